@@ -1,0 +1,133 @@
+// The one place that knows how to reach the Kubernetes API: kubeconfig loading and the mapping
+// of client-node's ApiException into KubeApiError. Other modules in src/core/kube build on it.
+import {
+  ApiException,
+  CoordinationV1Api,
+  CoreV1Api,
+  EventsV1Api,
+  KubeConfig,
+  VersionApi,
+} from '@kubernetes/client-node';
+import { existsSync } from 'node:fs';
+import { ConfigError, KubeApiError } from '../errors.js';
+
+export interface KubeConnectionOptions {
+  /** --kubeconfig; otherwise KUBECONFIG, ~/.kube/config, then in-cluster service account. */
+  kubeconfig?: string;
+  /** --context; must exist in the kubeconfig. */
+  context?: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface KubeConnection {
+  readonly config: KubeConfig;
+  readonly core: CoreV1Api;
+  readonly coordination: CoordinationV1Api;
+  readonly events: EventsV1Api;
+  readonly version: VersionApi;
+  /** Where the configuration came from, for messages (never contains credentials). */
+  readonly source: string;
+}
+
+/** Loads the configuration the way kubectl does and builds the API clients. */
+export function connectKube(options: KubeConnectionOptions = {}): KubeConnection {
+  const env = options.env ?? process.env;
+  const config = new KubeConfig();
+  let source: string;
+  try {
+    if (options.kubeconfig !== undefined) {
+      if (!existsSync(options.kubeconfig)) {
+        throw new ConfigError(`kubeconfig ${options.kubeconfig} does not exist`, {
+          hint: 'pass an existing file with --kubeconfig, or unset it to use KUBECONFIG',
+        });
+      }
+      config.loadFromFile(options.kubeconfig);
+      source = options.kubeconfig;
+    } else if (env.KUBECONFIG) {
+      config.loadFromDefault();
+      source = `KUBECONFIG=${env.KUBECONFIG}`;
+    } else if (env.KUBERNETES_SERVICE_HOST) {
+      config.loadFromCluster();
+      source = 'in-cluster service account';
+    } else {
+      config.loadFromDefault();
+      source = '~/.kube/config';
+    }
+  } catch (error) {
+    if (error instanceof ConfigError) throw error;
+    throw new ConfigError(`cannot load the Kubernetes configuration: ${messageOf(error)}`, {
+      cause: error,
+      hint: 'check --kubeconfig / KUBECONFIG',
+    });
+  }
+  if (options.context !== undefined) {
+    if (!config.getContexts().some((c) => c.name === options.context)) {
+      const known = config.getContexts().map((c) => c.name);
+      throw new ConfigError(`context "${options.context}" is not in ${source}`, {
+        hint: `use one of: ${known.join(', ') || '(none)'}`,
+      });
+    }
+    config.setCurrentContext(options.context);
+  }
+  if (config.getCurrentCluster() === null) {
+    throw new ConfigError(`no Kubernetes cluster configured (${source})`, {
+      hint: 'pass --kubeconfig or set KUBECONFIG',
+    });
+  }
+  return {
+    config,
+    core: config.makeApiClient(CoreV1Api),
+    coordination: config.makeApiClient(CoordinationV1Api),
+    events: config.makeApiClient(EventsV1Api),
+    version: config.makeApiClient(VersionApi),
+    source,
+  };
+}
+
+/**
+ * Runs one Kubernetes API call and maps its failure into KubeApiError with `what` as context
+ * (e.g. "patch node worker-1"). Errors that are not HTTP answers (connection refused, TLS)
+ * become KubeApiError with status 0.
+ */
+export async function kubeCall<T>(what: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    throw toKubeApiError(what, error);
+  }
+}
+
+export function toKubeApiError(what: string, error: unknown): KubeApiError {
+  if (error instanceof KubeApiError) return error;
+  if (error instanceof ApiException) {
+    const status = parseStatusBody(error.body);
+    const detail = status?.message ?? `HTTP ${error.code}`;
+    return new KubeApiError(`${what}: ${detail}`, {
+      status: error.code,
+      ...(status?.reason === undefined ? {} : { reason: status.reason }),
+      cause: error,
+    });
+  }
+  return new KubeApiError(`${what}: ${messageOf(error)}`, { status: 0, cause: error });
+}
+
+function parseStatusBody(body: unknown): { message?: string; reason?: string } | undefined {
+  let value: unknown = body;
+  if (typeof body === 'string') {
+    try {
+      value = JSON.parse(body);
+    } catch {
+      return body.trim() === '' ? undefined : { message: body.slice(0, 300) };
+    }
+  }
+  if (value === null || typeof value !== 'object') return undefined;
+  const record = value as Record<string, unknown>;
+  return {
+    ...(typeof record.message === 'string' ? { message: record.message } : {}),
+    ...(typeof record.reason === 'string' ? { reason: record.reason } : {}),
+  };
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
