@@ -1,0 +1,38 @@
+#!/usr/bin/env node
+// The process: argv → command → exit code. Nothing else lives here.
+//   0  success, or nothing to do
+//   1  error (usage, configuration, API), or a pass in which some objects failed
+//   2  plan --detailed-exitcode: changes are pending
+const [major] = process.versions.node.split('.').map(Number);
+if (major < 22) {
+  process.stderr.write(
+    `cloudscale-ccm needs Node.js 22 or newer (this is ${process.version}).\n` +
+      'hint: run it through npm (npx cloudscale-ccm …), which uses the Node 24 the project installs.\n',
+  );
+  process.exit(1);
+}
+
+const { runCli, formatTopLevelError } = await import('../dist/cli.js');
+
+const controller = new AbortController();
+let interrupted = 0;
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    interrupted += 1;
+    // A second signal ends the process at once; the first lets the pass stop between steps.
+    if (interrupted > 1) process.exit(130);
+    controller.abort(new Error(`interrupted by ${signal}`));
+  });
+}
+
+try {
+  process.exitCode = await runCli(process.argv.slice(2), {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    env: process.env,
+    signal: controller.signal,
+  });
+} catch (error) {
+  process.stderr.write(formatTopLevelError(error, { verbose: process.argv.includes('-v') || process.argv.includes('--verbose') }));
+  process.exitCode = 1;
+}

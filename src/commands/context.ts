@@ -1,0 +1,45 @@
+// What every command receives from the composition root (src/cli.ts). Commands are thin:
+// options → core → render; they return a result or throw, and never touch `process`.
+import type { CloudscaleClient } from '../core/cloudscale/client.js';
+import type { KubeConnection } from '../core/kube/connection.js';
+
+export type OutputFormat = 'text' | 'json' | 'yaml';
+
+export interface GlobalOptions {
+  kubeconfig?: string;
+  context?: string;
+  output: OutputFormat;
+  /** False with --no-color, NO_COLOR, or when stdout is not a terminal. */
+  color: boolean;
+  apiUrl?: string;
+  tokenFile?: string;
+  /** Overrides the cluster identity (default: uid of the kube-system namespace). */
+  clusterId?: string;
+  verbose: boolean;
+}
+
+export interface OutputStream {
+  write(text: string): unknown;
+  readonly isTTY?: boolean;
+  readonly columns?: number;
+}
+
+export interface CommandContext {
+  readonly globals: GlobalOptions;
+  readonly stdout: OutputStream;
+  readonly stderr: OutputStream;
+  readonly env: NodeJS.ProcessEnv;
+  /** Aborted on SIGINT/SIGTERM: commands stop between steps and report what they did. */
+  readonly signal: AbortSignal;
+  /** The Kubernetes connection, created on first use. */
+  kube(): KubeConnection;
+  /** The cloudscale client, created on first use (token from flag, env, or the Secret). */
+  cloudscale(): Promise<CloudscaleClient>;
+  /** This cluster's identity for ownership tags. */
+  clusterId(): Promise<string>;
+}
+
+/** Exit code a command asks for when it did not throw: 0 done, 2 changes pending (plan). */
+export interface CommandResult {
+  exitCode: 0 | 2;
+}

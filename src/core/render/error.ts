@@ -1,0 +1,30 @@
+import { CcmError, PartialFailureError } from '../errors.js';
+
+/**
+ * The one place a failure is turned into text for a person: the message, the hint that says
+ * how to fix it, and with --verbose the chain of causes. Never prints credentials: errors are
+ * built without them.
+ */
+export function formatTopLevelError(error: unknown, options: { verbose: boolean }): string {
+  const lines: string[] = [];
+  if (error instanceof PartialFailureError) {
+    lines.push(`error: ${error.message}`);
+    for (const failure of error.failures) lines.push(`  ${failure.object}: ${failure.error.message}`);
+  } else if (error instanceof CcmError) {
+    lines.push(`error: ${error.message}`);
+  } else if (error instanceof Error) {
+    lines.push(`error: ${error.message}`);
+    if (options.verbose && error.stack) lines.push(error.stack);
+  } else {
+    lines.push(`error: ${String(error)}`);
+  }
+  if (error instanceof CcmError && error.hint) lines.push(`hint: ${error.hint}`);
+  if (options.verbose) {
+    let cause = error instanceof Error ? error.cause : undefined;
+    while (cause !== undefined) {
+      lines.push(`cause: ${cause instanceof Error ? cause.message : String(cause)}`);
+      cause = cause instanceof Error ? cause.cause : undefined;
+    }
+  }
+  return `${lines.join('\n')}\n`;
+}
