@@ -1,0 +1,201 @@
+// One API call = one or more HTTP attempts through ky. This is the only place that sees ky's
+// errors: each attempt's outcome is classified, recorded, retried or mapped to the errors of
+// ./errors.ts. ky itself never retries (its `retry` is 0): the policy in ./retry.ts decides,
+// because a create must not be repeated blindly and every attempt has to be counted.
+import ky, { HTTPError, isKyError, NetworkError, TimeoutError } from 'ky';
+import { InternalError, errorMessage } from '../errors.js';
+import { CloudscaleNoAnswerError, CloudscaleRequestError } from './errors.js';
+import { routePattern, type RecordingRequestCounter } from './request-counter.js';
+import { decideRetry, parseRetryAfterMs, type AttemptOutcome, type RetryPolicy } from './retry.js';
+
+export type ApiMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+
+export interface TransportOptions {
+  /** Where the API lives, for messages; never contains credentials. */
+  readonly baseUrl: string;
+  readonly token: string;
+  readonly userAgent: string;
+  /** Per attempt: until the answer's body is read completely. */
+  readonly timeoutMs: number;
+  readonly retry: RetryPolicy;
+  readonly counter: RecordingRequestCounter;
+  readonly signal?: AbortSignal | undefined;
+  /** Jitter source; `Math.random` unless a test needs determinism. */
+  readonly random?: () => number;
+}
+
+export interface ApiCall {
+  readonly method: ApiMethod;
+  readonly url: URL;
+  readonly json?: unknown;
+}
+
+/**
+ * Sends `call` and returns the parsed JSON answer (undefined for an empty body, as with PATCH
+ * and DELETE). A DELETE that is answered 404 on a retry counts as done: an earlier attempt
+ * whose answer was lost already deleted the object. A 404 on the first attempt is an error.
+ */
+export type Transport = (call: ApiCall) => Promise<unknown>;
+
+export function createTransport(options: TransportOptions): Transport {
+  const api = ky.create({
+    retry: 0,
+    timeout: options.timeoutMs,
+    throwHttpErrors: true,
+    headers: {
+      authorization: `Bearer ${options.token}`,
+      accept: 'application/json',
+      'user-agent': options.userAgent,
+    },
+    // Error bodies stay raw text; normaliseErrorBody reads JSON, lists and HTML alike.
+    parseJson: (text) => text,
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
+  });
+  const random = options.random ?? Math.random;
+
+  return async (call) => {
+    const path = call.url.pathname + call.url.search;
+    const route = routePattern(call.url.pathname);
+    for (let attempts = 1; ; attempts++) {
+      const started = performance.now();
+      let status: number | 'error' = 'error';
+      const record = (final: boolean): void => {
+        options.counter.record({
+          method: call.method,
+          route,
+          status,
+          durationMs: Math.round(performance.now() - started),
+          attempt: attempts,
+          retried: attempts > 1,
+          final,
+        });
+      };
+
+      let outcome: AttemptOutcome;
+      let errorBody: unknown;
+      let networkCause: unknown;
+      try {
+        const pending = api(call.url, {
+          method: call.method,
+          ...(call.json === undefined ? {} : { json: call.json }),
+        });
+        status = (await pending).status;
+        const text = await pending.text();
+        record(true);
+        return parseSuccessBody(text, { call, path, attempts, baseUrl: options.baseUrl });
+      } catch (error) {
+        if (options.signal?.aborted) {
+          record(true);
+          throw options.signal.reason;
+        }
+        if (error instanceof CloudscaleNoAnswerError) throw error;
+        if (error instanceof HTTPError) {
+          status = error.response.status;
+          if (call.method === 'DELETE' && status === 404 && attempts > 1) {
+            record(true);
+            return undefined;
+          }
+          const retryAfter = error.response.headers.get('retry-after');
+          outcome = { kind: 'status', status, retryAfterMs: parseRetryAfterMs(retryAfter, Date.now()) };
+          errorBody = error.data;
+        } else if (error instanceof TimeoutError) {
+          outcome = { kind: 'timeout' };
+        } else if (error instanceof NetworkError) {
+          outcome = { kind: 'network' };
+          // ky's wrapper holds the Request (and so the token); keep only what fetch threw.
+          networkCause = error.cause;
+        } else {
+          record(true);
+          throw new InternalError(
+            `cloudscale API ${call.method} ${path}: unexpected failure: ${errorMessage(error)}`,
+            isKyError(error) ? undefined : { cause: error },
+          );
+        }
+      }
+
+      const decision = decideRetry({
+        method: call.method,
+        outcome,
+        attempts,
+        policy: options.retry,
+        random,
+      });
+      record(!decision.retry);
+      if (decision.retry) {
+        await sleep(decision.delayMs, options.signal);
+        continue;
+      }
+      if (outcome.kind === 'status') {
+        throw new CloudscaleRequestError({
+          status: outcome.status,
+          method: call.method,
+          path,
+          body: errorBody,
+          attempts,
+          outcomeUnknown: decision.outcomeUnknown,
+        });
+      }
+      throw new CloudscaleNoAnswerError({
+        method: call.method,
+        path,
+        reason:
+          outcome.kind === 'timeout'
+            ? `no answer within ${formatSeconds(options.timeoutMs)}`
+            : `cannot reach the API: ${innermostMessage(networkCause)}`,
+        attempts,
+        outcomeUnknown: decision.outcomeUnknown,
+        baseUrl: options.baseUrl,
+        cause: networkCause,
+      });
+    }
+  };
+}
+
+function parseSuccessBody(
+  text: string,
+  context: { call: ApiCall; path: string; attempts: number; baseUrl: string },
+): unknown {
+  if (text.trim() === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new CloudscaleNoAnswerError({
+      method: context.call.method,
+      path: context.path,
+      reason: 'the API answered with a body that is not JSON',
+      attempts: context.attempts,
+      // The create went through, but the client cannot tell which object it made.
+      outcomeUnknown: context.call.method === 'POST',
+      baseUrl: context.baseUrl,
+      cause: error,
+    });
+  }
+}
+
+/** fetch reports "fetch failed" and puts the reason (ECONNREFUSED, ...) in its cause chain. */
+function innermostMessage(error: unknown): string {
+  let current = error;
+  for (let depth = 0; depth < 5 && current instanceof Error && current.cause instanceof Error; depth++) {
+    current = current.cause;
+  }
+  return errorMessage(current);
+}
+
+function formatSeconds(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
+}
+
+async function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  signal?.throwIfAborted();
+  await new Promise<void>((resolve, reject) => {
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
