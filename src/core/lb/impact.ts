@@ -1,0 +1,126 @@
+// The impact model: what a change does to traffic, and how long it interrupts it.
+// Classes follow the Go CCM's README "Impact of Service Changes" (research/reference-ccm.md §7),
+// corrected by what its code really recreates (§3.6, §3.12): allowed subnets and
+// externalTrafficPolicy recreate members and monitors, not pools.
+
+/** What a planned action touches, from harmless to destructive. Ordered by severity. */
+export const IMPACT_CLASSES = [
+  'none',
+  'minimal',
+  'listener-recreation',
+  'monitor-recreation',
+  'member-recreation',
+  'pool-recreation',
+  'no-members',
+  'lb-deletion',
+  'refused',
+] as const;
+export type ImpactClass = (typeof IMPACT_CLASSES)[number];
+
+/** The README's coarse scale, for summaries: none < minimal < short < considerable < total. */
+export type DowntimeClass = 'none' | 'minimal' | 'short' | 'considerable' | 'total';
+
+export interface Downtime {
+  readonly class: DowntimeClass;
+  readonly minSeconds: number;
+  /** `null`: unbounded (the load balancer is gone, or no member remains until nodes return). */
+  readonly maxSeconds: number | null;
+  /** One sentence for people: what is interrupted and for how long. */
+  readonly text: string;
+}
+
+/** One-line explanation of each class, for legends and the README. */
+export const IMPACT_DOC: { readonly [K in ImpactClass]: string } = {
+  none: 'No effect on traffic.',
+  minimal: 'Generally safe; new connections may be affected briefly.',
+  'listener-recreation':
+    'The listener is recreated: its port is unreachable for up to about 15 s.',
+  'monitor-recreation':
+    'The health monitor is recreated: members are re-checked, new connections may fail for a few seconds.',
+  'member-recreation':
+    'Every member of the pool is replaced: no healthy backend until the new members pass their health checks.',
+  'pool-recreation':
+    'The pool is recreated with its members, listener and monitor: about 60–120 s of downtime on that port.',
+  'no-members': 'The pool is left without members: its port serves nothing until nodes match again.',
+  'lb-deletion': 'The load balancer is deleted: the Service loses it and its addresses.',
+  refused: 'Not applied: the change needs a new load balancer. Nothing is changed.',
+};
+
+const DOWNTIME_CLASS: { readonly [K in ImpactClass]: DowntimeClass } = {
+  none: 'none',
+  minimal: 'minimal',
+  'listener-recreation': 'short',
+  'monitor-recreation': 'short',
+  'member-recreation': 'considerable',
+  'pool-recreation': 'considerable',
+  'no-members': 'total',
+  'lb-deletion': 'total',
+  refused: 'none',
+};
+
+/** Health-check figures that bound how long fresh members or monitors take to report `up`. */
+export interface MonitorTiming {
+  readonly delay_s: number;
+  readonly up_threshold: number;
+}
+
+/**
+ * The expected downtime of an action of the given class. `monitor` refines the estimates that
+ * depend on health checks (member and monitor recreation); without it the Go CCM defaults
+ * (delay 2 s, up threshold 2) are assumed.
+ */
+export function downtimeOf(impact: ImpactClass, monitor?: MonitorTiming): Downtime {
+  const checks = monitor ?? { delay_s: 2, up_threshold: 2 };
+  const healthy = checks.delay_s * checks.up_threshold;
+  const cls = DOWNTIME_CLASS[impact];
+  switch (impact) {
+    case 'none':
+      return { class: cls, minSeconds: 0, maxSeconds: 0, text: 'no interruption' };
+    case 'minimal':
+      return {
+        class: cls,
+        minSeconds: 0,
+        maxSeconds: 5,
+        text: 'no interruption expected; new connections may be affected for a few seconds',
+      };
+    case 'listener-recreation':
+      return { class: cls, minSeconds: 0, maxSeconds: 15, text: 'the port is unreachable for up to ~15 s' };
+    case 'monitor-recreation':
+      return {
+        class: cls,
+        minSeconds: 0,
+        maxSeconds: healthy + 10,
+        text: `new connections may fail until members pass ${checks.up_threshold} checks ${checks.delay_s} s apart (~${healthy + 10} s at most)`,
+      };
+    case 'member-recreation':
+      return {
+        class: cls,
+        minSeconds: healthy,
+        maxSeconds: healthy + 30,
+        text: `no healthy member until the new ones pass ${checks.up_threshold} checks ${checks.delay_s} s apart (~${healthy}–${healthy + 30} s)`,
+      };
+    case 'pool-recreation':
+      return { class: cls, minSeconds: 60, maxSeconds: 120, text: 'the port is down for ~60–120 s' };
+    case 'no-members':
+      return {
+        class: cls,
+        minSeconds: 0,
+        maxSeconds: null,
+        text: 'the port serves nothing until nodes are selected again',
+      };
+    case 'lb-deletion':
+      return {
+        class: cls,
+        minSeconds: 0,
+        maxSeconds: null,
+        text: 'the Service loses its load balancer and its addresses',
+      };
+    case 'refused':
+      return { class: cls, minSeconds: 0, maxSeconds: 0, text: 'nothing is changed' };
+  }
+}
+
+/** Severity order of impact classes; `refused` ranks lowest among changes because nothing happens. */
+export function impactRank(impact: ImpactClass): number {
+  return impact === 'refused' ? -1 : IMPACT_CLASSES.indexOf(impact);
+}

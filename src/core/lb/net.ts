@@ -1,0 +1,36 @@
+// Small pure checks on addresses and identifiers shared by the load-balancer modules.
+import { isIP } from 'node:net';
+
+/** `a.b.c.d/n` or `x::y/n` with a prefix length that fits the family. */
+export function isCidr(value: string): boolean {
+  const slash = value.indexOf('/');
+  if (slash === -1) return false;
+  const family = isIP(value.slice(0, slash));
+  const prefix = value.slice(slash + 1);
+  if (family === 0 || !/^\d{1,3}$/.test(prefix)) return false;
+  return Number(prefix) <= (family === 4 ? 32 : 128);
+}
+
+export function isIpAddress(value: string): boolean {
+  return isIP(value) !== 0;
+}
+
+const UUID = /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i;
+
+/** A UUID in any case, with or without hyphens. */
+export function isUuid(value: string): boolean {
+  return UUID.test(value);
+}
+
+/** Lower-case, hyphenated form of a UUID accepted by `isUuid`. */
+export function canonicalUuid(value: string): string {
+  const hex = value.replaceAll('-', '').toLowerCase();
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/** RFC 1123 subdomain as Kubernetes validates `status.loadBalancer.ingress[].hostname`. */
+export function isDnsSubdomain(value: string): boolean {
+  return value.length <= 253 && DNS_SUBDOMAIN.test(value);
+}
