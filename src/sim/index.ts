@@ -1,0 +1,24 @@
+// The cloudscale API simulator: a stateful in-memory HTTP server of the API v1 subset this tool
+// uses (research/cloudscale-api.md), for tests, demos and benchmarks. docs/sim.md documents the
+// seed format and the admin API.
+
+export {
+  startSimulator,
+  SimAdminError,
+  type Simulator,
+  type SimulatorAdmin,
+  type SimulatorOptions,
+  type RequestLogEntry,
+  type RouteCount,
+} from './server.js';
+export {
+  loadSeedFile,
+  parseSeed,
+  type SimSeed,
+  type SeedNetwork,
+  type SeedSubnet,
+  type SeedServer,
+  type SeedInterface,
+  type SeedFloatingIp,
+} from './seed.js';
+export type { FaultConfig, ErrorFault, RateLimitFault, RequestMatcher } from './faults.js';

@@ -1,0 +1,466 @@
+// The simulator's HTTP server on 127.0.0.1: routing, bearer-token check, faults, the per-LB
+// serialisation of mutations, the request log, and the admin endpoints under /_sim/.
+
+import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { CcmError } from '../core/errors.js';
+import { API_ROUTES, serverAction, type ApiResult, type RequestContext, type Route } from './api.js';
+import { Faults, FaultConfigError, type FaultConfig } from './faults.js';
+import { ApiError, isDict, type Dict } from './fields.js';
+import { validateSeed, type SimSeed } from './seed.js';
+import { SimState } from './state.js';
+
+export interface SimulatorOptions {
+  /** The cloud to start with; an empty cloud when absent. Validated like a seed file. */
+  seed?: SimSeed;
+  /** 0 or absent: a free port. */
+  port?: number;
+  /** How long a new load balancer stays `changing` (default 2000 ms). */
+  lbProvisionMs?: number;
+  /** How long a server start/stop/reboot stays `changing` (default 0). */
+  serverActionMs?: number;
+  /** When set, API requests need `Authorization: Bearer <token>`; admin requests never do. */
+  token?: string;
+}
+
+export interface RequestLogEntry {
+  method: string;
+  /** Path and query as received. */
+  path: string;
+  /** The route pattern, e.g. `/v1/load-balancers/pools/{uuid}/members`; the path if none matched. */
+  route: string;
+  status: number;
+  /** When the request arrived (ISO-8601). */
+  time: string;
+  durationMs: number;
+}
+
+export interface RouteCount {
+  method: string;
+  route: string;
+  count: number;
+  /** Count per answered status code. */
+  statuses: Record<string, number>;
+}
+
+export interface SimulatorAdmin {
+  stopServer(uuid: string): void;
+  startServer(uuid: string): void;
+  deleteServer(uuid: string): void;
+  /** Replaces the fault configuration; throws SimAdminError for an invalid one. */
+  setFaults(faults: FaultConfig): void;
+  clearFaults(): void;
+  requests(): RequestLogEntry[];
+  requestSummary(): RouteCount[];
+  resetRequests(): void;
+}
+
+export interface Simulator {
+  /** `http://127.0.0.1:PORT`, no trailing slash: the API is under /v1, the admin API under /_sim. */
+  url: string;
+  stop(): Promise<void>;
+  admin: SimulatorAdmin;
+}
+
+/** A refused admin operation: unknown server, invalid fault configuration. */
+export class SimAdminError extends CcmError {}
+
+const MAX_LOG_ENTRIES = 100_000;
+
+/** Starts a simulator on 127.0.0.1. Throws ConfigError for an invalid seed. */
+export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
+  const seed = validateSeed(options.seed ?? {}, 'seed');
+  const http = createServer();
+  await new Promise<void>((resolve, reject) => {
+    http.once('error', reject);
+    http.listen(options.port ?? 0, '127.0.0.1', () => {
+      http.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = http.address() as AddressInfo;
+  const url = `http://127.0.0.1:${port}`;
+  const sim = new RunningSimulator(http, new SimState(url, seed), options);
+  http.on('request', (req, res) => {
+    sim.handle(req, res).catch((error: unknown) => {
+      // A bug in the simulator: answer 500 like the real API would, and keep the cause visible.
+      console.error('cloudscale-ccm sim: internal error', error);
+      if (!res.headersSent) send(res, 500, { detail: 'Server error.' });
+      else res.destroy();
+    });
+  });
+  return { url, stop: () => sim.stop(), admin: sim.admin() };
+}
+
+interface MatchedRoute {
+  route: Route;
+  params: Record<string, string>;
+}
+
+const ROUTE_TABLE = API_ROUTES.map((route) => ({ route, segments: route.pattern.split('/').slice(1) }));
+
+/** The route as the request log shows it: every UUID parameter reads `{uuid}`. */
+function routeLabel(route: Route): string {
+  return route.pattern.replace(/\{(?!ip\})[a-z_]+\}/g, '{uuid}');
+}
+
+function matchRoute(method: string, segments: string[]): { matched?: MatchedRoute; pathKnown: boolean } {
+  let pathKnown = false;
+  let best: { matched: MatchedRoute; literals: number } | undefined;
+  for (const { route, segments: pattern } of ROUTE_TABLE) {
+    if (pattern.length !== segments.length) continue;
+    const params: Record<string, string> = {};
+    let literals = 0;
+    const fits = pattern.every((part, index) => {
+      const actual = segments[index]!;
+      if (part.startsWith('{')) {
+        params[part.slice(1, -1)] = actual;
+        return true;
+      }
+      literals++;
+      return part === actual;
+    });
+    if (!fits) continue;
+    pathKnown = true;
+    if (route.method !== method) continue;
+    if (best === undefined || literals > best.literals) best = { matched: { route, params }, literals };
+  }
+  return { matched: best?.matched, pathKnown };
+}
+
+class RunningSimulator {
+  private readonly faults = new Faults();
+  private log: RequestLogEntry[] = [];
+  /** The tail of each LB's queue of mutations. */
+  private readonly lbQueues = new Map<string, Promise<unknown>>();
+  private readonly stopping = new AbortController();
+  private readonly lbProvisionMs: number;
+  private readonly serverActionMs: number;
+
+  constructor(
+    private readonly http: HttpServer,
+    private readonly state: SimState,
+    private readonly options: SimulatorOptions,
+  ) {
+    this.lbProvisionMs = options.lbProvisionMs ?? 2000;
+    this.serverActionMs = options.serverActionMs ?? 0;
+  }
+
+  async stop(): Promise<void> {
+    this.stopping.abort();
+    const closed = new Promise<void>((resolve, reject) => {
+      this.http.close((error) => (error === undefined ? resolve() : reject(error)));
+    });
+    this.http.closeAllConnections();
+    await closed;
+  }
+
+  admin(): SimulatorAdmin {
+    return {
+      stopServer: (uuid) => this.adminServerAction(uuid, 'stop'),
+      startServer: (uuid) => this.adminServerAction(uuid, 'start'),
+      deleteServer: (uuid) => {
+        this.knownServer(uuid);
+        this.state.deleteServer(uuid.toLowerCase());
+      },
+      setFaults: (faults) => {
+        try {
+          this.applyFaults(faults);
+        } catch (error) {
+          if (error instanceof FaultConfigError) throw new SimAdminError(error.message, { hint: 'docs/sim.md lists the fault fields.' });
+          throw error;
+        }
+      },
+      clearFaults: () => this.applyFaults(undefined),
+      requests: () => this.log.map((entry) => ({ ...entry })),
+      requestSummary: () => this.summary(),
+      resetRequests: () => {
+        this.log = [];
+      },
+    };
+  }
+
+  private knownServer(uuid: string): void {
+    if (!this.state.servers.has(uuid.toLowerCase())) {
+      throw new SimAdminError(`no simulated server has uuid ${uuid}`, { hint: 'GET /v1/servers lists the servers.' });
+    }
+  }
+
+  private adminServerAction(uuid: string, action: 'start' | 'stop'): void {
+    this.knownServer(uuid);
+    try {
+      serverAction(this.state, uuid.toLowerCase(), action, this.serverActionMs);
+    } catch (error) {
+      if (error instanceof ApiError) throw new SimAdminError(`cannot ${action} server ${uuid}: ${JSON.stringify(error.body)}`);
+      throw error;
+    }
+  }
+
+  private applyFaults(faults: unknown): void {
+    if (faults === undefined) this.faults.clear();
+    else this.faults.set(faults);
+    this.state.pinnedLbStatus = new Map(Object.entries(this.faults.stuckLoadBalancers));
+  }
+
+  private summary(): RouteCount[] {
+    const counts = new Map<string, RouteCount>();
+    for (const entry of this.log) {
+      const key = `${entry.method} ${entry.route}`;
+      let count = counts.get(key);
+      if (count === undefined) {
+        count = { method: entry.method, route: entry.route, count: 0, statuses: {} };
+        counts.set(key, count);
+      }
+      count.count++;
+      count.statuses[entry.status] = (count.statuses[entry.status] ?? 0) + 1;
+    }
+    return [...counts.values()];
+  }
+
+  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const arrived = performance.now();
+    const time = new Date().toISOString();
+    const method = (req.method ?? 'GET').toUpperCase();
+    const target = req.url ?? '/';
+    const queryStart = target.indexOf('?');
+    let pathname = queryStart < 0 ? target : target.slice(0, queryStart);
+    const rawQuery = queryStart < 0 ? '' : target.slice(queryStart + 1);
+    if (pathname.length > 1 && pathname.endsWith('/')) pathname = pathname.slice(0, -1);
+
+    if (pathname === '/_sim' || pathname.startsWith('/_sim/')) {
+      await this.handleAdmin(req, res, method, pathname);
+      return;
+    }
+
+    let segments: string[];
+    try {
+      segments = pathname.split('/').slice(1).map(decodeURIComponent);
+    } catch {
+      segments = [];
+    }
+    const { matched, pathKnown } = matchRoute(method, segments);
+    const routeName = matched === undefined ? pathname : routeLabel(matched.route);
+    const answer = await this.answerApi(req, method, matched, pathKnown, rawQuery);
+    send(res, answer.status, answer.body, answer.headers);
+    this.record({
+      method,
+      path: target,
+      route: routeName,
+      status: answer.status,
+      time,
+      durationMs: Math.round((performance.now() - arrived) * 1000) / 1000,
+    });
+  }
+
+  private record(entry: RequestLogEntry): void {
+    this.log.push(entry);
+    if (this.log.length > MAX_LOG_ENTRIES) this.log.splice(0, this.log.length - MAX_LOG_ENTRIES);
+  }
+
+  private async answerApi(
+    req: IncomingMessage,
+    method: string,
+    matched: MatchedRoute | undefined,
+    pathKnown: boolean,
+    rawQuery: string,
+  ): Promise<{ status: number; body?: unknown; headers?: Record<string, string> }> {
+    const bodyText = await readBody(req);
+    if (matched === undefined) {
+      if (pathKnown) return { status: 405, body: { detail: `Method "${method}" not allowed.` } };
+      return { status: 404, body: { detail: 'Not found.' } };
+    }
+    const authProblem = this.authProblem(req);
+    if (authProblem !== undefined) {
+      return { status: 401, body: { detail: authProblem }, headers: { 'WWW-Authenticate': 'Bearer realm="api"' } };
+    }
+    let body: Dict = {};
+    if (method === 'POST' || method === 'PATCH' || method === 'PUT') {
+      const parsed = parseJsonBody(bodyText);
+      if ('error' in parsed) return { status: 400, body: parsed.error };
+      body = parsed.body;
+    }
+    const ctx: RequestContext = {
+      state: this.state,
+      params: matched.params,
+      body,
+      query: parseQuery(rawQuery),
+      lbProvisionMs: this.lbProvisionMs,
+      serverActionMs: this.serverActionMs,
+    };
+    const pathOnly = req.url?.split('?')[0] ?? '';
+    const fault = this.faults.decide(method, pathOnly, routeLabel(matched.route));
+    const run = async (): Promise<{ status: number; body?: unknown; headers?: Record<string, string> }> => {
+      await this.delay(this.faults.latencyMs);
+      if (fault !== undefined && !fault.afterApplying) return fault;
+      const result = runHandler(matched.route, ctx);
+      return fault ?? result;
+    };
+    const lockKey = method === 'GET' ? undefined : matched.route.lockKey?.(ctx);
+    return lockKey === undefined ? run() : this.serialised(lockKey, run);
+  }
+
+  /** Runs `task` after every earlier task of the same LB has finished. */
+  private serialised<T>(lbUuid: string, task: () => Promise<T>): Promise<T> {
+    const previous = this.lbQueues.get(lbUuid) ?? Promise.resolve();
+    const result = previous.then(task, task);
+    const tail = result.catch(() => undefined);
+    this.lbQueues.set(lbUuid, tail);
+    void tail.then(() => {
+      if (this.lbQueues.get(lbUuid) === tail) this.lbQueues.delete(lbUuid);
+    });
+    return result;
+  }
+
+  private delay(ms: number): Promise<void> {
+    if (ms <= 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.stopping.signal.addEventListener('abort', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  private authProblem(req: IncomingMessage): string | undefined {
+    if (this.options.token === undefined) return undefined;
+    const header = req.headers.authorization;
+    if (header === undefined || header.trim() === '') return 'Authentication credentials were not provided.';
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    if (match === null) {
+      return /^Bearer\s*$/i.test(header)
+        ? 'Invalid token header. No credentials provided.'
+        : 'Authentication credentials were not provided.';
+    }
+    return match[1] === this.options.token ? undefined : 'Invalid token.';
+  }
+
+  // ---- admin ---------------------------------------------------------------------------------
+
+  private async handleAdmin(req: IncomingMessage, res: ServerResponse, method: string, pathname: string): Promise<void> {
+    const bodyText = await readBody(req);
+    const parts = pathname.split('/').slice(2);
+    const admin = this.admin();
+    try {
+      if (parts[0] === 'servers' && parts.length >= 2) {
+        const uuid = decodeURIComponent(parts[1]!);
+        if (parts.length === 3 && method === 'POST' && (parts[2] === 'stop' || parts[2] === 'start')) {
+          if (parts[2] === 'stop') admin.stopServer(uuid);
+          else admin.startServer(uuid);
+          send(res, 204);
+          return;
+        }
+        if (parts.length === 2 && method === 'DELETE') {
+          admin.deleteServer(uuid);
+          send(res, 204);
+          return;
+        }
+      }
+      if (parts.length === 1 && parts[0] === 'faults') {
+        if (method === 'GET') return send(res, 200, this.faults.describe());
+        if (method === 'DELETE') {
+          admin.clearFaults();
+          return send(res, 204);
+        }
+        if (method === 'PUT') {
+          const parsed = parseJsonBody(bodyText);
+          if ('error' in parsed) return send(res, 400, parsed.error);
+          admin.setFaults(parsed.body as FaultConfig);
+          return send(res, 204);
+        }
+      }
+      if (parts[0] === 'requests' && parts.length === 1) {
+        if (method === 'GET') return send(res, 200, admin.requests());
+        if (method === 'DELETE') {
+          admin.resetRequests();
+          return send(res, 204);
+        }
+      }
+      if (parts[0] === 'requests' && parts[1] === 'summary' && parts.length === 2 && method === 'GET') {
+        return send(res, 200, admin.requestSummary());
+      }
+      send(res, 404, { detail: `No admin endpoint ${method} ${pathname}; see docs/sim.md.` });
+    } catch (error) {
+      if (error instanceof SimAdminError) {
+        send(res, error.message.startsWith('no simulated server') ? 404 : 400, { detail: error.message });
+        return;
+      }
+      throw error;
+    }
+  }
+}
+
+function runHandler(route: Route, ctx: RequestContext): { status: number; body?: unknown; headers?: Record<string, string> } {
+  try {
+    const result: ApiResult = route.handle(ctx);
+    return result;
+  } catch (error) {
+    if (error instanceof ApiError) return { status: error.status, body: error.body, headers: error.headers };
+    throw error;
+  }
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function parseJsonBody(text: string): { body: Dict } | { error: unknown } {
+  if (text.trim() === '') return { body: {} };
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    return { error: { detail: `JSON parse error - ${(error as Error).message}` } };
+  }
+  if (!isDict(value)) {
+    const kind = Array.isArray(value) ? 'list' : value === null ? 'NoneType' : typeof value;
+    return { error: { non_field_errors: [`Invalid data. Expected a dictionary, but got ${kind}.`] } };
+  }
+  return { body: value };
+}
+
+/** `tag%3Aenv=prod&tag:team` → [['tag:env', 'prod'], ['tag:team', undefined]]; `+` is a space. */
+export function parseQuery(raw: string): [string, string | undefined][] {
+  if (raw === '') return [];
+  const decode = (text: string): string => {
+    try {
+      return decodeURIComponent(text.replaceAll('+', ' '));
+    } catch {
+      return text;
+    }
+  };
+  return raw
+    .split('&')
+    .filter((part) => part !== '')
+    .map((part) => {
+      const equals = part.indexOf('=');
+      return equals < 0 ? [decode(part), undefined] : [decode(part.slice(0, equals)), decode(part.slice(equals + 1))];
+    });
+}
+
+const CORS_HEADERS = {
+  'Access-Control-Allow-Origin': '*',
+  'Access-Control-Allow-Headers': 'Content-Type, Authorization',
+  'Access-Control-Allow-Methods': 'GET, POST, OPTIONS, PUT, PATCH, DELETE',
+};
+
+function send(res: ServerResponse, status: number, body?: unknown, headers: Record<string, string> = {}): void {
+  if (status === 204 || body === undefined) {
+    res.writeHead(status, { ...CORS_HEADERS, ...headers });
+    res.end();
+    return;
+  }
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    ...CORS_HEADERS,
+    ...headers,
+    'Content-Type': 'application/json',
+    'Content-Length': Buffer.byteLength(text),
+  });
+  res.end(text);
+}
