@@ -1,0 +1,72 @@
+// `cloudscale-ccm sim`: runs the cloudscale API simulator until the signal aborts. The first
+// stdout line is `CLOUDSCALE_API_URL=…` so that scripts can read it (`head -n1`).
+
+import { UsageError } from '../core/errors.js';
+import { loadSeedFile, startSimulator, type SimSeed } from '../sim/index.js';
+
+export interface SimCommandOptions {
+  seed?: string;
+  port?: number;
+  lbProvisionSeconds?: number;
+  token?: string;
+}
+
+export interface SimCommandIo {
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+  signal: AbortSignal;
+}
+
+export async function simCommand(options: SimCommandOptions, io: SimCommandIo): Promise<void> {
+  if (options.port !== undefined && !(Number.isInteger(options.port) && options.port >= 0 && options.port <= 65535)) {
+    throw new UsageError(`--port ${options.port}: expected a port number from 0 to 65535`, {
+      hint: 'Use 0 or leave --port out to pick a free port.',
+    });
+  }
+  const provisionSeconds = options.lbProvisionSeconds;
+  if (provisionSeconds !== undefined && !(Number.isFinite(provisionSeconds) && provisionSeconds >= 0)) {
+    throw new UsageError(`--lb-provision-seconds ${provisionSeconds}: expected a number of seconds ≥ 0`, {
+      hint: 'Real load balancers take up to about 120 s; 2 is the default.',
+    });
+  }
+  const seed: SimSeed = options.seed === undefined ? {} : await loadSeedFile(options.seed);
+  if (io.signal.aborted) return;
+
+  const sim = await startSimulator({
+    seed,
+    port: options.port,
+    lbProvisionMs: provisionSeconds === undefined ? undefined : Math.round(provisionSeconds * 1000),
+    token: options.token,
+  });
+  try {
+    io.stdout.write(`CLOUDSCALE_API_URL=${sim.url}\n`);
+    io.stdout.write(describeSeed(seed, options.seed));
+    io.stdout.write(`Admin API: ${sim.url}/_sim/ (faults, request log, server stop/start/delete; see docs/sim.md)\n`);
+    io.stdout.write(
+      options.token === undefined
+        ? 'Any token is accepted.\n'
+        : 'Requests need the token given with --token (Authorization: Bearer …).\n',
+    );
+    io.stdout.write('Press Ctrl-C to stop.\n');
+    await new Promise<void>((resolve) => {
+      if (io.signal.aborted) resolve();
+      else io.signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+  } finally {
+    await sim.stop();
+  }
+}
+
+function describeSeed(seed: SimSeed, path: string | undefined): string {
+  const count = (n: number, what: string): string => `${n} ${what}${n === 1 ? '' : 's'}`;
+  const servers = seed.servers ?? [];
+  const networks = seed.networks ?? [];
+  const subnets = networks.reduce((sum, network) => sum + (network.subnets?.length ?? 0), 0);
+  const floatingIps = seed.floating_ips ?? [];
+  const from = path === undefined ? 'no seed: an empty cloud' : `seed ${path}`;
+  const names = servers.length === 0 ? '' : ` (${servers.map((s) => s.name).join(', ')})`;
+  return (
+    `Loaded ${from}: ${count(servers.length, 'server')}${names}, ${count(networks.length, 'network')} ` +
+    `with ${count(subnets, 'subnet')}, ${count(floatingIps.length, 'floating IP')}.\n`
+  );
+}
