@@ -1,0 +1,446 @@
+// The simulator over real HTTP: every resource created, read back, listed (with tag filters),
+// patched and deleted, with the shapes of research/cloudscale-api.md §2.
+
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type {
+  FloatingIp,
+  HealthMonitor,
+  Listener,
+  LoadBalancer,
+  Network,
+  Pool,
+  PoolMember,
+  Server,
+  Subnet,
+} from '../../src/core/cloudscale/types.js';
+import { loadSeedFile, startSimulator, type Simulator } from '../../src/sim/index.js';
+
+let sim: Simulator;
+
+interface Answer<T = any> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+async function call<T = any>(method: string, path: string, body?: unknown): Promise<Answer<T>> {
+  const url = path.startsWith('http') ? path : `${sim.url}${path}`;
+  const response = await fetch(url, {
+    method,
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text === '' ? undefined : JSON.parse(text), headers: response.headers };
+}
+
+async function create<T>(path: string, body: unknown): Promise<T> {
+  const answer = await call<T>('POST', path, body);
+  expect(answer.status, JSON.stringify(answer.body)).toBe(201);
+  return answer.body;
+}
+
+const privateSubnet = async (): Promise<Subnet> => {
+  const subnets = (await call<Subnet[]>('GET', '/v1/subnets')).body;
+  return subnets.find((s) => s.cidr === '10.100.0.0/24')!;
+};
+
+async function newLoadBalancer(name = 'lb-1', extra: Record<string, unknown> = {}): Promise<LoadBalancer> {
+  return create<LoadBalancer>('/v1/load-balancers', { name, flavor: 'lb-standard', zone: 'rma1', vip_addresses: [], ...extra });
+}
+
+async function newPool(lb: LoadBalancer, name = 'tcp'): Promise<Pool> {
+  return create<Pool>('/v1/load-balancers/pools', {
+    name,
+    load_balancer: lb.uuid,
+    algorithm: 'round_robin',
+    protocol: 'tcp',
+  });
+}
+
+beforeAll(async () => {
+  sim = await startSimulator({ seed: await loadSeedFile('examples/sim-seed.yaml'), lbProvisionMs: 0 });
+});
+afterAll(async () => {
+  await sim.stop();
+});
+
+describe('servers', () => {
+  test('the seeded servers come back in seed order with public and private interfaces', async () => {
+    const { status, body: servers } = await call<Server[]>('GET', '/v1/servers');
+    expect(status).toBe(200);
+    expect(servers.map((s) => s.name)).toEqual(['node-1', 'node-2', 'node-3']);
+    const node1 = servers[0]!;
+    expect(node1).toMatchObject({
+      href: `${sim.url}/v1/servers/${node1.uuid}`,
+      status: 'running',
+      zone: { slug: 'rma1' },
+      flavor: { slug: 'flex-4-2', name: 'Flex-4-2', vcpu_count: 2, memory_gb: 4 },
+      tags: { role: 'control-plane' },
+    });
+    expect(node1.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
+    const [publicInterface, privateInterface] = node1.interfaces;
+    expect(publicInterface!.type).toBe('public');
+    expect(publicInterface!.network.name).toBe('public');
+    expect(publicInterface!.addresses.map((a) => [a.version, a.address, a.prefix_length])).toEqual([
+      [4, '5.102.145.11', 24],
+      [6, '2a06:c01:1:1::11', 64],
+    ]);
+    expect(publicInterface!.addresses[0]!.subnet.cidr).toBe('5.102.145.0/24');
+    expect(privateInterface).toMatchObject({
+      type: 'private',
+      network: { name: 'k8s-private' },
+      addresses: [{ version: 4, address: '10.100.0.11', prefix_length: 24, gateway: null, reverse_ptr: null }],
+    });
+    const subnet = await privateSubnet();
+    expect(privateInterface!.addresses[0]!.subnet).toEqual({ href: subnet.href, uuid: subnet.uuid, cidr: subnet.cidr });
+  });
+
+  test('get by uuid equals the list entry; an unknown uuid is 404 Not found', async () => {
+    const [first] = (await call<Server[]>('GET', '/v1/servers')).body;
+    expect((await call('GET', `/v1/servers/${first!.uuid}`)).body).toEqual(first);
+    expect(await call('GET', '/v1/servers/00000000-0000-4000-8000-000000000000')).toMatchObject({
+      status: 404,
+      body: { detail: 'Not found.' },
+    });
+    expect((await call('GET', '/v1/servers/not-a-uuid')).status).toBe(404);
+  });
+
+  test('servers filter by tag', async () => {
+    const names = async (query: string) =>
+      (await call<Server[]>('GET', `/v1/servers?${query}`)).body.map((s) => s.name);
+    expect(await names('tag:role=worker')).toEqual(['node-2', 'node-3']);
+    expect(await names('tag%3Arole=control-plane')).toEqual(['node-1']);
+    expect(await names('tag:role')).toEqual(['node-1', 'node-2', 'node-3']);
+    expect(await names('tag:role=')).toEqual(['node-1', 'node-2', 'node-3']);
+    expect(await names('tag:missing')).toEqual([]);
+  });
+
+  test('PATCH changes one attribute (name, tags) and answers 204', async () => {
+    const [, second] = (await call<Server[]>('GET', '/v1/servers')).body;
+    const patched = await call('PATCH', `/v1/servers/${second!.uuid}`, { tags: { role: 'worker', pool: 'a' } });
+    expect(patched.status).toBe(204);
+    expect(patched.body).toBeUndefined();
+    expect((await call<Server>('GET', `/v1/servers/${second!.uuid}`)).body.tags).toEqual({ role: 'worker', pool: 'a' });
+    await call('PATCH', `/v1/servers/${second!.uuid}`, { tags: { role: 'worker' } });
+  });
+
+  test('stop and start actions: stopped, then running again', async () => {
+    const [, , third] = (await call<Server[]>('GET', '/v1/servers')).body;
+    expect((await call('POST', `/v1/servers/${third!.uuid}/stop`)).status).toBe(204);
+    expect((await call<Server>('GET', `/v1/servers/${third!.uuid}`)).body.status).toBe('stopped');
+    expect((await call('POST', `/v1/servers/${third!.uuid}/start`)).status).toBe(204);
+    expect((await call<Server>('GET', `/v1/servers/${third!.uuid}`)).body.status).toBe('running');
+  });
+});
+
+describe('networks and subnets', () => {
+  test('the private network lists its subnet stub; the public network is not listed', async () => {
+    const networks = (await call<Network[]>('GET', '/v1/networks')).body;
+    expect(networks.map((n) => n.name)).toEqual(['k8s-private']);
+    const subnet = await privateSubnet();
+    expect(networks[0]).toMatchObject({ zone: { slug: 'rma1' }, mtu: 9000, tags: {} });
+    expect(networks[0]!.subnets).toEqual([{ href: subnet.href, uuid: subnet.uuid, cidr: '10.100.0.0/24' }]);
+    expect(subnet.network).toEqual({ href: networks[0]!.href, uuid: networks[0]!.uuid, name: 'k8s-private' });
+    expect(subnet.dns_servers).toHaveLength(2);
+    expect((await call('GET', `/v1/subnets/${subnet.uuid}`)).body).toEqual(subnet);
+    expect((await call('GET', `/v1/networks/${networks[0]!.uuid}`)).body).toEqual(networks[0]);
+  });
+});
+
+describe('load balancers and their children', () => {
+  test('create answers 201 with the object a later GET returns, with a public VIP pair', async () => {
+    const lb = await newLoadBalancer('lb-shape', { tags: { owner: 'test' } });
+    expect(lb).toMatchObject({
+      href: `${sim.url}/v1/load-balancers/${lb.uuid}`,
+      name: 'lb-shape',
+      status: 'running',
+      zone: { slug: 'rma1' },
+      flavor: { slug: 'lb-standard', name: 'LB-Standard' },
+      tags: { owner: 'test' },
+    });
+    expect(lb.vip_addresses.map((v) => v.version)).toEqual([4, 6]);
+    expect(lb.vip_addresses[0]!.subnet.cidr).toBe('5.102.148.0/24');
+    expect((await call('GET', `/v1/load-balancers/${lb.uuid}`)).body).toEqual(lb);
+    expect((await call('DELETE', lb.href)).status).toBe(204);
+  });
+
+  test('a private VIP comes from the given subnet, at the given address or a free one', async () => {
+    const subnet = await privateSubnet();
+    const chosen = await newLoadBalancer('lb-private', { vip_addresses: [{ subnet: subnet.uuid, address: '10.100.0.200' }] });
+    expect(chosen.vip_addresses).toEqual([
+      { version: 4, address: '10.100.0.200', subnet: { href: subnet.href, uuid: subnet.uuid, cidr: subnet.cidr } },
+    ]);
+    const picked = await newLoadBalancer('lb-private-2', { vip_addresses: [{ subnet: subnet.uuid }] });
+    const address = picked.vip_addresses[0]!.address;
+    expect(address.startsWith('10.100.0.')).toBe(true);
+    expect(['10.100.0.11', '10.100.0.12', '10.100.0.13', '10.100.0.200']).not.toContain(address);
+    await call('DELETE', chosen.href);
+    await call('DELETE', picked.href);
+  });
+
+  test('the full lifecycle: pool, members, listener, monitor; PATCH; lists; cascade on delete', async () => {
+    const lb = await newLoadBalancer('lb-life');
+    const pool = await newPool(lb);
+    expect(pool).toMatchObject({
+      href: `${sim.url}/v1/load-balancers/pools/${pool.uuid}`,
+      name: 'tcp',
+      load_balancer: { href: lb.href, uuid: lb.uuid, name: 'lb-life' },
+      algorithm: 'round_robin',
+      protocol: 'tcp',
+      tags: {},
+    });
+    expect((await call('GET', pool.href)).body).toEqual(pool);
+
+    const subnet = await privateSubnet();
+    const member = await create<PoolMember>(`/v1/load-balancers/pools/${pool.uuid}/members`, {
+      name: '10.100.0.11:30080',
+      protocol_port: 30080,
+      monitor_port: 30081,
+      address: '10.100.0.11',
+      subnet: subnet.uuid,
+    });
+    expect(member).toMatchObject({
+      href: `${sim.url}/v1/load-balancers/pools/${pool.uuid}/members/${member.uuid}`,
+      enabled: true,
+      pool: { href: pool.href, uuid: pool.uuid, name: 'tcp' },
+      load_balancer: { uuid: lb.uuid },
+      protocol_port: 30080,
+      monitor_port: 30081,
+      address: '10.100.0.11',
+      monitor_status: 'no_monitor',
+    });
+    // The exact stub the server's address shows: the Go CCM compares all three fields.
+    const server = (await call<Server[]>('GET', '/v1/servers')).body[0]!;
+    expect(member.subnet).toEqual(server.interfaces[1]!.addresses[0]!.subnet);
+    expect((await call('GET', member.href)).body).toEqual(member);
+    const second = await create<PoolMember>(`/v1/load-balancers/pools/${pool.uuid}/members`, {
+      name: '10.100.0.12:30080',
+      protocol_port: 30080,
+      address: '10.100.0.12',
+      subnet: subnet.uuid,
+      tags: { node: 'node-2' },
+    });
+    expect(second.monitor_port).toBeNull();
+    const members = (await call<PoolMember[]>('GET', `/v1/load-balancers/pools/${pool.uuid}/members`)).body;
+    expect(members.map((m) => m.name)).toEqual(['10.100.0.11:30080', '10.100.0.12:30080']);
+    const tagged = (await call<PoolMember[]>('GET', `/v1/load-balancers/pools/${pool.uuid}/members?tag:node=node-2`)).body;
+    expect(tagged.map((m) => m.uuid)).toEqual([second.uuid]);
+
+    const listener = await create<Listener>('/v1/load-balancers/listeners', {
+      pool: pool.uuid,
+      name: 'tcp/80',
+      protocol: 'tcp',
+      protocol_port: 80,
+      allowed_cidrs: [],
+      timeout_client_data_ms: 50000,
+      timeout_member_connect_ms: 5000,
+      timeout_member_data_ms: 50000,
+    });
+    expect(listener).toMatchObject({
+      href: `${sim.url}/v1/load-balancers/listeners/${listener.uuid}`,
+      pool: { uuid: pool.uuid, name: 'tcp' },
+      load_balancer: { uuid: lb.uuid, name: 'lb-life' },
+      protocol: 'tcp',
+      protocol_port: 80,
+      allowed_cidrs: [],
+      timeout_client_data_ms: 50000,
+      timeout_member_connect_ms: 5000,
+      timeout_member_data_ms: 50000,
+    });
+    expect((await call('GET', listener.href)).body).toEqual(listener);
+
+    const monitor = await create<HealthMonitor>('/v1/load-balancers/health-monitors', {
+      pool: pool.uuid,
+      delay_s: 2,
+      timeout_s: 1,
+      up_threshold: 2,
+      down_threshold: 3,
+      type: 'http',
+      http: { method: 'GET', url_path: '/livez', version: '1.0', expected_codes: ['200'] },
+    });
+    expect(monitor).toMatchObject({
+      href: `${sim.url}/v1/load-balancers/health-monitors/${monitor.uuid}`,
+      pool: { uuid: pool.uuid },
+      load_balancer: { uuid: lb.uuid },
+      type: 'http',
+      http: { method: 'GET', url_path: '/livez', version: '1.0', expected_codes: ['200'], host: null },
+    });
+    expect((await call('GET', monitor.href)).body).toEqual(monitor);
+    expect((await call<PoolMember>('GET', member.href)).body.monitor_status).toBe('up');
+
+    // PATCH, one attribute each, then read back.
+    expect((await call('PATCH', lb.href, { name: 'lb-renamed' })).status).toBe(204);
+    expect((await call<Pool>('GET', pool.href)).body.load_balancer.name).toBe('lb-renamed');
+    expect((await call('PATCH', pool.href, { tags: { a: 'b' } })).status).toBe(204);
+    expect((await call('PATCH', member.href, { enabled: false })).status).toBe(204);
+    expect((await call<PoolMember>('GET', member.href)).body).toMatchObject({ enabled: false });
+    expect((await call('PATCH', listener.href, { allowed_cidrs: ['10.0.0.0/8', '2001:db8::/32'] })).status).toBe(204);
+    expect((await call('PATCH', listener.href, { timeout_client_data_ms: 60000 })).status).toBe(204);
+    expect((await call<Listener>('GET', listener.href)).body).toMatchObject({
+      allowed_cidrs: ['10.0.0.0/8', '2001:db8::/32'],
+      timeout_client_data_ms: 60000,
+      timeout_member_connect_ms: 5000,
+    });
+    expect((await call('PATCH', monitor.href, { http: { url_path: '/healthz' } })).status).toBe(204);
+    expect((await call('PATCH', monitor.href, { delay_s: 5 })).status).toBe(204);
+    expect((await call<HealthMonitor>('GET', monitor.href)).body).toMatchObject({
+      delay_s: 5,
+      http: { method: 'GET', url_path: '/healthz', version: '1.0', expected_codes: ['200'], host: null },
+    });
+
+    // Lists contain the objects, in creation order, filterable by tag.
+    expect((await call<Pool[]>('GET', '/v1/load-balancers/pools?tag:a=b')).body.map((p) => p.uuid)).toEqual([pool.uuid]);
+    expect((await call<Pool[]>('GET', '/v1/load-balancers/pools?tag:a=c')).body).toEqual([]);
+    expect((await call<Listener[]>('GET', '/v1/load-balancers/listeners')).body.map((l) => l.uuid)).toContain(listener.uuid);
+    expect((await call<HealthMonitor[]>('GET', '/v1/load-balancers/health-monitors')).body.map((m) => m.uuid)).toContain(monitor.uuid);
+
+    // Deleting the LB removes every child at once.
+    expect((await call('DELETE', lb.href)).status).toBe(204);
+    for (const href of [lb.href, pool.href, member.href, second.href, listener.href, monitor.href]) {
+      expect(await call('GET', href)).toMatchObject({ status: 404, body: { detail: 'Not found.' } });
+    }
+    expect((await call<Pool[]>('GET', '/v1/load-balancers/pools')).body.map((p) => p.uuid)).not.toContain(pool.uuid);
+    expect((await call('GET', `/v1/load-balancers/pools/${pool.uuid}/members`)).status).toBe(404);
+  });
+
+  test('child deletes: member, listener, monitor, then the pool (its listeners keep pool: null)', async () => {
+    const lb = await newLoadBalancer('lb-children');
+    const pool = await newPool(lb);
+    const subnet = await privateSubnet();
+    const member = await create<PoolMember>(`/v1/load-balancers/pools/${pool.uuid}/members`, {
+      name: 'm',
+      protocol_port: 80,
+      address: '10.100.0.13',
+      subnet: subnet.uuid,
+    });
+    const monitor = await create<HealthMonitor>('/v1/load-balancers/health-monitors', { pool: pool.uuid, type: 'tcp', http: {} });
+    const listener = await create<Listener>('/v1/load-balancers/listeners', {
+      pool: pool.uuid,
+      name: 'tcp/443',
+      protocol: 'tcp',
+      protocol_port: 443,
+      allowed_cidrs: [],
+    });
+    expect((await call('DELETE', member.href)).status).toBe(204);
+    expect((await call('GET', member.href)).status).toBe(404);
+    expect((await call('DELETE', monitor.href)).status).toBe(204);
+    expect((await call('GET', monitor.href)).status).toBe(404);
+    expect((await call('DELETE', pool.href)).status).toBe(204);
+    expect((await call<Listener>('GET', listener.href)).body.pool).toBeNull();
+    expect((await call('DELETE', listener.href)).status).toBe(204);
+    expect((await call('DELETE', listener.href)).status).toBe(404);
+    await call('DELETE', lb.href);
+  });
+
+  test('a member under another pool is not found', async () => {
+    const lb = await newLoadBalancer('lb-two-pools');
+    const poolA = await newPool(lb, 'a');
+    const poolB = await newPool(lb, 'b');
+    const subnet = await privateSubnet();
+    const member = await create<PoolMember>(`/v1/load-balancers/pools/${poolA.uuid}/members`, {
+      name: 'm',
+      protocol_port: 80,
+      address: '10.100.0.11',
+      subnet: subnet.uuid,
+    });
+    expect(await call('GET', `/v1/load-balancers/pools/${poolB.uuid}/members/${member.uuid}`)).toMatchObject({
+      status: 404,
+      body: { detail: 'Not found.' },
+    });
+    await call('DELETE', lb.href);
+  });
+
+  test('lists are in creation order and filter with several ANDed tags', async () => {
+    const a = await newLoadBalancer('order-a', { tags: { env: 'prod', team: 'x' } });
+    const b = await newLoadBalancer('order-b', { tags: { env: 'prod' } });
+    const c = await newLoadBalancer('order-c', { tags: { env: 'dev', team: 'x' } });
+    const names = async (query: string) =>
+      (await call<LoadBalancer[]>('GET', `/v1/load-balancers${query}`)).body.map((lb) => lb.name).filter((n) => n.startsWith('order-'));
+    expect(await names('')).toEqual(['order-a', 'order-b', 'order-c']);
+    expect(await names('?tag:env=prod')).toEqual(['order-a', 'order-b']);
+    expect(await names('?tag%3Aenv=prod&tag%3Ateam')).toEqual(['order-a']);
+    expect(await names('?tag:team=&tag:env=dev')).toEqual(['order-c']);
+    expect(await names('/?tag:env=prod')).toEqual(['order-a', 'order-b']);
+    expect((await call('PATCH', a.href, { tags: { env: 'dev' } })).status).toBe(204);
+    expect(await names('?tag:team')).toEqual(['order-c']);
+    for (const lb of [a, b, c]) await call('DELETE', lb.href);
+  });
+});
+
+describe('floating IPs', () => {
+  test('assign to a server, move to an LB, keep it unassigned when the LB is deleted', async () => {
+    const [floatingIp] = (await call<FloatingIp[]>('GET', '/v1/floating-ips')).body;
+    expect(floatingIp).toMatchObject({
+      href: `${sim.url}/v1/floating-ips/5.102.150.123`,
+      network: '5.102.150.123/32',
+      ip_version: 4,
+      server: null,
+      load_balancer: null,
+      region: { slug: 'rma' },
+      type: 'regional',
+      next_hop: null,
+    });
+    const server = (await call<Server[]>('GET', '/v1/servers')).body[0]!;
+    expect((await call('PATCH', floatingIp!.href, { server: server.uuid })).status).toBe(204);
+    expect((await call<FloatingIp>('GET', floatingIp!.href)).body).toMatchObject({
+      server: { href: server.href, uuid: server.uuid, name: server.name },
+      load_balancer: null,
+      next_hop: '5.102.145.11',
+    });
+
+    const lb = await newLoadBalancer('lb-fip');
+    expect((await call('PATCH', '/v1/floating-ips/5.102.150.123', { load_balancer: lb.uuid })).status).toBe(204);
+    const moved = (await call<FloatingIp>('GET', floatingIp!.href)).body;
+    expect(moved).toMatchObject({ server: null, load_balancer: { uuid: lb.uuid, name: 'lb-fip' } });
+    expect(moved.next_hop).toBe(lb.vip_addresses[0]!.address);
+
+    await call('DELETE', lb.href);
+    expect((await call<FloatingIp>('GET', floatingIp!.href)).body).toMatchObject({
+      server: null,
+      load_balancer: null,
+      next_hop: null,
+    });
+  });
+
+  test('an IPv6 floating IP is addressed by IP, with or without percent-encoded colons', async () => {
+    const direct = await call<FloatingIp>('GET', '/v1/floating-ips/2a06:c01:ffff::123');
+    expect(direct.status).toBe(200);
+    expect(direct.body).toMatchObject({ network: '2a06:c01:ffff::123/128', type: 'global', region: null });
+    expect((await call('GET', '/v1/floating-ips/2a06%3Ac01%3Affff%3A%3A123')).body).toEqual(direct.body);
+    const lb = await newLoadBalancer('lb-fip6');
+    expect((await call('PATCH', '/v1/floating-ips/2a06%3Ac01%3Affff%3A%3A123', { load_balancer: lb.uuid })).status).toBe(204);
+    expect((await call<FloatingIp>('GET', direct.body.href)).body.next_hop).toBe(lb.vip_addresses[1]!.address);
+    await call('DELETE', lb.href);
+  });
+
+  test('create, tag-filter and delete a floating IP', async () => {
+    const created = await create<FloatingIp>('/v1/floating-ips', { ip_version: 4, region: 'rma', tags: { svc: 'web' } });
+    expect(created).toMatchObject({ ip_version: 4, type: 'regional', region: { slug: 'rma' }, tags: { svc: 'web' } });
+    expect(created.network).toMatch(/^5\.102\.150\.\d+\/32$/);
+    expect((await call('GET', created.href)).body).toEqual(created);
+    expect((await call<FloatingIp[]>('GET', '/v1/floating-ips?tag:svc=web')).body).toEqual([created]);
+    expect((await call('DELETE', created.href)).status).toBe(204);
+    expect((await call('GET', created.href)).status).toBe(404);
+  });
+
+  test('deleting a server (admin) leaves its floating IPs unassigned', async () => {
+    const local = await startSimulator({ seed: await loadSeedFile('examples/sim-seed.yaml'), lbProvisionMs: 0 });
+    try {
+      const servers = (await (await fetch(`${local.url}/v1/servers`)).json()) as Server[];
+      const target = servers[2]!;
+      const patch = await fetch(`${local.url}/v1/floating-ips/5.102.150.123`, {
+        method: 'PATCH',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ server: target.uuid }),
+      });
+      expect(patch.status).toBe(204);
+      expect((await fetch(`${local.url}/_sim/servers/${target.uuid}`, { method: 'DELETE' })).status).toBe(204);
+      expect((await fetch(target.href)).status).toBe(404);
+      const floatingIp = (await (await fetch(`${local.url}/v1/floating-ips/5.102.150.123`)).json()) as FloatingIp;
+      expect(floatingIp).toMatchObject({ server: null, load_balancer: null, next_hop: null });
+    } finally {
+      await local.stop();
+    }
+  });
+});
