@@ -4,7 +4,7 @@
 // injected faults that make the client retry, give up, or report a create as outcome-unknown.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { parseSeed, startSimulator } from '../../src/sim/index.js';
-import { CloudscaleApiError } from '../../src/core/errors.js';
+import { CloudscaleApiError, CloudscaleUnavailableError } from '../../src/core/errors.js';
 import { createCloudscaleClient, type CloudscaleClient } from '../../src/core/cloudscale/client.js';
 import {
   CloudscaleRequestError,
@@ -375,7 +375,7 @@ describe('API errors keep detail and per-field messages', () => {
     const error = (await caught(wrong.servers.list())) as CloudscaleRequestError;
     expect(error).toBeInstanceOf(CloudscaleRequestError);
     expect(error.status).toBe(401);
-    expect(error.detail).toEqual(expect.any(String));
+    expect(error.detail).toBe('Invalid token.');
     expect(error.hint).toMatch(/CLOUDSCALE_API_TOKEN/);
     expect(wrong.requests.summary().total).toBe(1);
     expect(`${error.message} ${JSON.stringify(error)} ${String(error)}`).not.toContain('wrong-token-ABCDEF');
@@ -408,6 +408,31 @@ describe('fault injection', () => {
       pool.uuid,
     ]);
     await client.deleteByHref(lb.href);
+  });
+
+  test('503 with Retry-After on a POST: retried (the API said "not now"), one object created', async () => {
+    const lb = await newLoadBalancer('k8s-service-503-retry-after');
+    client.requests.reset();
+    sim.admin.setFaults({
+      errorRate: { pathPattern: '/v1/load-balancers/pools', methods: ['POST'], status: 503, retryAfterSeconds: 0, count: 1 },
+    });
+    await newPool(lb, 'after-maintenance');
+    expect(client.requests.entries().map((e) => e.status)).toEqual([503, 201]);
+    expect((await client.pools.list()).filter((p) => p.load_balancer.uuid === lb.uuid)).toHaveLength(1);
+    await client.deleteByHref(lb.href);
+  });
+
+  test('answers slower than the timeout: retried, then CloudscaleNoAnswerError naming method and path', async () => {
+    sim.admin.resetRequests();
+    sim.admin.setFaults({ latencyMs: 400 });
+    const impatient = clientWith({ timeoutMs: 100, retry: { limit: 1, baseDelayMs: 1, maxDelayMs: 5 } });
+    const error = await caught(impatient.networks.list());
+    expect(error).toBeInstanceOf(CloudscaleUnavailableError);
+    expect((error as Error).message).toBe('cloudscale API GET /v1/networks: no answer within 100 ms (2 attempts)');
+    expect(impatient.requests.entries().map((e) => e.status)).toEqual(['error', 'error']);
+    // The simulator still answers both late; wait for that so no later test sees them in its log.
+    const answered = () => sim.admin.requests().filter((r) => r.path === '/v1/networks').length;
+    while (answered() < 2) await new Promise((resolve) => setTimeout(resolve, 20));
   });
 
   test('503 on every attempt: a typed error after the retry budget', async () => {
