@@ -407,4 +407,16 @@ describe('abort', () => {
     expect(await pending).toBe(reason);
     expect(server.seen).toHaveLength(1);
   });
+
+  test('an abort while a request is in flight ends the call at once with the abort reason', async () => {
+    const server = await scriptedServer([hang]);
+    const controller = new AbortController();
+    const client = clientFor(server, { signal: controller.signal, timeoutMs: 60_000 });
+    const pending = caught(client.servers.list());
+    while (server.seen.length === 0) await new Promise((r) => setTimeout(r, 5));
+    const reason = new Error('shutting down');
+    controller.abort(reason);
+    expect(await pending).toBe(reason);
+    expect(client.requests.entries().map((e) => [e.status, e.final])).toEqual([['error', true]]);
+  });
 });
