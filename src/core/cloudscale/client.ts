@@ -71,7 +71,7 @@ export interface CloudscaleClient {
   subnets: { list(tags?: TagFilter): Promise<Subnet[]> };
   floatingIps: {
     list(tags?: TagFilter): Promise<FloatingIp[]>;
-    /** `ip` is the address or the floating IP's `network` (`192.0.2.1/32`); the prefix is dropped. */
+    /** `ip`: an address, or a floating IP's `network` (`192.0.2.1/32`; prefix dropped). */
     get(ip: string): Promise<FloatingIp>;
     update(ip: string, patch: FloatingIpPatch): Promise<void>;
   };
@@ -203,7 +203,8 @@ function hrefUrl(href: string, baseUrl: string): URL {
   const base = new URL(`${baseUrl}/v1/`);
   if (url.origin !== base.origin || !url.pathname.startsWith(base.pathname)) {
     throw new RefusedError(
-      `refusing to send the API token to ${url.origin}${url.pathname}: it is not under ${base.href}`,
+      `refusing to send the API token to ${url.origin}${url.pathname}: ` +
+        `it is not under ${base.href}`,
       {
         hint:
           'the API returned hrefs for another address than the one configured: set ' +
@@ -235,7 +236,7 @@ function checkedIp(ipOrNetwork: string): string {
 
 function expectList<T>(body: unknown, path: string): T[] {
   if (!Array.isArray(body)) {
-    throw new InternalError(`cloudscale API GET /v1/${path} answered with something else than a list`);
+    throw new InternalError(`cloudscale API GET /v1/${path} did not answer with a list`);
   }
   return body as T[];
 }

@@ -112,7 +112,9 @@ export function normaliseErrorBody(body: unknown): unknown {
  * `{"vip_addresses": [{"subnet": ["Must be a valid UUID."]}]}` gives
  * `{field: 'vip_addresses[0].subnet', message: 'Must be a valid UUID.'}`.
  */
-export function fieldMessages(fieldErrors: Record<string, unknown>): { field: string; message: string }[] {
+export function fieldMessages(
+  fieldErrors: Record<string, unknown>,
+): { field: string; message: string }[] {
   const found: { field: string; message: string }[] = [];
   const walk = (field: string, value: unknown): void => {
     if (typeof value === 'string') {

@@ -4,7 +4,7 @@ import { isIP } from 'node:net';
 
 export interface RequestRecord {
   readonly method: string;
-  /** The path with object identifiers replaced: `/v1/load-balancers/{uuid}`, `/v1/floating-ips/{ip}`. */
+  /** The path with identifiers replaced: `/v1/load-balancers/{uuid}`, `/v1/floating-ips/{ip}`. */
   readonly route: string;
   /** The HTTP status, or 'error' when no answer came (timeout, network failure, abort). */
   readonly status: number | 'error';

@@ -62,7 +62,11 @@ export function decideRetry(input: {
  * Exponential backoff with "equal jitter": half of the doubled delay is fixed, the other half
  * random, so parallel clients spread out but none retries at once.
  */
-export function backoffDelayMs(attempts: number, policy: RetryPolicy, random: () => number): number {
+export function backoffDelayMs(
+  attempts: number,
+  policy: RetryPolicy,
+  random: () => number,
+): number {
   const exponential = policy.baseDelayMs * 2 ** Math.max(0, attempts - 1);
   const capped = Math.min(exponential, policy.maxDelayMs);
   return Math.round(capped / 2 + (capped / 2) * random());
@@ -72,7 +76,10 @@ export function backoffDelayMs(attempts: number, policy: RetryPolicy, random: ()
  * The wait a `Retry-After` header asks for, in ms: delay-seconds or an HTTP date. Undefined when
  * the header is absent or unreadable (the caller falls back to backoff).
  */
-export function parseRetryAfterMs(header: string | null | undefined, nowMs: number): number | undefined {
+export function parseRetryAfterMs(
+  header: string | null | undefined,
+  nowMs: number,
+): number | undefined {
   if (header === null || header === undefined) return undefined;
   const text = header.trim();
   if (/^\d+$/.test(text)) return Number(text) * 1000;

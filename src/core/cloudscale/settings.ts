@@ -49,8 +49,9 @@ export function normaliseBaseUrl(raw: string): string {
 export function checkedToken(token: string, source: string): string {
   if (!/^[\x21-\x7e]+$/.test(token)) {
     throw new ConfigError(
-      `the cloudscale API token from ${source} contains spaces, line breaks or non-ASCII characters`,
-      { hint: 'a cloudscale API token is a single word of letters and digits; check for a stray paste' },
+      `the cloudscale API token from ${source} contains spaces, line breaks or non-ASCII ` +
+        'characters',
+      { hint: 'a cloudscale API token is one word of letters and digits; check for a stray paste' },
     );
   }
   return token;

@@ -27,7 +27,8 @@ export async function resolveCloudscaleToken(input: {
     try {
       text = await readFile(input.tokenFile, 'utf8');
     } catch (error) {
-      throw new ConfigError(`cannot read the token file ${input.tokenFile}: ${errorMessage(error)}`, {
+      const reason = errorMessage(error);
+      throw new ConfigError(`cannot read the token file ${input.tokenFile}: ${reason}`, {
         cause: error,
         hint: 'pass a readable file that holds the cloudscale API token with --token-file',
       });
@@ -42,7 +43,9 @@ export async function resolveCloudscaleToken(input: {
   }
   for (const name of ['CLOUDSCALE_API_TOKEN', 'CLOUDSCALE_ACCESS_TOKEN']) {
     const token = input.env[name]?.trim();
-    if (token !== undefined && token !== '') return { token: checkedToken(token, name), source: name };
+    if (token !== undefined && token !== '') {
+      return { token: checkedToken(token, name), source: name };
+    }
   }
   return undefined;
 }
@@ -51,7 +54,10 @@ export async function resolveCloudscaleToken(input: {
  * `--api-url`, then `CLOUDSCALE_API_URL`, then https://api.cloudscale.ch; normalised as
  * normaliseBaseUrl does. Throws ConfigError naming the flag or variable for a bad URL.
  */
-export function resolveApiUrl(input: { flag?: string | undefined; env: NodeJS.ProcessEnv }): string {
+export function resolveApiUrl(input: {
+  flag?: string | undefined;
+  env: NodeJS.ProcessEnv;
+}): string {
   const fromEnv = input.env.CLOUDSCALE_API_URL?.trim();
   const [raw, source] =
     input.flag !== undefined
@@ -79,7 +85,8 @@ export function resolveApiTimeoutMs(env: NodeJS.ProcessEnv): number {
   const seconds = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
   if (!(seconds > 0 && seconds <= maxApiTimeoutSeconds)) {
     throw new ConfigError(
-      `CLOUDSCALE_API_TIMEOUT=${JSON.stringify(raw)} is not a whole number of seconds from 1 to ${maxApiTimeoutSeconds}`,
+      `CLOUDSCALE_API_TIMEOUT=${JSON.stringify(raw)} is not a whole number of seconds ` +
+        `from 1 to ${maxApiTimeoutSeconds}`,
       { hint: 'set it to e.g. 20, or unset it for the default of 20 seconds' },
     );
   }

@@ -96,7 +96,8 @@ export function createTransport(options: TransportOptions): Transport {
             return undefined;
           }
           const retryAfter = error.response.headers.get('retry-after');
-          outcome = { kind: 'status', status, retryAfterMs: parseRetryAfterMs(retryAfter, Date.now()) };
+          const retryAfterMs = parseRetryAfterMs(retryAfter, Date.now());
+          outcome = { kind: 'status', status, retryAfterMs };
           errorBody = error.data;
         } else if (error instanceof TimeoutError) {
           outcome = { kind: 'timeout' };
@@ -175,7 +176,8 @@ function parseSuccessBody(
 /** fetch reports "fetch failed" and puts the reason (ECONNREFUSED, ...) in its cause chain. */
 function innermostMessage(error: unknown): string {
   let current = error;
-  for (let depth = 0; depth < 5 && current instanceof Error && current.cause instanceof Error; depth++) {
+  for (let depth = 0; depth < 5; depth++) {
+    if (!(current instanceof Error) || !(current.cause instanceof Error)) break;
     current = current.cause;
   }
   return errorMessage(current);
