@@ -1,0 +1,273 @@
+// The simulator's switches and admin API over real HTTP: faults (count-based errors, 429 with
+// Retry-After, latency, stuck LBs, lost answers), the request log, the LB lifecycle, per-LB
+// serialisation, server actions and the bearer token.
+
+import { afterEach, describe, expect, test } from 'vitest';
+import type { LoadBalancer, Server } from '../../src/core/cloudscale/types.js';
+import { loadSeedFile, SimAdminError, startSimulator, type Simulator, type SimulatorOptions } from '../../src/sim/index.js';
+
+const running: Simulator[] = [];
+
+async function start(options: Omit<SimulatorOptions, 'seed'> = {}): Promise<Simulator> {
+  const sim = await startSimulator({ seed: await loadSeedFile('examples/sim-seed.yaml'), lbProvisionMs: 0, ...options });
+  running.push(sim);
+  return sim;
+}
+
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((sim) => sim.stop()));
+});
+
+async function call(
+  sim: Simulator,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: any; headers: Headers }> {
+  const response = await fetch(path.startsWith('http') ? path : `${sim.url}${path}`, {
+    method,
+    headers: { 'Content-Type': 'application/json', ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text === '' ? undefined : JSON.parse(text), headers: response.headers };
+}
+
+const newLb = async (sim: Simulator, name = 'lb'): Promise<LoadBalancer> =>
+  (await call(sim, 'POST', '/v1/load-balancers', { name, flavor: 'lb-standard', zone: 'rma1', vip_addresses: [] })).body;
+
+/** Polls until `check` holds, failing after `attempts` polls; no timing is asserted. */
+async function eventually(check: () => Promise<boolean>, attempts = 200): Promise<void> {
+  for (let i = 0; i < attempts; i++) {
+    if (await check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error('condition not reached');
+}
+
+describe('faults', () => {
+  test('the next N matching requests fail with the configured status, then requests succeed', async () => {
+    const sim = await start();
+    sim.admin.setFaults({ errorRate: { pathPattern: '/v1/load-balancers', methods: ['GET'], status: 503, count: 2 } });
+    const first = await call(sim, 'GET', '/v1/load-balancers');
+    expect(first).toMatchObject({ status: 503, body: { detail: 'Service temporarily unavailable, try again later.' } });
+    expect((await call(sim, 'GET', '/v1/load-balancers')).status).toBe(503);
+    expect((await call(sim, 'GET', '/v1/load-balancers')).status).toBe(200);
+    // Other methods and paths were never affected.
+    expect((await call(sim, 'GET', '/v1/servers')).status).toBe(200);
+    expect(sim.admin.requests().map((r) => r.status)).toEqual([503, 503, 200, 200]);
+  });
+
+  test('a failed request changes nothing', async () => {
+    const sim = await start();
+    sim.admin.setFaults({ errorRate: { pathPattern: '/v1/load-balancers', methods: ['POST'], status: 500, count: 1 } });
+    const failed = await call(sim, 'POST', '/v1/load-balancers', { name: 'x', flavor: 'lb-standard', vip_addresses: [] });
+    expect(failed).toMatchObject({ status: 500, body: { detail: 'Server error.' } });
+    expect((await call(sim, 'GET', '/v1/load-balancers')).body).toEqual([]);
+  });
+
+  test('afterApplying: the change happens but the answer is an error', async () => {
+    const sim = await start();
+    sim.admin.setFaults({
+      errorRate: { pathPattern: '/v1/load-balancers', methods: ['POST'], status: 504, count: 1, afterApplying: true },
+    });
+    const lost = await call(sim, 'POST', '/v1/load-balancers', { name: 'lost', flavor: 'lb-standard', vip_addresses: [] });
+    expect(lost).toMatchObject({ status: 504, body: { detail: 'Gateway timeout.' } });
+    expect((await call(sim, 'GET', '/v1/load-balancers')).body.map((lb: LoadBalancer) => lb.name)).toEqual(['lost']);
+  });
+
+  test('rate limit: 429 with Retry-After for the next N requests matching a glob', async () => {
+    const sim = await start();
+    sim.admin.setFaults({ rateLimit: { pathPattern: '/v1/load-balancers/**', count: 1, retryAfterSeconds: 3 } });
+    const limited = await call(sim, 'GET', '/v1/load-balancers/pools');
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get('retry-after')).toBe('3');
+    expect(limited.body).toEqual({ detail: 'Request was throttled. Expected available in 3 seconds.' });
+    expect((await call(sim, 'GET', '/v1/load-balancers/pools')).status).toBe(200);
+  });
+
+  test('a rule can name a route pattern; * stays within one segment', async () => {
+    const sim = await start();
+    const lb = await newLb(sim);
+    const pool = (await call(sim, 'POST', '/v1/load-balancers/pools', { name: 'p', load_balancer: lb.uuid, algorithm: 'round_robin', protocol: 'tcp' })).body;
+    sim.admin.setFaults({
+      errorRate: [
+        { pathPattern: '/v1/load-balancers/pools/{uuid}/members', status: 502, count: 1 },
+        { pathPattern: '/v1/*', status: 500, count: 5 },
+      ],
+    });
+    expect((await call(sim, 'GET', `/v1/load-balancers/pools/${pool.uuid}`)).status).toBe(200);
+    expect((await call(sim, 'GET', `/v1/load-balancers/pools/${pool.uuid}/members`)).status).toBe(502);
+    expect((await call(sim, 'GET', `/v1/load-balancers/pools/${pool.uuid}/members`)).status).toBe(200);
+    expect((await call(sim, 'GET', '/v1/servers')).status).toBe(500);
+  });
+
+  test('latency delays every API request', async () => {
+    const sim = await start();
+    sim.admin.setFaults({ latencyMs: 60 });
+    expect((await call(sim, 'GET', '/v1/servers')).status).toBe(200);
+    expect(sim.admin.requests()[0]!.durationMs).toBeGreaterThanOrEqual(55);
+    sim.admin.clearFaults();
+    sim.admin.resetRequests();
+    expect((await call(sim, 'GET', '/v1/servers')).status).toBe(200);
+  });
+
+  test('stuck LBs stay changing or error until the fault is cleared', async () => {
+    const sim = await start();
+    const byName = await newLb(sim, 'k8s-service-stuck');
+    const byUuid = await newLb(sim, 'other');
+    await call(sim, 'PUT', '/_sim/faults', { stuckLoadBalancers: { 'k8s-service-stuck': 'changing', [byUuid.uuid]: 'error' } });
+    expect((await call(sim, 'GET', byName.href)).body.status).toBe('changing');
+    expect((await call(sim, 'GET', byUuid.href)).body.status).toBe('error');
+    // The name also catches an LB created later with that name.
+    const later = await newLb(sim, 'k8s-service-stuck');
+    expect(later.status).toBe('changing');
+    expect((await call(sim, 'DELETE', '/_sim/faults')).status).toBe(204);
+    expect((await call(sim, 'GET', byName.href)).body.status).toBe('running');
+    expect((await call(sim, 'GET', byUuid.href)).body.status).toBe('running');
+  });
+
+  test('the admin API shows and rejects fault configurations', async () => {
+    const sim = await start();
+    expect(await call(sim, 'PUT', '/_sim/faults', { errorRate: { pathPattern: 'v1', status: 503 } })).toMatchObject({
+      status: 400,
+      body: { detail: 'faults.errorRate[0].pathPattern: expected a path pattern starting with / (e.g. /v1/load-balancers/**)' },
+    });
+    expect(await call(sim, 'PUT', '/_sim/faults', { errorRate: { pathPattern: '/v1/**', status: 200 } })).toMatchObject({
+      status: 400,
+      body: { detail: 'faults.errorRate[0].status: expected an HTTP error status (400–599)' },
+    });
+    expect(await call(sim, 'PUT', '/_sim/faults', { latency: 5 })).toMatchObject({ status: 400 });
+    expect(() => sim.admin.setFaults({ stuckLoadBalancers: { x: 'broken' as 'error' } })).toThrow(SimAdminError);
+    expect((await call(sim, 'PUT', '/_sim/faults', { errorRate: { pathPattern: '/v1/**', status: 503, count: 2 } })).status).toBe(204);
+    await call(sim, 'GET', '/v1/servers');
+    expect((await call(sim, 'GET', '/_sim/faults')).body).toEqual({
+      errorRate: { pathPattern: '/v1/**', status: 503, count: 2 },
+      remaining: [1],
+    });
+  });
+});
+
+describe('request log', () => {
+  test('records method, path, route, status, time and duration of API requests only', async () => {
+    const sim = await start();
+    const lb = await newLb(sim);
+    await call(sim, 'GET', `/v1/load-balancers/${lb.uuid}`);
+    await call(sim, 'GET', '/v1/load-balancers?tag:x=y');
+    await call(sim, 'GET', `/v1/load-balancers/${lb.uuid}/`);
+    await call(sim, 'GET', '/v1/nothing-here');
+    const log = (await call(sim, 'GET', '/_sim/requests')).body;
+    expect(log.map((e: any) => [e.method, e.path, e.route, e.status])).toEqual([
+      ['POST', '/v1/load-balancers', '/v1/load-balancers', 201],
+      ['GET', `/v1/load-balancers/${lb.uuid}`, '/v1/load-balancers/{uuid}', 200],
+      ['GET', '/v1/load-balancers?tag:x=y', '/v1/load-balancers', 200],
+      ['GET', `/v1/load-balancers/${lb.uuid}/`, '/v1/load-balancers/{uuid}', 200],
+      ['GET', '/v1/nothing-here', '/v1/nothing-here', 404],
+    ]);
+    expect(Number.isNaN(Date.parse(log[0].time))).toBe(false);
+    expect(typeof log[0].durationMs).toBe('number');
+    const summary = (await call(sim, 'GET', '/_sim/requests/summary')).body;
+    expect(summary).toEqual([
+      { method: 'POST', route: '/v1/load-balancers', count: 1, statuses: { 201: 1 } },
+      { method: 'GET', route: '/v1/load-balancers/{uuid}', count: 2, statuses: { 200: 2 } },
+      { method: 'GET', route: '/v1/load-balancers', count: 1, statuses: { 200: 1 } },
+      { method: 'GET', route: '/v1/nothing-here', count: 1, statuses: { 404: 1 } },
+    ]);
+    expect(sim.admin.requestSummary()).toEqual(summary);
+    expect((await call(sim, 'DELETE', '/_sim/requests')).status).toBe(204);
+    expect((await call(sim, 'GET', '/_sim/requests')).body).toEqual([]);
+  });
+
+  test('members routes are summarised under one pattern', async () => {
+    const sim = await start();
+    const lb = await newLb(sim);
+    const pools = await Promise.all(
+      ['a', 'b'].map(async (name) => (await call(sim, 'POST', '/v1/load-balancers/pools', { name, load_balancer: lb.uuid, algorithm: 'round_robin', protocol: 'tcp' })).body),
+    );
+    sim.admin.resetRequests();
+    for (const pool of pools) await call(sim, 'GET', `/v1/load-balancers/pools/${pool.uuid}/members`);
+    expect(sim.admin.requestSummary()).toEqual([
+      { method: 'GET', route: '/v1/load-balancers/pools/{uuid}/members', count: 2, statuses: { 200: 2 } },
+    ]);
+  });
+});
+
+describe('load balancer lifecycle and serialisation', () => {
+  test('a new LB is changing, then running after the provisioning delay', async () => {
+    const sim = await start({ lbProvisionMs: 150 });
+    const lb = await newLb(sim);
+    expect(lb.status).toBe('changing');
+    expect(lb.vip_addresses).toHaveLength(2);
+    await eventually(async () => (await call(sim, 'GET', lb.href)).body.status === 'running');
+    expect((await call(sim, 'GET', '/v1/load-balancers')).body[0].status).toBe('running');
+  });
+
+  test('mutations of one LB run one at a time', async () => {
+    const sim = await start();
+    const lb = await newLb(sim);
+    const pool = (await call(sim, 'POST', '/v1/load-balancers/pools', { name: 'p', load_balancer: lb.uuid, algorithm: 'round_robin', protocol: 'tcp' })).body;
+    const latencyMs = 80;
+    sim.admin.setFaults({ latencyMs });
+    sim.admin.resetRequests();
+    await Promise.all([
+      call(sim, 'PATCH', lb.href, { name: 'renamed' }),
+      call(sim, 'PATCH', pool.href, { name: 'p2' }),
+      call(sim, 'POST', '/v1/load-balancers/listeners', { pool: pool.uuid, name: 'l', protocol: 'tcp', protocol_port: 80, allowed_cidrs: [] }),
+    ]);
+    // Each waited for the ones before it: the last to finish took about three latencies.
+    const durations = sim.admin.requests().map((r) => r.durationMs).sort((a, b) => a - b);
+    expect(durations[2]).toBeGreaterThanOrEqual(3 * latencyMs - 10);
+    expect(durations[1]).toBeGreaterThanOrEqual(2 * latencyMs - 10);
+  });
+});
+
+describe('servers: admin and API actions', () => {
+  test('admin stop and start over HTTP and in-process; changing while the action runs', async () => {
+    const sim = await start({ serverActionMs: 60_000 });
+    const [server] = (await call(sim, 'GET', '/v1/servers')).body as Server[];
+    expect((await call(sim, 'POST', `/_sim/servers/${server!.uuid}/stop`)).status).toBe(204);
+    expect((await call(sim, 'GET', server!.href)).body.status).toBe('changing');
+    expect(await call(sim, 'POST', `/v1/servers/${server!.uuid}/start`)).toMatchObject({
+      status: 400,
+      body: { detail: 'The server is changing its state; try again once it has finished.' },
+    });
+    expect(await call(sim, 'POST', '/_sim/servers/00000000-0000-4000-8000-000000000000/stop')).toMatchObject({ status: 404 });
+    expect(() => sim.admin.deleteServer('00000000-0000-4000-8000-000000000000')).toThrow(SimAdminError);
+  });
+
+  test('in-process admin: stopped servers show stopped, deleted ones 404', async () => {
+    const sim = await start();
+    const [first, second] = (await call(sim, 'GET', '/v1/servers')).body as Server[];
+    sim.admin.stopServer(first!.uuid);
+    expect((await call(sim, 'GET', first!.href)).body.status).toBe('stopped');
+    sim.admin.startServer(first!.uuid);
+    expect((await call(sim, 'GET', first!.href)).body.status).toBe('running');
+    sim.admin.deleteServer(second!.uuid);
+    expect((await call(sim, 'GET', second!.href)).status).toBe(404);
+    expect((await call(sim, 'GET', '/v1/servers')).body.map((s: Server) => s.name)).toEqual(['node-1', 'node-3']);
+  });
+});
+
+describe('bearer token', () => {
+  test('API requests need the token; admin requests do not', async () => {
+    const sim = await start({ token: 's3cret' });
+    const missing = await call(sim, 'GET', '/v1/servers');
+    expect(missing).toMatchObject({ status: 401, body: { detail: 'Authentication credentials were not provided.' } });
+    expect(missing.headers.get('www-authenticate')).toBe('Bearer realm="api"');
+    expect(await call(sim, 'GET', '/v1/servers', undefined, { Authorization: 'Bearer wrong' })).toMatchObject({
+      status: 401,
+      body: { detail: 'Invalid token.' },
+    });
+    expect((await call(sim, 'GET', '/v1/servers', undefined, { Authorization: 'Bearer s3cret' })).status).toBe(200);
+    expect((await call(sim, 'GET', '/_sim/requests')).status).toBe(200);
+  });
+
+  test('CORS headers come with every answer, errors included', async () => {
+    const sim = await start();
+    const answer = await call(sim, 'GET', '/v1/load-balancers/00000000-0000-4000-8000-000000000000');
+    expect(answer.status).toBe(404);
+    expect(answer.headers.get('access-control-allow-origin')).toBe('*');
+    expect(answer.headers.get('access-control-allow-methods')).toBe('GET, POST, OPTIONS, PUT, PATCH, DELETE');
+  });
+});
