@@ -4,7 +4,7 @@
 
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { parseDocument } from 'yaml';
+import { LineCounter, parseDocument } from 'yaml';
 import { ConfigError, errorMessage } from '../core/errors.js';
 import type { ServerFlavor, Tags } from '../core/cloudscale/types.js';
 import { isZone, REGIONS, regionOfZone, serverFlavor, ZONES, type Zone } from './catalog.js';
@@ -136,10 +136,11 @@ export async function loadSeedFile(path: string): Promise<SimSeed> {
  * `source` names the text in errors, usually the file path.
  */
 export function parseSeed(text: string, source: string): SimSeed {
-  const document = parseDocument(text, { prettyErrors: false, uniqueKeys: true });
+  const lineCounter = new LineCounter();
+  const document = parseDocument(text, { prettyErrors: false, uniqueKeys: true, lineCounter });
   const syntaxError = document.errors[0];
   if (syntaxError !== undefined) {
-    const where = syntaxError.linePos?.[0];
+    const where = lineCounter.linePos(syntaxError.pos[0]);
     const at = where === undefined ? '' : ` (line ${where.line}, column ${where.col})`;
     throw new ConfigError(`${source}: not valid YAML or JSON${at}: ${syntaxError.message}`, {
       hint: 'Fix the syntax; docs/sim.md describes the seed format.',
