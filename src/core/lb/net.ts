@@ -22,12 +22,6 @@ export function isUuid(value: string): boolean {
   return UUID.test(value);
 }
 
-/** Lower-case, hyphenated form of a UUID accepted by `isUuid`. */
-export function canonicalUuid(value: string): string {
-  const hex = value.replaceAll('-', '').toLowerCase();
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-}
-
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 /** RFC 1123 subdomain as Kubernetes validates `status.loadBalancer.ingress[].hostname`. */

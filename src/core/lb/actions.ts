@@ -1,0 +1,232 @@
+// The actions the planner emits: the contract between the planner (pure), the executor
+// (src/core/apply) and the renderers. Every action is plain JSON.
+//
+// Objects created earlier in the same plan are referred to symbolically (`{ref}`), existing
+// ones by UUID (`{uuid}`). The executor records the UUID of every object it creates under the
+// action's `ref` and resolves later references from that record.
+import type { V1LoadBalancerIngress } from '@kubernetes/client-node';
+import type {
+  HealthMonitorCreate,
+  HealthMonitorPatch,
+  ListenerCreate,
+  ListenerPatch,
+  LoadBalancerCreate,
+  PoolCreate,
+  PoolMemberCreate,
+  Tags,
+} from '../cloudscale/types.js';
+import type { IngressSettings } from './desired.js';
+import type { Downtime, ImpactClass } from './impact.js';
+import type { Problem } from './problems.js';
+
+/** `kube`: a write to the Service (finalizer, annotations, status), not to the cloud. */
+export type Verb = 'create' | 'update' | 'delete' | 'refuse' | 'kube';
+
+/** Why an action is planned. For people only: the executor MUST NOT branch on it. */
+export interface Reason {
+  readonly text: string;
+  /** What differs: an annotation key, a spec field (`spec.ports[http].port`), or an object field. */
+  readonly field?: string;
+  readonly from?: string;
+  readonly to?: string;
+}
+
+/** An object that exists, by UUID. */
+export interface ExistingRef {
+  readonly uuid: string;
+}
+/** An object created by an earlier action of the same plan (`create-lb`, `create-pool`). */
+export interface PlannedRef {
+  readonly ref: string;
+}
+export type ObjectRef = ExistingRef | PlannedRef;
+
+/** The `ref` of the load balancer created by `create-lb`. */
+export const LB_REF = 'lb';
+/** The `ref` of a pool created by `create-pool`. */
+export function poolRef(poolName: string): string {
+  return `pool:${poolName}`;
+}
+
+export function isPlannedRef(ref: ObjectRef): ref is PlannedRef {
+  return 'ref' in ref;
+}
+
+/** A stub of an existing object to delete: UUID, href, and name (display). */
+export interface DeletionTarget {
+  readonly uuid: string;
+  readonly href: string;
+  readonly name: string;
+}
+
+/** An annotation value known at plan time, or an attribute of the load balancer created in this plan. */
+export type AnnotationTarget =
+  | { readonly value: string }
+  | { readonly ref: typeof LB_REF; readonly attribute: 'uuid' | 'zone' };
+
+interface Common<K extends string, V extends Verb> {
+  readonly kind: K;
+  readonly verb: V;
+  /** Display name, e.g. `pool tcp/http`, `member 10.0.0.1:30080 of pool tcp`, `listener tcp/80`. */
+  readonly object: string;
+  readonly reason: Reason;
+  readonly impact: ImpactClass;
+  readonly downtime: Downtime;
+}
+
+// ---- Kubernetes side -------------------------------------------------------------------------
+
+/** Add `service.kubernetes.io/load-balancer-cleanup`; planned before any cloud create. */
+export type AddFinalizerAction = Common<'add-finalizer', 'kube'>;
+/** Remove the finalizer; planned last, after the load balancer is gone. */
+export type RemoveFinalizerAction = Common<'remove-finalizer', 'kube'>;
+
+export interface WriteAnnotationsAction extends Common<'write-annotations', 'kube'> {
+  /** Only keys whose value differs (uuid, config-version, zone). */
+  readonly changes: readonly {
+    readonly key: string;
+    readonly from: string | null;
+    readonly to: AnnotationTarget;
+  }[];
+}
+
+export interface WriteStatusAction extends Common<'write-status', 'kube'> {
+  readonly from: readonly V1LoadBalancerIngress[];
+  /**
+   * The new `status.loadBalancer.ingress`; for a load balancer created in this plan, computed
+   * by the executor from its VIPs with `ingressFromVips(vips, settings)`.
+   */
+  readonly to:
+    | { readonly ingress: readonly V1LoadBalancerIngress[] }
+    | { readonly ref: typeof LB_REF; readonly settings: IngressSettings };
+}
+
+// ---- cloud side ------------------------------------------------------------------------------
+
+export interface CreateLbAction extends Common<'create-lb', 'create'> {
+  readonly ref: typeof LB_REF;
+  readonly body: LoadBalancerCreate;
+}
+export interface DeleteLbAction extends Common<'delete-lb', 'delete'> {
+  readonly loadBalancer: DeletionTarget;
+}
+export interface RenameLbAction extends Common<'rename-lb', 'update'> {
+  readonly loadBalancer: ExistingRef;
+  readonly patch: { readonly name: string };
+}
+/** Replaces the whole tag map (PATCH semantics): foreign tags are carried over in `patch.tags`. */
+export interface TagLbAction extends Common<'tag-lb', 'update'> {
+  readonly loadBalancer: ExistingRef;
+  readonly patch: { readonly tags: Tags };
+}
+
+export interface CreatePoolAction extends Common<'create-pool', 'create'> {
+  readonly ref: string;
+  readonly loadBalancer: ObjectRef;
+  readonly body: Omit<PoolCreate, 'load_balancer'>;
+}
+export interface DeletePoolAction extends Common<'delete-pool', 'delete'> {
+  readonly pool: DeletionTarget;
+}
+
+export interface CreateMemberAction extends Common<'create-member', 'create'> {
+  readonly pool: ObjectRef;
+  readonly poolName: string;
+  readonly body: PoolMemberCreate;
+}
+export interface DeleteMemberAction extends Common<'delete-member', 'delete'> {
+  /** Members live under their pool: `/v1/load-balancers/pools/<pool>/members/<member>`. */
+  readonly pool: ExistingRef;
+  readonly member: DeletionTarget;
+}
+
+export interface CreateListenerAction extends Common<'create-listener', 'create'> {
+  readonly pool: ObjectRef;
+  readonly body: Omit<ListenerCreate, 'pool'>;
+}
+export interface DeleteListenerAction extends Common<'delete-listener', 'delete'> {
+  readonly listener: DeletionTarget;
+}
+/** One attribute per action (the Go CCM's one-field PATCHes). */
+export interface UpdateListenerAction extends Common<'update-listener', 'update'> {
+  readonly listener: ExistingRef;
+  readonly patch: ListenerPatch;
+}
+
+export interface CreateMonitorAction extends Common<'create-monitor', 'create'> {
+  readonly pool: ObjectRef;
+  readonly body: Omit<HealthMonitorCreate, 'pool'>;
+}
+export interface DeleteMonitorAction extends Common<'delete-monitor', 'delete'> {
+  readonly monitor: DeletionTarget;
+}
+/** One attribute per action; `http` patches carry one http field. */
+export interface UpdateMonitorAction extends Common<'update-monitor', 'update'> {
+  readonly monitor: ExistingRef;
+  readonly patch: HealthMonitorPatch;
+}
+
+/** `PATCH /v1/floating-ips/<ip>` with `{load_balancer}`; moves it from wherever it is. */
+export interface AssignFloatingIpAction extends Common<'assign-floating-ip', 'update'> {
+  /** CIDR as the API's `network`, e.g. `192.0.2.1/32`; `ip` is the path identifier. */
+  readonly floatingIp: { readonly network: string; readonly ip: string };
+  readonly loadBalancer: ObjectRef;
+}
+
+/** A change that is not applied; nothing else is planned for the load balancer. No-op to execute. */
+export interface RefuseAction extends Common<'refuse', 'refuse'> {
+  readonly problem: Problem;
+}
+
+export type PlannedAction =
+  | AddFinalizerAction
+  | RemoveFinalizerAction
+  | WriteAnnotationsAction
+  | WriteStatusAction
+  | CreateLbAction
+  | DeleteLbAction
+  | RenameLbAction
+  | TagLbAction
+  | CreatePoolAction
+  | DeletePoolAction
+  | CreateMemberAction
+  | DeleteMemberAction
+  | CreateListenerAction
+  | DeleteListenerAction
+  | UpdateListenerAction
+  | CreateMonitorAction
+  | DeleteMonitorAction
+  | UpdateMonitorAction
+  | AssignFloatingIpAction
+  | RefuseAction;
+
+export type ActionKind = PlannedAction['kind'];
+
+/** The verb of every kind: for exhaustive tables in renderers and the executor. */
+export const ACTION_VERB: { readonly [K in ActionKind]: Extract<PlannedAction, { kind: K }>['verb'] } = {
+  'add-finalizer': 'kube',
+  'remove-finalizer': 'kube',
+  'write-annotations': 'kube',
+  'write-status': 'kube',
+  'create-lb': 'create',
+  'delete-lb': 'delete',
+  'rename-lb': 'update',
+  'tag-lb': 'update',
+  'create-pool': 'create',
+  'delete-pool': 'delete',
+  'create-member': 'create',
+  'delete-member': 'delete',
+  'create-listener': 'create',
+  'delete-listener': 'delete',
+  'update-listener': 'update',
+  'create-monitor': 'create',
+  'delete-monitor': 'delete',
+  'update-monitor': 'update',
+  'assign-floating-ip': 'update',
+  refuse: 'refuse',
+};
+
+/** Whether the action writes to the cloud (as opposed to the Service, or nothing). */
+export function isCloudAction(action: PlannedAction): boolean {
+  return action.verb !== 'kube' && action.verb !== 'refuse';
+}

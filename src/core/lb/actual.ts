@@ -1,0 +1,116 @@
+// The actual load balancer of a Service: finding it (research/reference-ccm.md §3.3) and
+// assembling it with its children from the API's flat lists (§3.5).
+import type { V1Service } from '@kubernetes/client-node';
+import type {
+  FloatingIp,
+  HealthMonitor,
+  Listener,
+  LoadBalancer,
+  Pool,
+  PoolMember,
+} from '../cloudscale/types.js';
+import { AnnotationError, InternalError, RefusedError } from '../errors.js';
+import { LB_ANNOTATIONS, readLbAnnotation } from './annotations.js';
+import { defaultLbName, serviceIdentity } from './desired.js';
+
+export interface ActualPool {
+  readonly pool: Pool;
+  readonly members: readonly PoolMember[];
+  readonly listeners: readonly Listener[];
+  readonly monitors: readonly HealthMonitor[];
+}
+
+export interface ActualLoadBalancer {
+  readonly lb: LoadBalancer;
+  /** The pools whose `load_balancer.uuid` is this load balancer, in API order. */
+  readonly pools: readonly ActualPool[];
+  /** Listeners of this load balancer without a pool: never touched (as the Go CCM). */
+  readonly freeListeners: readonly Listener[];
+  /** Floating IPs assigned to this load balancer. */
+  readonly floatingIps: readonly FloatingIp[];
+}
+
+export interface LoadBalancerChildren {
+  /** All pools of the project (or just this load balancer's). */
+  readonly pools: readonly Pool[];
+  /** Members by pool UUID; must hold an entry for every pool of this load balancer. */
+  readonly membersByPool: Readonly<Record<string, readonly PoolMember[]>>;
+  readonly listeners: readonly Listener[];
+  readonly monitors: readonly HealthMonitor[];
+  readonly floatingIps: readonly FloatingIp[];
+}
+
+/**
+ * The load balancer of a Service, found by the UUID annotation and by exact name (the name
+ * annotation, else `k8s-service-<uid>`), de-duplicated. Returns `undefined` when neither
+ * matches. Throws `RefusedError` when they give more than one load balancer (the UUID and the
+ * name point to different ones, or several share the name): the Go CCM refuses too, since
+ * guessing could modify or delete the wrong one. An empty name annotation disables the name
+ * lookup (the annotation itself is reported by `parseLbAnnotations`).
+ */
+export function findLoadBalancer(
+  service: V1Service,
+  loadBalancers: readonly LoadBalancer[],
+): LoadBalancer | undefined {
+  const annotations = service.metadata?.annotations;
+  const uuid = readLbAnnotation(annotations, 'uuid');
+  let name: string | null;
+  try {
+    name = readLbAnnotation(annotations, 'name') ?? defaultLbName(serviceIdentity(service).uid);
+  } catch (error) {
+    if (!(error instanceof AnnotationError)) throw error;
+    name = null;
+  }
+  const found = new Map<string, LoadBalancer>();
+  for (const lb of loadBalancers) {
+    if ((uuid !== null && lb.uuid === uuid) || (name !== null && lb.name === name)) {
+      found.set(lb.uuid, lb);
+    }
+  }
+  if (found.size <= 1) return found.values().next().value;
+  const { namespace, name: serviceName } = serviceIdentity(service);
+  const list = [...found.values()].map((lb) => `${lb.name} (${lb.uuid})`).join(', ');
+  throw new RefusedError(
+    `service ${namespace}/${serviceName}: found more than one load balancer: ${list}`,
+    {
+      hint:
+        uuid !== null
+          ? `The annotation ${LB_ANNOTATIONS.uuid.key} and the name point to different load balancers. Set ${LB_ANNOTATIONS.uuid.key} to the right one and rename or delete the other.`
+          : 'Several load balancers have this name. Rename or delete all but the one that belongs to this Service, or set the annotation ' +
+            `${LB_ANNOTATIONS.uuid.key} to its UUID.`,
+    },
+  );
+}
+
+/**
+ * Attaches children to a load balancer: pools by `load_balancer.uuid`, members by pool,
+ * listeners and monitors by `pool.uuid`, Floating IPs by `load_balancer.uuid`. Throws
+ * `InternalError` when `membersByPool` lacks one of its pools (the caller did not read them).
+ */
+export function assembleActualLoadBalancer(
+  lb: LoadBalancer,
+  children: LoadBalancerChildren,
+): ActualLoadBalancer {
+  const pools = children.pools
+    .filter((pool) => pool.load_balancer.uuid === lb.uuid)
+    .map((pool): ActualPool => {
+      const members = children.membersByPool[pool.uuid];
+      if (members === undefined) {
+        throw new InternalError(`the members of pool ${pool.name} (${pool.uuid}) were not read`);
+      }
+      return {
+        pool,
+        members,
+        listeners: children.listeners.filter((l) => l.pool?.uuid === pool.uuid),
+        monitors: children.monitors.filter((m) => m.pool.uuid === pool.uuid),
+      };
+    });
+  return {
+    lb,
+    pools,
+    freeListeners: children.listeners.filter(
+      (l) => l.pool === null && l.load_balancer.uuid === lb.uuid,
+    ),
+    floatingIps: children.floatingIps.filter((f) => f.load_balancer?.uuid === lb.uuid),
+  };
+}

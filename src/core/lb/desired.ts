@@ -1,0 +1,389 @@
+// The desired load balancer of a Service (research/reference-ccm.md §3.4, §3.9), and the
+// desired `status.loadBalancer.ingress`.
+import type { V1LoadBalancerIngress, V1Service } from '@kubernetes/client-node';
+import type {
+  HealthMonitorHttp,
+  HealthMonitorType,
+  ListenerProtocol,
+  LoadBalancer,
+  PoolAlgorithm,
+  PoolProtocol,
+  SubnetStub,
+  Tags,
+} from '../cloudscale/types.js';
+import {
+  LB_ANNOTATIONS,
+  ownershipTags,
+  readLbAnnotation,
+  type IpMode,
+  type LbAnnotationValues,
+  type VipAddressRequest,
+} from './annotations.js';
+import type { NodeServer } from './nodes.js';
+import type { PlanWarning, Problem } from './problems.js';
+
+// ---- identity names --------------------------------------------------------------------------
+// Changing any of these names recreates resources on every existing load balancer, and breaks
+// adoption of load balancers made by the Go CCM: they MUST stay as they are.
+
+/** `k8s-service-<uid>`: the Go CCM's default load balancer name. */
+export function defaultLbName(serviceUid: string): string {
+  return `k8s-service-${serviceUid}`;
+}
+
+/** `tcp`, `tcp/<port name>`, `udp/<port name>` (port name case kept). */
+export function poolName(protocol: 'TCP' | 'UDP', portName: string | undefined): string {
+  const proto = protocol.toLowerCase();
+  return portName === undefined || portName === '' ? proto : `${proto}/${portName}`;
+}
+
+/** `<address>:<port>`, IPv6 bracketed. */
+export function memberName(address: string, port: number): string {
+  return address.includes(':') ? `[${address}]:${port}` : `${address}:${port}`;
+}
+
+/** `tcp/80`, `udp/53`. */
+export function listenerName(protocol: string, port: number): string {
+  return `${protocol.toLowerCase()}/${port}`;
+}
+
+/** The Service UID, or this placeholder for a manifest not yet created (`plan -f`). */
+export const PENDING_UID = '<uid>';
+
+// ---- desired model ---------------------------------------------------------------------------
+
+export interface DesiredMember {
+  readonly name: string;
+  /** Always true; part of the member's identity (a disabled member is recreated). */
+  readonly enabled: true;
+  readonly protocol_port: number;
+  readonly monitor_port: number;
+  readonly address: string;
+  /** The whole stub of the server address's subnet: part of the member's identity. */
+  readonly subnet: SubnetStub;
+  /** The node whose server has this address (display only). */
+  readonly node: string;
+}
+
+export interface DesiredListener {
+  readonly name: string;
+  readonly protocol: ListenerProtocol;
+  readonly protocol_port: number;
+  readonly allowed_cidrs: readonly string[];
+  readonly timeout_client_data_ms: number;
+  readonly timeout_member_connect_ms: number;
+  readonly timeout_member_data_ms: number;
+}
+
+export interface DesiredMonitor {
+  readonly type: HealthMonitorType;
+  readonly delay_s: number;
+  readonly timeout_s: number;
+  readonly up_threshold: number;
+  readonly down_threshold: number;
+  /** `null`: not sent (the API applies its defaults for http/https; none for other types). */
+  readonly http: HealthMonitorHttp | null;
+}
+
+/** The Service port a pool serves. */
+export interface ServicePortRef {
+  readonly name: string;
+  readonly protocol: 'TCP' | 'UDP';
+  readonly port: number;
+  readonly nodePort: number;
+}
+
+export interface DesiredPool {
+  readonly name: string;
+  readonly algorithm: PoolAlgorithm;
+  readonly protocol: PoolProtocol;
+  readonly port: ServicePortRef;
+  readonly members: readonly DesiredMember[];
+  readonly listener: DesiredListener;
+  readonly monitor: DesiredMonitor;
+}
+
+export interface DesiredLoadBalancer {
+  readonly name: string;
+  readonly flavor: string;
+  /** `null`: no annotation and no node; the API picks the project's default zone. */
+  readonly zone: string | null;
+  readonly vipAddresses: readonly VipAddressRequest[];
+  readonly floatingIps: readonly string[];
+  /** Ownership tags only; other tags on an existing load balancer are kept. */
+  readonly tags: Tags;
+  readonly pools: readonly DesiredPool[];
+}
+
+/** The http options of the ETP Local health check: kube-proxy's health endpoint. */
+export const LIVEZ_HTTP: HealthMonitorHttp = {
+  expected_codes: ['200'],
+  method: 'GET',
+  url_path: '/livez',
+  version: '1.0',
+  host: null,
+};
+
+export interface DesiredInput {
+  readonly service: V1Service;
+  readonly annotations: LbAnnotationValues;
+  /** The selected nodes mapped to servers, in node order. */
+  readonly nodes: readonly NodeServer[];
+  readonly clusterId: string;
+}
+
+export type DesiredResult =
+  | {
+      readonly ok: true;
+      readonly lb: DesiredLoadBalancer;
+      readonly warnings: readonly PlanWarning[];
+    }
+  | { readonly ok: false; readonly problems: readonly Problem[] };
+
+export function serviceIdentity(service: V1Service): {
+  namespace: string;
+  name: string;
+  uid: string;
+} {
+  return {
+    namespace: service.metadata?.namespace ?? 'default',
+    name: service.metadata?.name ?? '',
+    uid: service.metadata?.uid ?? PENDING_UID,
+  };
+}
+
+/** The load balancer name: the name annotation, else `k8s-service-<uid>`. */
+export function desiredLbName(service: V1Service, annotations: LbAnnotationValues): string {
+  return annotations.name ?? defaultLbName(serviceIdentity(service).uid);
+}
+
+/**
+ * The desired load balancer of a Service whose annotations parsed. Collects every problem
+ * (unsupported port protocol, nodePort 0, nodes in several zones) instead of stopping at one.
+ */
+export function desiredLoadBalancer(input: DesiredInput): DesiredResult {
+  const { service, annotations: a, nodes } = input;
+  const identity = serviceIdentity(service);
+  const problems: Problem[] = [];
+  const warnings: PlanWarning[] = [];
+
+  let zone = a.zone;
+  if (zone === null) {
+    const zones = [...new Set(nodes.map((n) => n.server.zone.slug))];
+    if (zones.length > 1) {
+      problems.push({
+        kind: 'zone',
+        subject: LB_ANNOTATIONS.zone.key,
+        message: `no load balancer zone set and the selected nodes are in several zones (${zones.join(', ')})`,
+        hint: `Set the annotation ${LB_ANNOTATIONS.zone.key} to one of ${zones.join(', ')}, or narrow the nodes with ${LB_ANNOTATIONS.nodeSelector.key}.`,
+      });
+    }
+    zone = zones.length === 1 ? zones[0]! : null;
+  }
+
+  const local = service.spec?.externalTrafficPolicy === 'Local';
+  const monitor = desiredMonitor(a, local, warnings);
+  const healthCheckNodePort = service.spec?.healthCheckNodePort ?? 0;
+
+  const pools: DesiredPool[] = [];
+  for (const [index, port] of (service.spec?.ports ?? []).entries()) {
+    const protocol = port.protocol ?? 'TCP';
+    const label = `port ${port.name ?? index}/${protocol}`;
+    if (protocol !== 'TCP' && protocol !== 'UDP') {
+      problems.push({
+        kind: 'service-spec',
+        subject: label,
+        message: `service ${identity.namespace}/${identity.name}: cannot use ${protocol} for port ${port.port}, only TCP and UDP are supported`,
+        hint: 'Remove the port or change its protocol to TCP or UDP.',
+      });
+      continue;
+    }
+    const nodePort = port.nodePort ?? 0;
+    if (nodePort === 0) {
+      problems.push({
+        kind: 'service-spec',
+        subject: label,
+        message: `service ${identity.namespace}/${identity.name}: port ${port.port} has no nodePort`,
+        hint: 'The load balancer sends traffic to node ports: set spec.allocateLoadBalancerNodePorts to true (the default).',
+      });
+      continue;
+    }
+    const name = poolName(protocol, port.name);
+    if (pools.some((p) => p.name === name)) {
+      problems.push({
+        kind: 'service-spec',
+        subject: label,
+        message: `service ${identity.namespace}/${identity.name}: two ${protocol} ports map to pool ${name}`,
+        hint: 'Give every port a unique name.',
+      });
+      continue;
+    }
+    const monitorPort = local && healthCheckNodePort > 0 ? healthCheckNodePort : nodePort;
+    pools.push({
+      name,
+      algorithm: a.poolAlgorithm,
+      protocol: protocol === 'UDP' ? 'udp' : a.poolProtocol,
+      port: { name: port.name ?? '', protocol, port: port.port, nodePort },
+      members: desiredMembers(nodes, nodePort, monitorPort, a.listenerAllowedSubnets),
+      listener: {
+        name: listenerName(protocol, port.port),
+        protocol: protocol === 'UDP' ? 'udp' : a.listenerProtocol,
+        protocol_port: port.port,
+        allowed_cidrs: a.listenerAllowedCidrs,
+        timeout_client_data_ms: a.timeoutClientDataMs,
+        timeout_member_connect_ms: a.timeoutMemberConnectMs,
+        timeout_member_data_ms: a.timeoutMemberDataMs,
+      },
+      monitor,
+    });
+  }
+
+  if (problems.length > 0) return { ok: false, problems };
+  return {
+    ok: true,
+    warnings,
+    lb: {
+      name: desiredLbName(service, a),
+      flavor: a.flavor,
+      zone,
+      vipAddresses: a.vipAddresses,
+      floatingIps: a.floatingIps,
+      tags: ownershipTags(input.clusterId, identity),
+      pools,
+    },
+  };
+}
+
+function desiredMonitor(
+  a: LbAnnotationValues,
+  local: boolean,
+  warnings: PlanWarning[],
+): DesiredMonitor {
+  const numbers = {
+    delay_s: a.healthMonitorDelayS,
+    timeout_s: a.healthMonitorTimeoutS,
+    up_threshold: a.healthMonitorUpThreshold,
+    down_threshold: a.healthMonitorDownThreshold,
+  };
+  if (local) {
+    if (a.healthMonitorType !== LB_ANNOTATIONS.healthMonitorType.default && a.healthMonitorType !== 'http') {
+      warnings.push({
+        reason: 'AnnotationWarning',
+        message: `${LB_ANNOTATIONS.healthMonitorType.key}: ${a.healthMonitorType} is replaced by http, which externalTrafficPolicy Local requires`,
+      });
+    }
+    if (a.healthMonitorHttp !== null) {
+      warnings.push({
+        reason: 'AnnotationWarning',
+        message: `${LB_ANNOTATIONS.healthMonitorHttp.key} is set, so the /livez check that externalTrafficPolicy Local needs is not configured`,
+      });
+    }
+    return { type: 'http', ...numbers, http: a.healthMonitorHttp ?? LIVEZ_HTTP };
+  }
+  const httpType = a.healthMonitorType === 'http' || a.healthMonitorType === 'https';
+  if (!httpType && a.healthMonitorHttp !== null) {
+    warnings.push({
+      reason: 'AnnotationWarning',
+      message: `${LB_ANNOTATIONS.healthMonitorHttp.key} is ignored: the health monitor type is ${a.healthMonitorType}`,
+    });
+  }
+  return { type: a.healthMonitorType, ...numbers, http: httpType ? a.healthMonitorHttp : null };
+}
+
+/**
+ * Members for one port: every address with a subnet on every non-public interface of every
+ * selected node's server, optionally limited to `allowedSubnets`. Zero members is allowed.
+ */
+function desiredMembers(
+  nodes: readonly NodeServer[],
+  nodePort: number,
+  monitorPort: number,
+  allowedSubnets: readonly string[],
+): DesiredMember[] {
+  const members: DesiredMember[] = [];
+  for (const { node, server } of nodes) {
+    for (const iface of server.interfaces) {
+      if (iface.type === 'public') continue;
+      for (const address of iface.addresses) {
+        if (!address.subnet?.uuid) continue;
+        if (allowedSubnets.length > 0 && !allowedSubnets.includes(address.subnet.uuid)) continue;
+        const name = memberName(address.address, nodePort);
+        if (members.some((m) => m.name === name)) continue;
+        members.push({
+          name,
+          enabled: true,
+          protocol_port: nodePort,
+          monitor_port: monitorPort,
+          address: address.address,
+          subnet: { href: address.subnet.href, uuid: address.subnet.uuid, cidr: address.subnet.cidr },
+          node,
+        });
+      }
+    }
+  }
+  return members;
+}
+
+// ---- status ----------------------------------------------------------------------------------
+
+/** How ingress entries are published: one hostname, or one entry per VIP with an ipMode. */
+export type IngressSettings =
+  | { readonly hostname: string }
+  /** `ipMode` null: the API server predates 1.30 (or its version is unknown); none is written. */
+  | { readonly ipMode: IpMode | null };
+
+export function ingressSettings(
+  annotations: Pick<LbAnnotationValues, 'forceHostname' | 'ipMode'>,
+  apiServerMinor: number | null,
+): IngressSettings {
+  if (annotations.forceHostname !== null) return { hostname: annotations.forceHostname };
+  return { ipMode: apiServerMinor !== null && apiServerMinor >= 30 ? annotations.ipMode : null };
+}
+
+export function ingressFromVips(
+  vips: LoadBalancer['vip_addresses'],
+  settings: IngressSettings,
+): V1LoadBalancerIngress[] {
+  if ('hostname' in settings) return [{ hostname: settings.hostname }];
+  return vips.map((vip) =>
+    settings.ipMode === null ? { ip: vip.address } : { ip: vip.address, ipMode: settings.ipMode },
+  );
+}
+
+/**
+ * The desired `status.loadBalancer.ingress` for a Service served by `lb`: one entry per VIP in
+ * API order (Floating IPs are not reported), `ipMode` only on API servers ≥ 1.30; or a single
+ * hostname with force-hostname. Throws `AnnotationError` for a bad force-hostname or ip-mode.
+ */
+export function desiredIngress(
+  service: V1Service,
+  lb: Pick<LoadBalancer, 'vip_addresses'>,
+  options: { readonly apiServerMinor: number | null },
+): V1LoadBalancerIngress[] {
+  const annotations = service.metadata?.annotations;
+  const forceHostname = readLbAnnotation(annotations, 'forceHostname');
+  const ipMode = forceHostname === null ? readLbAnnotation(annotations, 'ipMode') : 'Proxy';
+  return ingressFromVips(lb.vip_addresses, ingressSettings({ forceHostname, ipMode }, options.apiServerMinor));
+}
+
+/**
+ * Whether two ingress lists are the same, in order. An unset `ipMode` equals `VIP`: the API
+ * server defaults it so whenever `ip` is set, and would otherwise show a change on every run.
+ */
+export function ingressEqual(
+  a: readonly V1LoadBalancerIngress[] | undefined,
+  b: readonly V1LoadBalancerIngress[] | undefined,
+): boolean {
+  const left = a ?? [];
+  const right = b ?? [];
+  if (left.length !== right.length) return false;
+  return left.every((entry, i) => {
+    const other = right[i]!;
+    return (
+      (entry.ip ?? '') === (other.ip ?? '') &&
+      (entry.hostname ?? '') === (other.hostname ?? '') &&
+      (entry.ip === undefined || (entry.ipMode ?? 'VIP') === (other.ipMode ?? 'VIP')) &&
+      JSON.stringify(entry.ports ?? []) === JSON.stringify(other.ports ?? [])
+    );
+  });
+}

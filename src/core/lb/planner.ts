@@ -1,0 +1,1218 @@
+// The load-balancer planner: one Service's whole change as one ordered list of typed actions,
+// pure (research/reference-ccm.md §3.6 for the keys and the order of the Go CCM, which this
+// plans in one go instead of phase by phase: children of objects created in the same plan refer
+// to them symbolically). `plan` prints the list; `sync-lb` executes exactly it.
+import type { V1LoadBalancerIngress, V1Node, V1Service } from '@kubernetes/client-node';
+import type {
+  FloatingIp,
+  HealthMonitor,
+  HealthMonitorHttp,
+  LoadBalancer,
+  PoolMember,
+  Server,
+} from '../cloudscale/types.js';
+import { InternalError, RefusedError } from '../errors.js';
+import {
+  ACTION_VERB,
+  LB_REF,
+  poolRef,
+  type ExistingRef,
+  type ObjectRef,
+  type PlannedAction,
+  type Reason,
+  type WriteAnnotationsAction,
+} from './actions.js';
+import { findLoadBalancer, type ActualLoadBalancer, type ActualPool } from './actual.js';
+import {
+  LB_ANNOTATIONS,
+  parseLbAnnotations,
+  parseOwnershipTags,
+  readLbAnnotation,
+  type LbAnnotationValues,
+} from './annotations.js';
+import {
+  desiredLoadBalancer,
+  ingressEqual,
+  ingressFromVips,
+  ingressSettings,
+  serviceIdentity,
+  type DesiredListener,
+  type DesiredLoadBalancer,
+  type DesiredMember,
+  type DesiredMonitor,
+  type DesiredPool,
+} from './desired.js';
+import { downtimeOf, impactRank, type Downtime, type ImpactClass, type MonitorTiming } from './impact.js';
+import { mapNodesToServers, selectLbNodes } from './nodes.js';
+import { annotationProblem, type PlanWarning, type Problem } from './problems.js';
+
+/** Added before anything is created, removed after the load balancer is gone. MUST not change. */
+export const LB_FINALIZER = 'service.kubernetes.io/load-balancer-cleanup';
+/** The value of `loadbalancer-config-version` the Go CCM writes. */
+export const CONFIG_VERSION = '1';
+
+export interface PlanServiceInput {
+  readonly service: V1Service;
+  /** All Nodes of the cluster; the planner applies eligibility and the node selector. */
+  readonly nodes: readonly V1Node[];
+  /** All servers of the project. */
+  readonly servers: readonly Server[];
+  /** All load balancers of the project, for the lookup by UUID annotation and name. */
+  readonly loadBalancers: readonly LoadBalancer[];
+  /**
+   * The assembled load balancer that `findLoadBalancer(service, loadBalancers)` returns, or
+   * `null` when it returns none (or throws). May be `null` in delete mode.
+   */
+  readonly actual: ActualLoadBalancer | null;
+  /** All Floating IPs of the project. */
+  readonly floatingIps: readonly FloatingIp[];
+  /** The other Services of type LoadBalancer (the Service itself is skipped by UID). */
+  readonly otherServices: readonly V1Service[];
+  /** This cluster's identity (the ownership tag value). */
+  readonly clusterId: string;
+  /** Minor version of the API server (major 1); `null` when unknown: no `ipMode` is written. */
+  readonly apiServerMinor: number | null;
+}
+
+export interface ServicePlan {
+  readonly service: { readonly namespace: string; readonly name: string; readonly uid: string };
+  /** `ignore`: not ours (loadBalancerClass set, or no load balancer wanted and no finalizer). */
+  readonly mode: 'ensure' | 'delete' | 'ignore';
+  /** The load balancer planned for (`uuid` null: created by this plan, or unknown). */
+  readonly loadBalancer: { readonly name: string; readonly uuid: string | null } | null;
+  readonly actions: readonly PlannedAction[];
+  /** Errors for this Service: each names the thing and how to fix it. Non-empty → non-zero exit. */
+  readonly problems: readonly Problem[];
+  readonly warnings: readonly PlanWarning[];
+}
+
+export function planService(input: PlanServiceInput): ServicePlan {
+  const { service } = input;
+  const identity = serviceIdentity(service);
+  const base = { service: identity, loadBalancer: null, actions: [], problems: [], warnings: [] };
+  if (service.spec?.loadBalancerClass) return { ...base, mode: 'ignore' };
+  const wantsLb = service.spec?.type === 'LoadBalancer' && service.metadata?.deletionTimestamp == null;
+  if (wantsLb) return new EnsurePlanner(input).plan();
+  if (!(service.metadata?.finalizers ?? []).includes(LB_FINALIZER)) return { ...base, mode: 'ignore' };
+  return planDelete(input);
+}
+
+// ---- helpers ---------------------------------------------------------------------------------
+
+/** An action without the fields `build` derives (verb from the kind, downtime from the impact). */
+type Draft = PlannedAction extends infer A ? (A extends PlannedAction ? Omit<A, 'verb' | 'downtime'> : never) : never;
+
+function build<D extends Draft>(draft: D, timing?: MonitorTiming): Extract<PlannedAction, { kind: D['kind'] }> {
+  return {
+    ...draft,
+    verb: ACTION_VERB[draft.kind],
+    downtime: downtimeOf(draft.impact, timing),
+  } as unknown as Extract<PlannedAction, { kind: D['kind'] }>;
+}
+
+function serviceName(identity: { namespace: string; name: string }): string {
+  return `${identity.namespace}/${identity.name}`;
+}
+
+function refuse(problem: Problem, object: string, reason: Reason): PlannedAction {
+  return build({ kind: 'refuse', object, reason, impact: 'refused', problem });
+}
+
+/** Pairs desired and actual items by identity key; unmatched desired are created, unmatched actual deleted. */
+function diffBy<D, A>(
+  desired: readonly D[],
+  actual: readonly A[],
+  desiredKey: (d: D) => string,
+  actualKey: (a: A) => string,
+): { create: D[]; remove: A[]; matched: [D, A][] } {
+  const remaining = [...actual];
+  const create: D[] = [];
+  const matched: [D, A][] = [];
+  for (const d of desired) {
+    const key = desiredKey(d);
+    const index = remaining.findIndex((a) => actualKey(a) === key);
+    if (index === -1) create.push(d);
+    else matched.push([d, remaining.splice(index, 1)[0]!]);
+  }
+  return { create, remove: remaining, matched };
+}
+
+// Identity keys (§3.6): a differing key means delete and re-create.
+const poolKey = (name: string, algorithm: string, protocol: string) =>
+  JSON.stringify([name, algorithm, protocol]);
+const desiredMemberKey = (m: DesiredMember) =>
+  JSON.stringify([m.name, m.enabled, m.monitor_port, m.protocol_port, m.address, m.subnet.href, m.subnet.cidr, m.subnet.uuid]);
+/** An unset `monitor_port` means the API uses `protocol_port`. */
+const actualMemberKey = (m: PoolMember) =>
+  JSON.stringify([m.name, m.enabled, m.monitor_port ?? m.protocol_port, m.protocol_port, m.address, m.subnet.href, m.subnet.cidr, m.subnet.uuid]);
+const listenerKey = (l: { name: string; protocol: string; protocol_port: number }) =>
+  JSON.stringify([l.name, l.protocol, l.protocol_port]);
+/** The HTTP version counts as 1.1 when `http` is null or has no version. */
+const monitorKey = (m: { type: string; http: Pick<HealthMonitorHttp, 'version'> | null }) =>
+  JSON.stringify([m.type, m.http?.version || '1.1']);
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((item, i) => item === b[i]);
+}
+
+function httpBody(http: HealthMonitorHttp | null) {
+  if (http === null) return {};
+  return {
+    expected_codes: [...http.expected_codes],
+    method: http.method,
+    url_path: http.url_path,
+    version: http.version,
+    ...(http.host === null || http.host === '' ? {} : { host: http.host }),
+  };
+}
+
+// ---- delete mode -----------------------------------------------------------------------------
+
+function planDelete(input: PlanServiceInput): ServicePlan {
+  const { service } = input;
+  const identity = serviceIdentity(service);
+  const svc = serviceName(identity);
+  const actions: PlannedAction[] = [];
+  const problems: Problem[] = [];
+  const deleting = service.metadata?.deletionTimestamp != null;
+  const why = deleting
+    ? 'the Service is being deleted'
+    : `the Service is no longer of type LoadBalancer (now ${service.spec?.type ?? 'ClusterIP'})`;
+
+  let lb: LoadBalancer | undefined;
+  try {
+    lb = findLoadBalancer(service, input.loadBalancers);
+  } catch (error) {
+    if (!(error instanceof RefusedError)) throw error;
+    problems.push({ kind: 'lookup', subject: `service ${svc}`, message: error.message, hint: error.hint ?? '' });
+  }
+  const done = (): ServicePlan => ({
+    service: identity,
+    mode: 'delete',
+    loadBalancer: lb === undefined ? null : { name: lb.name, uuid: lb.uuid },
+    actions,
+    problems,
+    warnings: [],
+  });
+  if (problems.length > 0) return done();
+
+  if (lb !== undefined) {
+    const refusal = ownershipRefusal(lb, identity, input);
+    if (refusal !== null) {
+      problems.push(refusal);
+      actions.push(refuse(refusal, `load balancer ${lb.name}`, { text: refusal.message }));
+      return done();
+    }
+    actions.push(
+      build({
+        kind: 'delete-lb',
+        object: `load balancer ${lb.name}`,
+        reason: { text: `${why}; the load balancer and everything on it are deleted` },
+        impact: 'lb-deletion',
+        loadBalancer: { uuid: lb.uuid, href: lb.href, name: lb.name },
+      }),
+    );
+  }
+  const ingress = service.status?.loadBalancer?.ingress ?? [];
+  if (!deleting && ingress.length > 0) {
+    actions.push(
+      build({
+        kind: 'write-status',
+        object: `service ${svc} status`,
+        reason: { text: `${why}: clear status.loadBalancer`, field: 'status.loadBalancer.ingress' },
+        impact: 'none',
+        from: ingress,
+        to: { ingress: [] },
+      }),
+    );
+  }
+  actions.push(
+    build({
+      kind: 'remove-finalizer',
+      object: `service ${svc} finalizer`,
+      reason: { text: `${why}; its load balancer is gone`, field: 'metadata.finalizers', from: LB_FINALIZER },
+      impact: 'none',
+    }),
+  );
+  return done();
+}
+
+/**
+ * A load balancer this cluster must not touch: tagged for another cluster, or tagged for another
+ * existing Service of this cluster. Untagged ones (made by the Go CCM) are adopted.
+ */
+function ownershipRefusal(
+  lb: LoadBalancer,
+  identity: { namespace: string; name: string; uid: string },
+  input: Pick<PlanServiceInput, 'clusterId' | 'otherServices'>,
+): Problem | null {
+  const owner = parseOwnershipTags(lb.tags);
+  if (owner.kind === 'untagged') return null;
+  const subject = `load balancer ${lb.name}`;
+  if (owner.clusterId !== input.clusterId) {
+    return {
+      kind: 'ownership',
+      subject,
+      message: `load balancer ${lb.name} (${lb.uuid}) belongs to another cluster (tag k8s.cloudscale.ch/cluster=${owner.clusterId}, this cluster is ${input.clusterId}); it is never modified or deleted`,
+      hint: `If the Service was copied from another cluster, remove its annotation ${LB_ANNOTATIONS.uuid.key} (and give it its own ${LB_ANNOTATIONS.name.key}) so that it gets its own load balancer.`,
+    };
+  }
+  if (owner.serviceUid !== null && owner.serviceUid !== identity.uid) {
+    const other = input.otherServices.find((s) => s.metadata?.uid === owner.serviceUid);
+    if (other !== undefined) {
+      const otherName = serviceName(serviceIdentity(other));
+      return {
+        kind: 'ownership',
+        subject,
+        message: `load balancer ${lb.name} (${lb.uuid}) belongs to Service ${otherName}, not to ${serviceName(identity)}`,
+        hint: `Two Services claim one load balancer: give ${serviceName(identity)} its own ${LB_ANNOTATIONS.name.key} and remove its ${LB_ANNOTATIONS.uuid.key} annotation.`,
+      };
+    }
+  }
+  return null;
+}
+
+// ---- ensure mode -----------------------------------------------------------------------------
+
+class EnsurePlanner {
+  private readonly identity;
+  private readonly svc: string;
+  private readonly problems: Problem[] = [];
+  private readonly warnings: PlanWarning[] = [];
+  private readonly actions: PlannedAction[] = [];
+  private lbSummary: ServicePlan['loadBalancer'] = null;
+
+  constructor(private readonly input: PlanServiceInput) {
+    this.identity = serviceIdentity(input.service);
+    this.svc = serviceName(this.identity);
+  }
+
+  private result(): ServicePlan {
+    return {
+      service: this.identity,
+      mode: 'ensure',
+      loadBalancer: this.lbSummary,
+      actions: this.actions,
+      problems: this.problems,
+      warnings: this.warnings,
+    };
+  }
+
+  private refuseWith(problems: readonly Problem[], object: string, reasons: readonly Reason[]): ServicePlan {
+    problems.forEach((problem, i) => {
+      this.problems.push(problem);
+      this.actions.push(refuse(problem, object, reasons[i] ?? { text: problem.message }));
+    });
+    return this.result();
+  }
+
+  plan(): ServicePlan {
+    const { input } = this;
+    const parsed = parseLbAnnotations(input.service.metadata?.annotations);
+    for (const w of parsed.warnings) {
+      this.warnings.push({ reason: 'AnnotationWarning', message: `${w.annotation}: ${w.message}` });
+    }
+    if (!parsed.ok) {
+      this.problems.push(...parsed.errors.map(annotationProblem));
+      return this.result();
+    }
+    const a = parsed.values;
+
+    let lb: LoadBalancer | undefined;
+    try {
+      lb = findLoadBalancer(input.service, input.loadBalancers);
+    } catch (error) {
+      if (!(error instanceof RefusedError)) throw error;
+      this.problems.push({ kind: 'lookup', subject: `service ${this.svc}`, message: error.message, hint: error.hint ?? '' });
+      return this.result();
+    }
+    const actual = this.checkActual(lb);
+    if (actual !== null) {
+      this.lbSummary = { name: actual.lb.name, uuid: actual.lb.uuid };
+      const refusal = ownershipRefusal(actual.lb, this.identity, input);
+      if (refusal !== null) {
+        return this.refuseWith([refusal], `load balancer ${actual.lb.name}`, [{ text: refusal.message }]);
+      }
+    }
+
+    const conflict = this.floatingIpConflict(a);
+    if (conflict !== null) {
+      return this.refuseWith([conflict], `service ${this.svc}`, [
+        { text: conflict.message, field: LB_ANNOTATIONS.floatingIps.key },
+      ]);
+    }
+
+    const selection = selectLbNodes(input.nodes, a.nodeSelector);
+    if (selection.eligible.length === 0) {
+      this.warnings.push({ reason: 'UnAvailableLoadBalancer', message: 'There are no available nodes for LoadBalancer' });
+    } else if (selection.selected.length === 0) {
+      this.warnings.push({
+        reason: 'NoValidNodes',
+        message: `No valid nodes for service found, double-check node-selector annotation: ${LB_ANNOTATIONS.nodeSelector.key}: ${a.nodeSelector?.source ?? ''}`,
+      });
+    }
+    const mapping = mapNodesToServers(selection.selected, input.servers);
+    if (!mapping.ok) {
+      this.problems.push(...mapping.problems);
+      return this.result();
+    }
+    const desired = desiredLoadBalancer({
+      service: input.service,
+      annotations: a,
+      nodes: mapping.mapped,
+      clusterId: input.clusterId,
+    });
+    if (!desired.ok) {
+      this.problems.push(...desired.problems);
+      return this.result();
+    }
+    this.warnings.push(...desired.warnings);
+    this.lbSummary ??= { name: desired.lb.name, uuid: null };
+
+    if (actual !== null) {
+      const forbidden = forbiddenChanges(desired.lb, actual.lb);
+      if (forbidden.length > 0) {
+        return this.refuseWith(
+          forbidden.map((f) => f.problem),
+          `load balancer ${actual.lb.name}`,
+          forbidden.map((f) => f.reason),
+        );
+      }
+    }
+
+    if (!(input.service.metadata?.finalizers ?? []).includes(LB_FINALIZER)) {
+      this.actions.push(
+        build({
+          kind: 'add-finalizer',
+          object: `service ${this.svc} finalizer`,
+          reason: {
+            text: 'protects the load balancer from being left behind when the Service is deleted',
+            field: 'metadata.finalizers',
+            to: LB_FINALIZER,
+          },
+          impact: 'none',
+        }),
+      );
+    }
+    const timing = desired.lb.pools[0]?.monitor;
+    const cloud = new CloudPlan(desired.lb, timing);
+    if (actual === null) cloud.create();
+    else cloud.update(actual);
+    this.actions.push(...cloud.actions);
+    this.planFloatingIps(desired.lb, actual);
+    this.planAnnotations(actual);
+    this.planStatus(a, actual);
+    return this.result();
+  }
+
+  /** The assembled actual state must be the one the lookup finds: anything else is a caller bug. */
+  private checkActual(lb: LoadBalancer | undefined): ActualLoadBalancer | null {
+    const { actual } = this.input;
+    if (lb === undefined) {
+      if (actual !== null) {
+        throw new InternalError(`actual state given for load balancer ${actual.lb.uuid}, but the lookup for ${this.svc} finds none`);
+      }
+      return null;
+    }
+    if (actual === null || actual.lb.uuid !== lb.uuid) {
+      throw new InternalError(
+        `the lookup for ${this.svc} finds load balancer ${lb.uuid}, but the actual state given is ${actual?.lb.uuid ?? 'none'}`,
+      );
+    }
+    return actual;
+  }
+
+  private floatingIpConflict(a: LbAnnotationValues): Problem | null {
+    if (a.floatingIps.length === 0) return null;
+    const claims: string[] = [];
+    for (const other of this.input.otherServices) {
+      if (other.metadata?.uid === this.identity.uid || other.spec?.type !== 'LoadBalancer') continue;
+      let theirs: readonly string[];
+      try {
+        theirs = readLbAnnotation(other.metadata?.annotations, 'floatingIps');
+      } catch {
+        // The other Service's own plan reports its bad annotation; here it claims nothing.
+        continue;
+      }
+      for (const ip of a.floatingIps) {
+        if (theirs.includes(ip)) claims.push(`${ip}->${serviceName(serviceIdentity(other))}`);
+      }
+    }
+    if (claims.length === 0) return null;
+    return {
+      kind: 'floating-ip-conflict',
+      subject: LB_ANNOTATIONS.floatingIps.key,
+      message: `at least one Floating IP assigned to service ${this.svc} is also assigned to another service. Refusing to continue to avoid flapping: ${claims.join(', ')}`,
+      hint: `Remove the Floating IP from the ${LB_ANNOTATIONS.floatingIps.key} annotation of all but one Service.`,
+    };
+  }
+
+  private planFloatingIps(desired: DesiredLoadBalancer, actual: ActualLoadBalancer | null): void {
+    const assigned = new Set((actual?.floatingIps ?? []).map((f) => f.network));
+    const target: ObjectRef = actual === null ? { ref: LB_REF } : { uuid: actual.lb.uuid };
+    for (const network of desired.floatingIps) {
+      if (assigned.has(network)) continue;
+      const fip = this.input.floatingIps.find((f) => f.network === network);
+      if (fip === undefined) {
+        this.problems.push({
+          kind: 'floating-ip-missing',
+          subject: `floating IP ${network}`,
+          message: `Floating IP ${network} of annotation ${LB_ANNOTATIONS.floatingIps.key} does not exist in this cloudscale project`,
+          hint: 'Create the Floating IP in this project (its network exactly as written, e.g. 192.0.2.1/32), or remove it from the annotation.',
+        });
+        continue;
+      }
+      const from = fip.load_balancer
+        ? `load balancer ${fip.load_balancer.name}`
+        : fip.server
+          ? `server ${fip.server.name}`
+          : 'unassigned';
+      this.actions.push(
+        build({
+          kind: 'assign-floating-ip',
+          object: `floating IP ${network}`,
+          reason: {
+            text:
+              from === 'unassigned'
+                ? 'listed in the annotation; traffic arrives within ~20 s'
+                : `listed in the annotation; moved from ${from}, whose traffic to it stops`,
+            field: LB_ANNOTATIONS.floatingIps.key,
+            from,
+            to: `load balancer ${desired.name}`,
+          },
+          impact: 'minimal',
+          floatingIp: { network, ip: network.slice(0, network.indexOf('/')) },
+          loadBalancer: target,
+        }),
+      );
+    }
+  }
+
+  private planAnnotations(actual: ActualLoadBalancer | null): void {
+    const current = this.input.service.metadata?.annotations ?? {};
+    const wanted: [string, WriteAnnotationsAction['changes'][number]['to']][] =
+      actual === null
+        ? [
+            [LB_ANNOTATIONS.uuid.key, { ref: LB_REF, attribute: 'uuid' }],
+            [LB_ANNOTATIONS.configVersion.key, { value: CONFIG_VERSION }],
+            [LB_ANNOTATIONS.zone.key, { ref: LB_REF, attribute: 'zone' }],
+          ]
+        : [
+            [LB_ANNOTATIONS.uuid.key, { value: actual.lb.uuid }],
+            [LB_ANNOTATIONS.configVersion.key, { value: CONFIG_VERSION }],
+            [LB_ANNOTATIONS.zone.key, { value: actual.lb.zone.slug }],
+          ];
+    const changes = wanted
+      .filter(([key, to]) => !('value' in to) || current[key] !== to.value)
+      .map(([key, to]) => ({ key, from: current[key] ?? null, to }));
+    if (changes.length === 0) return;
+    this.actions.push(
+      build({
+        kind: 'write-annotations',
+        object: `service ${this.svc} annotations`,
+        reason: {
+          text: `record the load balancer on the Service: ${changes.map((c) => c.key.slice(c.key.indexOf('/') + 1)).join(', ')}`,
+        },
+        impact: 'none',
+        changes,
+      }),
+    );
+  }
+
+  private planStatus(a: LbAnnotationValues, actual: ActualLoadBalancer | null): void {
+    const current: V1LoadBalancerIngress[] = this.input.service.status?.loadBalancer?.ingress ?? [];
+    const settings = ingressSettings(a, this.input.apiServerMinor);
+    const object = `service ${this.svc} status`;
+    if (actual === null && !('hostname' in settings)) {
+      this.actions.push(
+        build({
+          kind: 'write-status',
+          object,
+          reason: { text: "publish the new load balancer's VIP addresses", field: 'status.loadBalancer.ingress' },
+          impact: 'none',
+          from: current,
+          to: { ref: LB_REF, settings },
+        }),
+      );
+      return;
+    }
+    const ingress = ingressFromVips(actual?.lb.vip_addresses ?? [], settings);
+    if (ingressEqual(current, ingress)) return;
+    this.actions.push(
+      build({
+        kind: 'write-status',
+        object,
+        reason: {
+          text: 'publish the load balancer addresses',
+          field: 'status.loadBalancer.ingress',
+          from: describeIngress(current),
+          to: describeIngress(ingress),
+        },
+        impact: 'none',
+        from: current,
+        to: { ingress },
+      }),
+    );
+  }
+}
+
+function describeIngress(ingress: readonly V1LoadBalancerIngress[]): string {
+  if (ingress.length === 0) return '(none)';
+  return ingress
+    .map((e) => (e.hostname !== undefined ? e.hostname : `${e.ip ?? ''}${e.ipMode ? ` (${e.ipMode})` : ''}`))
+    .join(', ');
+}
+
+/** Flavor, zone and VIP addresses cannot change on an existing load balancer (§3.6 step 5). */
+function forbiddenChanges(
+  desired: DesiredLoadBalancer,
+  lb: LoadBalancer,
+): { problem: Problem; reason: Reason }[] {
+  const out: { problem: Problem; reason: Reason }[] = [];
+  const recreate =
+    'To really change it, delete and re-create the Service: it gets a new load balancer and loses its IP addresses (Floating IPs excepted).';
+  if (desired.flavor !== lb.flavor.slug) {
+    const key = LB_ANNOTATIONS.flavor.key;
+    out.push({
+      problem: {
+        kind: 'forbidden-change',
+        subject: key,
+        message: `the flavor of load balancer ${lb.name} cannot change (${lb.flavor.slug} → ${desired.flavor}); nothing was changed`,
+        hint: `Set ${key} back to ${lb.flavor.slug}. ${recreate}`,
+      },
+      reason: { text: 'the flavor of a load balancer is fixed', field: key, from: lb.flavor.slug, to: desired.flavor },
+    });
+  }
+  if (desired.zone !== null && desired.zone !== lb.zone.slug) {
+    const key = LB_ANNOTATIONS.zone.key;
+    out.push({
+      problem: {
+        kind: 'forbidden-change',
+        subject: key,
+        message: `the zone of load balancer ${lb.name} cannot change (${lb.zone.slug} → ${desired.zone}); nothing was changed`,
+        hint: `Set ${key} to ${lb.zone.slug}. ${recreate}`,
+      },
+      reason: { text: 'the zone of a load balancer is fixed', field: key, from: lb.zone.slug, to: desired.zone },
+    });
+  }
+  const wanted = desired.vipAddresses;
+  const vipsDiffer =
+    wanted.length > 0 &&
+    (wanted.length !== lb.vip_addresses.length ||
+      wanted.some((w, i) => {
+        const have = lb.vip_addresses[i]!;
+        return w.subnet !== have.subnet.uuid || (w.address !== undefined && w.address !== have.address);
+      }));
+  if (vipsDiffer) {
+    const key = LB_ANNOTATIONS.vipAddresses.key;
+    const from = JSON.stringify(lb.vip_addresses.map((v) => ({ subnet: v.subnet.uuid, address: v.address })));
+    const to = JSON.stringify(wanted);
+    out.push({
+      problem: {
+        kind: 'forbidden-change',
+        subject: key,
+        message: `the VIP addresses of load balancer ${lb.name} cannot change (${from} → ${to}); nothing was changed`,
+        hint: `Set ${key} back to ${from}. ${recreate}`,
+      },
+      reason: { text: 'the VIP addresses of a load balancer are fixed', field: key, from, to },
+    });
+  }
+  return out;
+}
+
+// ---- the cloud actions of one load balancer ---------------------------------------------------
+
+/** Where a desired pool's objects come from: a kept pool, or one created in this plan. */
+interface PoolTarget {
+  readonly desired: DesiredPool;
+  readonly ref: ObjectRef;
+  /** The impact class of everything created in a new pool (its port's story). */
+  readonly newPool?: { impact: ImpactClass; reason: Reason };
+  readonly actual?: ActualPool;
+}
+
+class CloudPlan {
+  // Categories in execution order; `actions` concatenates them.
+  private readonly poolDeletes: PlannedAction[] = [];
+  private readonly poolCreates: PlannedAction[] = [];
+  private readonly memberDeletes: PlannedAction[] = [];
+  private readonly memberCreates: PlannedAction[] = [];
+  private readonly listenerChanges: PlannedAction[] = [];
+  private readonly monitorChanges: PlannedAction[] = [];
+  private readonly updates: PlannedAction[] = [];
+  private readonly lbChanges: PlannedAction[] = [];
+  private readonly head: PlannedAction[] = [];
+
+  constructor(
+    private readonly desired: DesiredLoadBalancer,
+    private readonly timing: MonitorTiming | undefined,
+  ) {}
+
+  get actions(): PlannedAction[] {
+    return [
+      ...this.head,
+      ...this.poolDeletes,
+      ...this.poolCreates,
+      ...this.memberDeletes,
+      ...this.memberCreates,
+      ...this.listenerChanges,
+      ...this.monitorChanges,
+      ...this.updates,
+      ...this.lbChanges,
+    ];
+  }
+
+  private act<D extends Draft>(draft: D): Extract<PlannedAction, { kind: D['kind'] }> {
+    return build(draft, this.timing);
+  }
+
+  create(): void {
+    const d = this.desired;
+    this.head.push(
+      this.act({
+        kind: 'create-lb',
+        object: `load balancer ${d.name}`,
+        reason: { text: 'the Service has no load balancer yet' },
+        impact: 'none',
+        ref: LB_REF,
+        body: {
+          name: d.name,
+          flavor: d.flavor,
+          ...(d.zone === null ? {} : { zone: d.zone }),
+          vip_addresses: d.vipAddresses.map((v) => ({ ...v })),
+          tags: { ...d.tags },
+        },
+      }),
+    );
+    const reason = { text: 'part of the new load balancer' };
+    this.createPools(
+      d.pools.map((pool) => ({ desired: pool, ref: { ref: poolRef(pool.name) }, newPool: { impact: 'none', reason } })),
+      { ref: LB_REF },
+    );
+  }
+
+  update(actual: ActualLoadBalancer): void {
+    const d = this.desired;
+    const { create, remove, matched } = diffBy(
+      d.pools,
+      actual.pools,
+      (p) => poolKey(p.name, p.algorithm, p.protocol),
+      (p) => poolKey(p.pool.name, p.pool.algorithm, p.pool.protocol),
+    );
+
+    // Which removed pool each new pool replaces: same name (algorithm/protocol changed), or the
+    // same listener port under a new port name. Traffic on that port stops until it is rebuilt.
+    const replaced = new Map<DesiredPool, ActualPool>();
+    for (const pool of create) {
+      const old =
+        remove.find((r) => r.pool.name === pool.name && ![...replaced.values()].includes(r)) ??
+        remove.find(
+          (r) =>
+            ![...replaced.values()].includes(r) &&
+            r.listeners.some((l) => l.protocol === pool.listener.protocol && l.protocol_port === pool.listener.protocol_port),
+        );
+      if (old !== undefined) replaced.set(pool, old);
+    }
+    const replacement = new Map([...replaced].map(([n, o]) => [o, n] as const));
+
+    for (const old of remove) {
+      const successor = replacement.get(old);
+      this.deletePool(
+        old,
+        successor === undefined
+          ? { impact: 'none', reason: { text: 'no Service port maps to this pool any more' } }
+          : { impact: 'pool-recreation', reason: poolRecreationReason(old, successor) },
+      );
+    }
+
+    const targets: PoolTarget[] = d.pools.map((pool) => {
+      const kept = matched.find(([dp]) => dp === pool);
+      if (kept !== undefined) return { desired: pool, ref: { uuid: kept[1].pool.uuid }, actual: kept[1] };
+      const old = replaced.get(pool);
+      return {
+        desired: pool,
+        ref: { ref: poolRef(pool.name) },
+        newPool:
+          old === undefined
+            ? { impact: 'none', reason: { text: `new Service port ${describePort(pool)}` } }
+            : { impact: 'pool-recreation', reason: poolRecreationReason(old, pool) },
+      };
+    });
+    this.createPools(targets, { uuid: actual.lb.uuid });
+
+    if (d.name !== actual.lb.name) {
+      this.lbChanges.push(
+        this.act({
+          kind: 'rename-lb',
+          object: `load balancer ${actual.lb.name}`,
+          reason: { text: 'renamed in place', field: LB_ANNOTATIONS.name.key, from: actual.lb.name, to: d.name },
+          impact: 'none',
+          loadBalancer: { uuid: actual.lb.uuid },
+          patch: { name: d.name },
+        }),
+      );
+    }
+    const tags = { ...actual.lb.tags, ...d.tags };
+    if (JSON.stringify(Object.entries(tags).sort()) !== JSON.stringify(Object.entries(actual.lb.tags).sort())) {
+      const adopted = parseOwnershipTags(actual.lb.tags).kind === 'untagged';
+      this.lbChanges.push(
+        this.act({
+          kind: 'tag-lb',
+          object: `load balancer ${d.name}`,
+          reason: {
+            text: adopted
+              ? 'adopt the load balancer (created without ownership tags, e.g. by the Go CCM): tag it as owned by this cluster and Service'
+              : 'ownership tags differ',
+            field: 'tags',
+            from: JSON.stringify(actual.lb.tags),
+            to: JSON.stringify(tags),
+          },
+          impact: 'none',
+          loadBalancer: { uuid: actual.lb.uuid },
+          patch: { tags },
+        }),
+      );
+    }
+  }
+
+  /** Creates pools as needed and plans the children of every target pool. */
+  private createPools(targets: readonly PoolTarget[], lb: ObjectRef): void {
+    for (const target of targets) {
+      const { desired: pool, newPool } = target;
+      if (newPool !== undefined) {
+        this.poolCreates.push(
+          this.act({
+            kind: 'create-pool',
+            object: `pool ${pool.name}`,
+            reason: newPool.reason,
+            impact: newPool.impact,
+            ref: poolRef(pool.name),
+            loadBalancer: lb,
+            body: { name: pool.name, algorithm: pool.algorithm, protocol: pool.protocol },
+          }),
+        );
+      }
+    }
+    for (const target of targets) this.planMembers(target);
+    for (const target of targets) this.planListeners(target);
+    for (const target of targets) this.planMonitors(target);
+  }
+
+  private deletePool(old: ActualPool, story: { impact: ImpactClass; reason: Reason }): void {
+    const { pool } = old;
+    for (const listener of old.listeners) {
+      this.poolDeletes.push(
+        this.act({
+          kind: 'delete-listener',
+          object: `listener ${listener.name}`,
+          reason: story.reason,
+          impact: story.impact,
+          listener: { uuid: listener.uuid, href: listener.href, name: listener.name },
+        }),
+      );
+    }
+    for (const monitor of old.monitors) this.poolDeletes.push(this.deleteMonitor(monitor, pool.name, story));
+    for (const member of old.members) this.poolDeletes.push(this.deleteMember(member, { uuid: pool.uuid }, pool.name, story));
+    this.poolDeletes.push(
+      this.act({
+        kind: 'delete-pool',
+        object: `pool ${pool.name}`,
+        reason: story.reason,
+        impact: story.impact,
+        pool: { uuid: pool.uuid, href: pool.href, name: pool.name },
+      }),
+    );
+  }
+
+  private deleteMember(member: PoolMember, pool: ExistingRef, poolName: string, story: { impact: ImpactClass; reason: Reason }): PlannedAction {
+    return this.act({
+      kind: 'delete-member',
+      object: `member ${member.name} of pool ${poolName}`,
+      reason: story.reason,
+      impact: story.impact,
+      pool,
+      member: { uuid: member.uuid, href: member.href, name: member.name },
+    });
+  }
+
+  private deleteMonitor(monitor: HealthMonitor, poolName: string, story: { impact: ImpactClass; reason: Reason }): PlannedAction {
+    return this.act({
+      kind: 'delete-monitor',
+      object: `health monitor of pool ${poolName}`,
+      reason: story.reason,
+      impact: story.impact,
+      monitor: { uuid: monitor.uuid, href: monitor.href, name: `${monitor.type} monitor of pool ${poolName}` },
+    });
+  }
+
+  private createMember(target: PoolTarget, member: DesiredMember, story: { impact: ImpactClass; reason: Reason }): PlannedAction {
+    return this.act({
+      kind: 'create-member',
+      object: `member ${member.name} of pool ${target.desired.name}`,
+      reason: story.reason,
+      impact: story.impact,
+      pool: target.ref,
+      poolName: target.desired.name,
+      body: {
+        name: member.name,
+        protocol_port: member.protocol_port,
+        monitor_port: member.monitor_port,
+        address: member.address,
+        subnet: member.subnet.uuid,
+      },
+    });
+  }
+
+  private planMembers(target: PoolTarget): void {
+    const { desired: pool, actual } = target;
+    if (actual === undefined) {
+      for (const member of pool.members) this.memberCreates.push(this.createMember(target, member, target.newPool!));
+      return;
+    }
+    const { create, remove, matched } = diffBy(pool.members, actual.members, desiredMemberKey, actualMemberKey);
+    if (create.length === 0 && remove.length === 0) return;
+    // Replacing every member leaves the pool without a healthy backend until the new ones pass
+    // their checks; removing the last one leaves it empty; anything else shifts load.
+    const impact: ImpactClass =
+      matched.length > 0 ? 'minimal' : create.length === 0 ? 'no-members' : remove.length > 0 ? 'member-recreation' : 'minimal';
+    for (const member of remove) {
+      const successor = create.find((c) => c.name === member.name) ?? create.find((c) => c.address === member.address);
+      this.memberDeletes.push(
+        this.deleteMember(member, { uuid: actual.pool.uuid }, pool.name, {
+          impact,
+          reason: successor === undefined ? memberGoneReason(member, pool) : memberChangeReason(member, successor, pool),
+        }),
+      );
+    }
+    for (const member of create) {
+      const predecessor = remove.find((r) => r.name === member.name) ?? remove.find((r) => r.address === member.address);
+      this.memberCreates.push(
+        this.createMember(target, member, {
+          impact,
+          reason:
+            predecessor === undefined
+              ? { text: `node ${member.node} is selected: its address ${member.address} joins the pool` }
+              : memberChangeReason(predecessor, member, pool),
+        }),
+      );
+    }
+  }
+
+  private planListeners(target: PoolTarget): void {
+    const { desired: pool, actual } = target;
+    const wanted = pool.listener;
+    const createListener = (story: { impact: ImpactClass; reason: Reason }) =>
+      this.act({
+        kind: 'create-listener',
+        object: `listener ${wanted.name}`,
+        reason: story.reason,
+        impact: story.impact,
+        pool: target.ref,
+        body: {
+          name: wanted.name,
+          protocol: wanted.protocol,
+          protocol_port: wanted.protocol_port,
+          allowed_cidrs: [...wanted.allowed_cidrs],
+          timeout_client_data_ms: wanted.timeout_client_data_ms,
+          timeout_member_connect_ms: wanted.timeout_member_connect_ms,
+          timeout_member_data_ms: wanted.timeout_member_data_ms,
+        },
+      });
+    if (actual === undefined) {
+      this.listenerChanges.push(createListener(target.newPool!));
+      return;
+    }
+    const { create, remove, matched } = diffBy([wanted], actual.listeners, listenerKey, listenerKey);
+    const recreated = create.length > 0 && remove.length > 0;
+    const old = remove[0];
+    const recreation: Reason | undefined =
+      old === undefined
+        ? undefined
+        : old.protocol_port !== wanted.protocol_port
+          ? {
+              text: `the Service port changed, the pool ${pool.name} is kept`,
+              field: `spec.ports[${pool.port.name || 0}].port`,
+              from: String(old.protocol_port),
+              to: String(wanted.protocol_port),
+            }
+          : { text: 'the listener protocol changed', field: LB_ANNOTATIONS.listenerProtocol.key, from: old.protocol, to: wanted.protocol };
+    for (const listener of remove) {
+      this.listenerChanges.push(
+        this.act({
+          kind: 'delete-listener',
+          object: `listener ${listener.name}`,
+          reason: recreated ? recreation! : { text: `not a port of the Service (pool ${pool.name})` },
+          impact: recreated ? 'listener-recreation' : 'minimal',
+          listener: { uuid: listener.uuid, href: listener.href, name: listener.name },
+        }),
+      );
+    }
+    if (create.length > 0) {
+      this.listenerChanges.push(
+        createListener(
+          recreated
+            ? { impact: 'listener-recreation', reason: recreation! }
+            : { impact: 'none', reason: { text: `the listener of port ${describePort(pool)} is missing` } },
+        ),
+      );
+    }
+    for (const [, have] of matched) this.updateListener(have, wanted);
+  }
+
+  private updateListener(have: { uuid: string; name: string } & DesiredListener, want: DesiredListener): void {
+    const update = (
+      patch: Extract<PlannedAction, { kind: 'update-listener' }>['patch'],
+      field: string,
+      from: string,
+      to: string,
+      impact: ImpactClass,
+    ) =>
+      this.updates.push(
+        this.act({
+          kind: 'update-listener',
+          object: `listener ${have.name}`,
+          reason: { text: `${Object.keys(patch)[0]} changes in place`, field, from, to },
+          impact,
+          listener: { uuid: have.uuid },
+          patch,
+        }),
+      );
+    if (!sameList(have.allowed_cidrs, want.allowed_cidrs)) {
+      update(
+        { allowed_cidrs: [...want.allowed_cidrs] },
+        LB_ANNOTATIONS.listenerAllowedCidrs.key,
+        JSON.stringify(have.allowed_cidrs),
+        JSON.stringify(want.allowed_cidrs),
+        'minimal',
+      );
+    }
+    const timeouts = [
+      ['timeout_client_data_ms', LB_ANNOTATIONS.timeoutClientDataMs.key],
+      ['timeout_member_connect_ms', LB_ANNOTATIONS.timeoutMemberConnectMs.key],
+      ['timeout_member_data_ms', LB_ANNOTATIONS.timeoutMemberDataMs.key],
+    ] as const;
+    for (const [attribute, key] of timeouts) {
+      if (have[attribute] !== want[attribute]) {
+        update({ [attribute]: want[attribute] } as Extract<PlannedAction, { kind: 'update-listener' }>['patch'], key, String(have[attribute]), String(want[attribute]), 'none');
+      }
+    }
+  }
+
+  private planMonitors(target: PoolTarget): void {
+    const { desired: pool, actual } = target;
+    const wanted = pool.monitor;
+    const createMonitor = (story: { impact: ImpactClass; reason: Reason }) =>
+      this.act({
+        kind: 'create-monitor',
+        object: `health monitor of pool ${pool.name}`,
+        reason: story.reason,
+        impact: story.impact,
+        pool: target.ref,
+        body: {
+          type: wanted.type,
+          delay_s: wanted.delay_s,
+          timeout_s: wanted.timeout_s,
+          up_threshold: wanted.up_threshold,
+          down_threshold: wanted.down_threshold,
+          http: httpBody(wanted.http),
+        },
+      });
+    if (actual === undefined) {
+      this.monitorChanges.push(createMonitor(target.newPool!));
+      return;
+    }
+    const { create, remove, matched } = diffBy([wanted], actual.monitors, monitorKey, monitorKey);
+    const recreated = create.length > 0 && remove.length > 0;
+    const old = remove[0];
+    const recreation = old === undefined ? undefined : monitorRecreationReason(old, wanted);
+    for (const monitor of remove) {
+      this.monitorChanges.push(
+        this.deleteMonitor(monitor, pool.name, {
+          impact: recreated ? 'monitor-recreation' : 'minimal',
+          reason: recreated ? recreation! : { text: `pool ${pool.name} has more than one health monitor` },
+        }),
+      );
+    }
+    if (create.length > 0) {
+      this.monitorChanges.push(
+        createMonitor(
+          recreated
+            ? { impact: 'monitor-recreation', reason: recreation! }
+            : { impact: 'minimal', reason: { text: `pool ${pool.name} has no health monitor` } },
+        ),
+      );
+    }
+    for (const [, have] of matched) this.updateMonitor(have, wanted, pool.name);
+  }
+
+  private updateMonitor(have: HealthMonitor, want: DesiredMonitor, poolName: string): void {
+    const object = `health monitor of pool ${poolName}`;
+    const update = (patch: Extract<PlannedAction, { kind: 'update-monitor' }>['patch'], attribute: string, field: string, from: string, to: string) =>
+      this.updates.push(
+        this.act({
+          kind: 'update-monitor',
+          object,
+          reason: { text: `${attribute} changes in place`, field, from, to },
+          impact: 'minimal',
+          monitor: { uuid: have.uuid },
+          patch,
+        }),
+      );
+    if (have.http !== null && want.http !== null) {
+      const httpKey = LB_ANNOTATIONS.healthMonitorHttp.key;
+      const hostHave = have.http.host || null;
+      const hostWant = want.http.host || null;
+      if (hostHave !== hostWant) update({ http: { host: hostWant } }, 'http.host', httpKey, String(hostHave), String(hostWant));
+      if (have.http.url_path !== want.http.url_path) {
+        update({ http: { url_path: want.http.url_path } }, 'http.url_path', httpKey, have.http.url_path, want.http.url_path);
+      }
+      if (have.http.method !== want.http.method) {
+        update({ http: { method: want.http.method } }, 'http.method', httpKey, have.http.method, want.http.method);
+      }
+      if (!sameList(have.http.expected_codes, want.http.expected_codes)) {
+        update(
+          { http: { expected_codes: [...want.http.expected_codes] } },
+          'http.expected_codes',
+          httpKey,
+          JSON.stringify(have.http.expected_codes),
+          JSON.stringify(want.http.expected_codes),
+        );
+      }
+    }
+    const numbers = [
+      ['delay_s', LB_ANNOTATIONS.healthMonitorDelayS.key],
+      ['timeout_s', LB_ANNOTATIONS.healthMonitorTimeoutS.key],
+      ['up_threshold', LB_ANNOTATIONS.healthMonitorUpThreshold.key],
+      ['down_threshold', LB_ANNOTATIONS.healthMonitorDownThreshold.key],
+    ] as const;
+    for (const [attribute, key] of numbers) {
+      if (have[attribute] !== want[attribute]) {
+        update(
+          { [attribute]: want[attribute] } as Extract<PlannedAction, { kind: 'update-monitor' }>['patch'],
+          attribute,
+          key,
+          String(have[attribute]),
+          String(want[attribute]),
+        );
+      }
+    }
+  }
+}
+
+function describePort(pool: DesiredPool): string {
+  const { name, protocol, port } = pool.port;
+  return `${name === '' ? '' : `${name} `}${protocol} ${port}`;
+}
+
+function poolRecreationReason(old: ActualPool, pool: DesiredPool): Reason {
+  if (old.pool.name !== pool.name) {
+    return {
+      text: `the Service port was renamed: pool ${old.pool.name} is replaced by ${pool.name}`,
+      field: 'spec.ports[].name',
+      from: old.pool.name,
+      to: pool.name,
+    };
+  }
+  if (old.pool.algorithm !== pool.algorithm) {
+    return {
+      text: `the pool algorithm cannot change in place: pool ${pool.name} is recreated`,
+      field: LB_ANNOTATIONS.poolAlgorithm.key,
+      from: old.pool.algorithm,
+      to: pool.algorithm,
+    };
+  }
+  return {
+    text: `the pool protocol cannot change in place: pool ${pool.name} is recreated`,
+    field: LB_ANNOTATIONS.poolProtocol.key,
+    from: old.pool.protocol,
+    to: pool.protocol,
+  };
+}
+
+function memberGoneReason(member: PoolMember, pool: DesiredPool): Reason {
+  return {
+    text: `${member.address} is no longer the private address of a selected node (pool ${pool.name})`,
+  };
+}
+
+function memberChangeReason(have: PoolMember, want: DesiredMember, pool: DesiredPool): Reason {
+  const haveMonitor = have.monitor_port ?? have.protocol_port;
+  if (have.protocol_port !== want.protocol_port) {
+    return {
+      text: 'the node port changed: the member is recreated',
+      field: `spec.ports[${pool.port.name || 0}].nodePort`,
+      from: String(have.protocol_port),
+      to: String(want.protocol_port),
+    };
+  }
+  if (haveMonitor !== want.monitor_port) {
+    return {
+      text: 'the health-check port changed (externalTrafficPolicy Local checks healthCheckNodePort): the member is recreated',
+      field: 'spec.externalTrafficPolicy',
+      from: `monitor_port ${haveMonitor}`,
+      to: `monitor_port ${want.monitor_port}`,
+    };
+  }
+  if (!have.enabled) {
+    return { text: 'the member is disabled: it is recreated enabled', field: 'enabled', from: 'false', to: 'true' };
+  }
+  return {
+    text: 'the subnet of the address changed: the member is recreated',
+    field: 'subnet',
+    from: `${have.subnet.cidr} (${have.subnet.uuid})`,
+    to: `${want.subnet.cidr} (${want.subnet.uuid})`,
+  };
+}
+
+function monitorRecreationReason(have: HealthMonitor, want: DesiredMonitor): Reason {
+  const from = `${have.type}, HTTP ${have.http?.version || '1.1'}`;
+  const to = `${want.type}, HTTP ${want.http?.version || '1.1'}`;
+  const livez = (m: { type: string; http: { url_path: string } | null }) => m.type === 'http' && m.http?.url_path === '/livez';
+  const field =
+    livez(have) !== livez(want)
+      ? 'spec.externalTrafficPolicy'
+      : have.type !== want.type
+        ? LB_ANNOTATIONS.healthMonitorType.key
+        : LB_ANNOTATIONS.healthMonitorHttp.key;
+  return { text: 'the monitor type or HTTP version cannot change in place: the monitor is recreated', field, from, to };
+}
+
+// ---- summaries -------------------------------------------------------------------------------
+
+const DOWNTIME_ORDER = ['none', 'minimal', 'short', 'considerable', 'total'] as const;
+
+export interface WorstDowntime {
+  readonly service: ServicePlan['service'];
+  readonly action: PlannedAction;
+  readonly downtime: Downtime;
+}
+
+/**
+ * The action with the worst expected downtime across plans (refusals excluded: they change
+ * nothing), or `null` when no action interrupts traffic. Ties: the first in plan order.
+ */
+export function worstDowntime(plans: readonly ServicePlan[]): WorstDowntime | null {
+  let worst: WorstDowntime | null = null;
+  const score = (d: Downtime, impact: ImpactClass) =>
+    [DOWNTIME_ORDER.indexOf(d.class), d.maxSeconds ?? Number.POSITIVE_INFINITY, d.minSeconds, impactRank(impact)] as const;
+  const greater = (a: readonly number[], b: readonly number[]) => {
+    for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return a[i]! > b[i]!;
+    return false;
+  };
+  for (const plan of plans) {
+    for (const action of plan.actions) {
+      if (action.verb === 'refuse' || action.downtime.class === 'none') continue;
+      if (worst === null || greater(score(action.downtime, action.impact), score(worst.downtime, worst.action.impact))) {
+        worst = { service: plan.service, action, downtime: action.downtime };
+      }
+    }
+  }
+  return worst;
+}
+
+/** Action counts per verb, for the summary line. */
+export function countByVerb(plans: readonly ServicePlan[]): { readonly [V in PlannedAction['verb']]: number } {
+  const counts = { create: 0, update: 0, delete: 0, refuse: 0, kube: 0 };
+  for (const plan of plans) for (const action of plan.actions) counts[action.verb] += 1;
+  return counts;
+}

@@ -1,0 +1,52 @@
+// Why a Service's load balancer cannot be (fully) reconciled, and what the user should do.
+import type { AnnotationError } from '../errors.js';
+
+export type ProblemKind =
+  /** A malformed `k8s.cloudscale.ch/loadbalancer-*` annotation. */
+  | 'annotation'
+  /** A Service spec the load balancer cannot serve (SCTP port, nodePort 0, duplicate port name). */
+  | 'service-spec'
+  /** A selected node that maps to no server, or to several. */
+  | 'node-mapping'
+  /** No zone annotation and the nodes' servers are in several zones. */
+  | 'zone'
+  /** The UUID annotation and the name point to different load balancers, or the name to several. */
+  | 'lookup'
+  /** The load balancer belongs to another cluster or another Service. */
+  | 'ownership'
+  /** Flavor, zone or VIP addresses differ from the existing load balancer. */
+  | 'forbidden-change'
+  /** Another Service claims one of this Service's Floating IPs. */
+  | 'floating-ip-conflict'
+  /** A Floating IP of the annotation does not exist in the project. */
+  | 'floating-ip-missing';
+
+export interface Problem {
+  readonly kind: ProblemKind;
+  /** What it is about: an annotation key, `node worker-1`, `port dns/SCTP`, `load balancer <name>`. */
+  readonly subject: string;
+  readonly message: string;
+  /** How to fix it. */
+  readonly hint: string;
+}
+
+export function annotationProblem(error: AnnotationError): Problem {
+  return {
+    kind: 'annotation',
+    subject: error.annotation,
+    message: error.message,
+    hint: error.hint ?? `Fix or remove the annotation ${error.annotation}.`,
+  };
+}
+
+/** Event-worthy notes that do not stop reconciliation. `reason` is the Kubernetes Event reason. */
+export interface PlanWarning {
+  readonly reason:
+    /** The node selector matched no node (Go CCM event; every member is removed). */
+    | 'NoValidNodes'
+    /** No node is eligible at all (generic service controller event). */
+    | 'UnAvailableLoadBalancer'
+    /** An annotation was accepted but will not do what it says (unknown JSON field, overridden). */
+    | 'AnnotationWarning';
+  readonly message: string;
+}
