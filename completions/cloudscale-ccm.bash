@@ -1,0 +1,112 @@
+# bash completion for cloudscale-ccm
+#
+#   source <(cloudscale-ccm completion bash)          # this shell
+#   cloudscale-ccm completion bash > ~/.local/share/bash-completion/completions/cloudscale-ccm
+#
+# Completes subcommands, flags and their fixed values, files, kubeconfig contexts (with kubectl),
+# and for `plan` and `sync-lb` the LoadBalancer Services of the namespace given with -n, read
+# from the cluster by `cloudscale-ccm __complete services`.
+
+_cloudscale_ccm_commands='init-nodes sync-lb plan cleanup run sim manifests completion help'
+
+_cloudscale_ccm_global_flags='--kubeconfig --context -o --output --no-color --api-url --token-file --cluster-id -v --verbose -h --help --version'
+
+# Flags that take a value (the next word, or after "="): when scanning the line their value is
+# not a subcommand or an argument.
+_cloudscale_ccm_value_flags=' --kubeconfig --context -o --output --api-url --token-file --cluster-id -n --namespace -f --filename --concurrency --wait-timeout --max-node-deletions --seed --port --lb-provision-seconds --token --image --schedule --api-server-host --api-server-port '
+
+_cloudscale_ccm_command_flags() {
+  case $1 in
+    init-nodes) echo '--dry-run --max-node-deletions' ;;
+    sync-lb) echo '-n --namespace --concurrency --wait-timeout --dry-run' ;;
+    plan) echo '-n --namespace -f --filename --detailed-exitcode' ;;
+    cleanup) echo '--all --yes --dry-run' ;;
+    run) echo '--wait --force --concurrency --max-node-deletions --wait-timeout' ;;
+    sim) echo '--seed --port --lb-provision-seconds --token' ;;
+    manifests) echo '--image --schedule --api-server-host --api-server-port' ;;
+  esac
+}
+
+_cloudscale_ccm() {
+  local cur=${COMP_WORDS[COMP_CWORD]} prev='' flag=''
+  ((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
+  COMPREPLY=()
+
+  # bash splits `--output=json` into `--output`, `=`, `json`.
+  if [[ $cur == = ]]; then
+    flag=$prev
+    cur=''
+  elif [[ $prev == = ]] && ((COMP_CWORD > 1)); then
+    flag=${COMP_WORDS[COMP_CWORD - 2]}
+  elif [[ $_cloudscale_ccm_value_flags == *" $prev "* ]]; then
+    flag=$prev
+  fi
+
+  # What the line holds before the word being completed.
+  local command='' namespace=default kubeconfig='' i word name value
+  local -a cluster_args=() arguments=()
+  for ((i = 1; i < COMP_CWORD; i++)); do
+    word=${COMP_WORDS[i]}
+    name='' value=''
+    if [[ $word == --*=* ]]; then
+      name=${word%%=*} value=${word#*=}
+    elif [[ $_cloudscale_ccm_value_flags == *" $word "* ]] && ((i + 1 < COMP_CWORD)); then
+      name=$word value=${COMP_WORDS[i + 1]}
+      ((i++))
+      if [[ $value == = ]] && ((i + 1 < COMP_CWORD)); then
+        value=${COMP_WORDS[i + 1]}
+        ((i++))
+      fi
+    elif [[ $word == -* ]]; then
+      continue
+    elif [[ -z $command ]]; then
+      command=$word
+      continue
+    else
+      arguments+=("$word")
+      continue
+    fi
+    case $name in
+      -n | --namespace) namespace=$value ;;
+      --kubeconfig) kubeconfig=$value ;;&
+      --kubeconfig | --context) cluster_args+=("$name" "$value") ;;
+    esac
+  done
+
+  if [[ -n $flag ]]; then
+    case $flag in
+      -o | --output) mapfile -t COMPREPLY < <(compgen -W 'text json yaml' -- "$cur") ;;
+      --kubeconfig | --token-file | --seed | -f | --filename)
+        compopt -o filenames 2>/dev/null
+        mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+        ;;
+      --context)
+        if command -v kubectl >/dev/null 2>&1; then
+          local contexts
+          contexts=$(kubectl config get-contexts -o name ${kubeconfig:+--kubeconfig "$kubeconfig"} 2>/dev/null)
+          mapfile -t COMPREPLY < <(compgen -W "$contexts" -- "$cur")
+        fi
+        ;;
+    esac
+    return 0
+  fi
+
+  if [[ $cur == -* ]]; then
+    mapfile -t COMPREPLY < <(compgen -W "$(_cloudscale_ccm_command_flags "$command") $_cloudscale_ccm_global_flags" -- "$cur")
+    return 0
+  fi
+
+  case $command in
+    '') mapfile -t COMPREPLY < <(compgen -W "$_cloudscale_ccm_commands" -- "$cur") ;;
+    help) ((${#arguments[@]} == 0)) && mapfile -t COMPREPLY < <(compgen -W "$_cloudscale_ccm_commands" -- "$cur") ;;
+    completion) ((${#arguments[@]} == 0)) && mapfile -t COMPREPLY < <(compgen -W 'bash zsh fish' -- "$cur") ;;
+    plan | sync-lb)
+      local services
+      services=$("${COMP_WORDS[0]}" __complete services -n "$namespace" "${cluster_args[@]}" 2>/dev/null)
+      mapfile -t COMPREPLY < <(compgen -W "$services" -- "$cur")
+      ;;
+  esac
+  return 0
+}
+
+complete -F _cloudscale_ccm cloudscale-ccm

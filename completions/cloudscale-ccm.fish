@@ -1,0 +1,113 @@
+# fish completion for cloudscale-ccm
+#
+#   cloudscale-ccm completion fish | source                                      # this shell
+#   cloudscale-ccm completion fish > ~/.config/fish/completions/cloudscale-ccm.fish   # every shell
+#
+# Completes subcommands, flags and their fixed values, files, kubeconfig contexts (with kubectl),
+# and for `plan` and `sync-lb` the LoadBalancer Services of the namespace given with -n, read
+# from the cluster by `cloudscale-ccm __complete services`.
+
+# The value of the last of the given flags on the line (as `--flag value` or `--flag=value`).
+function __cloudscale_ccm_flag_value
+    set -l tokens (commandline -opc)
+    set -l value
+    for i in (seq 2 (count $tokens))
+        for flag in $argv
+            if test "$tokens[$i]" = $flag; and test $i -lt (count $tokens)
+                set value $tokens[(math $i + 1)]
+            else if string match -q -- "$flag=*" $tokens[$i]
+                set value (string replace -- "$flag=" '' $tokens[$i])
+            end
+        end
+    end
+    printf '%s\n' $value
+end
+
+function __cloudscale_ccm_cluster_args
+    set -l kubeconfig (__cloudscale_ccm_flag_value --kubeconfig)
+    set -l context (__cloudscale_ccm_flag_value --context)
+    test -n "$kubeconfig"; and printf '%s\n' --kubeconfig $kubeconfig
+    test -n "$context"; and printf '%s\n' --context $context
+end
+
+function __cloudscale_ccm_services
+    set -l program (commandline -opc)[1]
+    set -l namespace (__cloudscale_ccm_flag_value -n --namespace)
+    test -n "$namespace"; or set namespace default
+    $program __complete services -n $namespace (__cloudscale_ccm_cluster_args) 2>/dev/null
+end
+
+function __cloudscale_ccm_contexts
+    command -q kubectl; or return
+    set -l kubeconfig (__cloudscale_ccm_flag_value --kubeconfig)
+    if test -n "$kubeconfig"
+        kubectl config get-contexts -o name --kubeconfig $kubeconfig 2>/dev/null
+    else
+        kubectl config get-contexts -o name 2>/dev/null
+    end
+end
+
+set -l commands init-nodes sync-lb plan cleanup run sim manifests completion help
+
+complete -c cloudscale-ccm -f
+
+# Global options, valid before and after the subcommand.
+complete -c cloudscale-ccm -l kubeconfig -r -F -d 'path to the kubeconfig file'
+complete -c cloudscale-ccm -l context -x -a '(__cloudscale_ccm_contexts)' -d 'kubeconfig context to use'
+complete -c cloudscale-ccm -s o -l output -x -a 'text json yaml' -d 'output format'
+complete -c cloudscale-ccm -l no-color -d 'disable colours'
+complete -c cloudscale-ccm -l api-url -x -d 'cloudscale API base URL'
+complete -c cloudscale-ccm -l token-file -r -F -d 'file holding the cloudscale API token'
+complete -c cloudscale-ccm -l cluster-id -x -d 'cluster identity for ownership tags'
+complete -c cloudscale-ccm -s v -l verbose -d 'print request counts and error causes'
+complete -c cloudscale-ccm -s h -l help -d 'show help'
+complete -c cloudscale-ccm -n "not __fish_seen_subcommand_from $commands" -l version -d 'print the version'
+
+# Subcommands.
+complete -c cloudscale-ccm -n "not __fish_seen_subcommand_from $commands" -a init-nodes -d 'initialise nodes, refresh metadata, node lifecycle'
+complete -c cloudscale-ccm -n "not __fish_seen_subcommand_from $commands" -a sync-lb -d 'reconcile load balancers of LoadBalancer Services'
+complete -c cloudscale-ccm -n "not __fish_seen_subcommand_from $commands" -a plan -d 'show every change init-nodes and sync-lb would make'
+complete -c cloudscale-ccm -n "not __fish_seen_subcommand_from $commands" -a cleanup -d 'delete load balancers this cluster left behind'
+complete -c cloudscale-ccm -n "not __fish_seen_subcommand_from $commands" -a run -d 'init-nodes then sync-lb under a Lease'
+complete -c cloudscale-ccm -n "not __fish_seen_subcommand_from $commands" -a sim -d 'start the cloudscale API simulator'
+complete -c cloudscale-ccm -n "not __fish_seen_subcommand_from $commands" -a manifests -d 'print the CronJob, RBAC and Secret manifests'
+complete -c cloudscale-ccm -n "not __fish_seen_subcommand_from $commands" -a completion -d 'print a shell completion script'
+complete -c cloudscale-ccm -n "not __fish_seen_subcommand_from $commands" -a help -d 'show help for a command'
+
+# init-nodes
+complete -c cloudscale-ccm -n '__fish_seen_subcommand_from init-nodes' -l dry-run -d 'show what would be done, write nothing'
+complete -c cloudscale-ccm -n '__fish_seen_subcommand_from init-nodes run' -l max-node-deletions -x -d 'refuse to delete more Nodes than this'
+
+# sync-lb and plan
+complete -c cloudscale-ccm -n '__fish_seen_subcommand_from sync-lb plan' -s n -l namespace -x -d 'namespace of the named Services'
+complete -c cloudscale-ccm -n '__fish_seen_subcommand_from sync-lb plan' -a '(__cloudscale_ccm_services)' -d 'LoadBalancer Service'
+complete -c cloudscale-ccm -n '__fish_seen_subcommand_from sync-lb run' -l concurrency -x -d 'Services reconciled at once'
+complete -c cloudscale-ccm -n '__fish_seen_subcommand_from sync-lb run' -l wait-timeout -x -d 'give up waiting for a load balancer after this long (s)'
+complete -c cloudscale-ccm -n '__fish_seen_subcommand_from sync-lb' -l dry-run -d 'plan only, write nothing'
+complete -c cloudscale-ccm -n '__fish_seen_subcommand_from plan' -s f -l filename -r -F -d 'plan a proposed Service manifest'
+complete -c cloudscale-ccm -n '__fish_seen_subcommand_from plan' -l detailed-exitcode -d 'exit 2 when changes are pending'
+
+# cleanup
+complete -c cloudscale-ccm -n '__fish_seen_subcommand_from cleanup' -l all -d 'delete every load balancer of this cluster'
+complete -c cloudscale-ccm -n '__fish_seen_subcommand_from cleanup' -l yes -d 'do not ask for confirmation'
+complete -c cloudscale-ccm -n '__fish_seen_subcommand_from cleanup' -l dry-run -d 'list what would be deleted, delete nothing'
+
+# run
+complete -c cloudscale-ccm -n '__fish_seen_subcommand_from run' -l wait -d 'wait for another run holding the Lease'
+complete -c cloudscale-ccm -n '__fish_seen_subcommand_from run' -l force -d 'act even while another CCM holds its Lease'
+
+# sim
+complete -c cloudscale-ccm -n '__fish_seen_subcommand_from sim' -l seed -r -F -d 'seed file (YAML or JSON)'
+complete -c cloudscale-ccm -n '__fish_seen_subcommand_from sim' -l port -x -d 'port on 127.0.0.1'
+complete -c cloudscale-ccm -n '__fish_seen_subcommand_from sim' -l lb-provision-seconds -x -d 'how long new load balancers stay "changing"'
+complete -c cloudscale-ccm -n '__fish_seen_subcommand_from sim' -l token -x -d 'require this bearer token'
+
+# manifests
+complete -c cloudscale-ccm -n '__fish_seen_subcommand_from manifests' -l image -x -d 'container image of cloudscale-ccm'
+complete -c cloudscale-ccm -n '__fish_seen_subcommand_from manifests' -l schedule -x -d 'CronJob schedule'
+complete -c cloudscale-ccm -n '__fish_seen_subcommand_from manifests' -l api-server-host -x -d 'reach the API server at this host'
+complete -c cloudscale-ccm -n '__fish_seen_subcommand_from manifests' -l api-server-port -x -d 'port of --api-server-host'
+
+# completion and help
+complete -c cloudscale-ccm -n '__fish_seen_subcommand_from completion; and not __fish_seen_subcommand_from bash zsh fish' -a 'bash zsh fish'
+complete -c cloudscale-ccm -n "__fish_seen_subcommand_from help; and not __fish_seen_subcommand_from $commands[1..-2]" -a "$commands[1..-2]"

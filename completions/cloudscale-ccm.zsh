@@ -1,0 +1,154 @@
+#compdef cloudscale-ccm
+# zsh completion for cloudscale-ccm
+#
+#   source <(cloudscale-ccm completion zsh)                     # this shell (after compinit)
+#   cloudscale-ccm completion zsh > "${fpath[1]}/_cloudscale-ccm"   # every shell
+#
+# Completes subcommands, flags and their fixed values, files, kubeconfig contexts (with kubectl),
+# and for `plan` and `sync-lb` the LoadBalancer Services of the namespace given with -n, read
+# from the cluster by `cloudscale-ccm __complete services`.
+
+# The value of the last of the given flags on the line (as `--flag value` or `--flag=value`).
+_cloudscale_ccm_flag_value() {
+  local i flag value=''
+  for ((i = 2; i < _cloudscale_ccm_current; i++)); do
+    for flag in "$@"; do
+      if [[ ${_cloudscale_ccm_line[i]} == "$flag" ]]; then
+        value=${_cloudscale_ccm_line[i + 1]}
+      elif [[ ${_cloudscale_ccm_line[i]} == "$flag="* ]]; then
+        value=${_cloudscale_ccm_line[i]#*=}
+      fi
+    done
+  done
+  print -r -- "$value"
+}
+
+_cloudscale_ccm_cluster_args() {
+  local kubeconfig=$(_cloudscale_ccm_flag_value --kubeconfig)
+  local context=$(_cloudscale_ccm_flag_value --context)
+  reply=()
+  [[ -n $kubeconfig ]] && reply+=(--kubeconfig "$kubeconfig")
+  [[ -n $context ]] && reply+=(--context "$context")
+}
+
+_cloudscale_ccm_services() {
+  local namespace=$(_cloudscale_ccm_flag_value -n --namespace)
+  local -a reply services
+  _cloudscale_ccm_cluster_args
+  services=(${(f)"$(${_cloudscale_ccm_line[1]} __complete services -n "${namespace:-default}" "${reply[@]}" 2>/dev/null)"})
+  _wanted services expl 'LoadBalancer Service' compadd -a services
+}
+
+_cloudscale_ccm_contexts() {
+  local kubeconfig=$(_cloudscale_ccm_flag_value --kubeconfig)
+  local -a contexts
+  (( $+commands[kubectl] )) || return 1
+  contexts=(${(f)"$(kubectl config get-contexts -o name ${kubeconfig:+--kubeconfig "$kubeconfig"} 2>/dev/null)"})
+  _wanted contexts expl 'kubeconfig context' compadd -a contexts
+}
+
+_cloudscale_ccm_commands() {
+  local -a commands=(
+    'init-nodes:initialise uninitialised nodes, refresh node metadata, apply node lifecycle'
+    'sync-lb:reconcile the cloudscale load balancers of Services of type LoadBalancer'
+    'plan:show every change init-nodes and sync-lb would make; writes nothing'
+    'cleanup:delete load balancers this cluster left behind'
+    'run:init-nodes then sync-lb under a Lease (what the CronJob runs)'
+    'sim:start the built-in cloudscale API simulator'
+    'manifests:print the CronJob, RBAC and Secret manifests'
+    'completion:print a shell completion script'
+    'help:show help for a command'
+  )
+  _describe -t commands 'cloudscale-ccm command' commands
+}
+
+_cloudscale_ccm() {
+  # The whole line and the cursor word: _arguments below drops the words before the subcommand.
+  local -a _cloudscale_ccm_line=("${words[@]}")
+  local -i _cloudscale_ccm_current=$CURRENT
+  local curcontext=$curcontext state state_descr line ret=1
+  typeset -A opt_args
+  local -a global_opts=(
+    '--kubeconfig=[path to the kubeconfig file]:kubeconfig:_files'
+    '--context=[kubeconfig context to use]:context:_cloudscale_ccm_contexts'
+    '(-o --output)'{-o+,--output=}'[output format]:format:(text json yaml)'
+    '--no-color[disable colours]'
+    '--api-url=[cloudscale API base URL]:url:'
+    '--token-file=[file holding the cloudscale API token]:token file:_files'
+    '--cluster-id=[cluster identity for ownership tags]:cluster id:'
+    '(-v --verbose)'{-v,--verbose}'[print request counts and error causes]'
+    '(- *)'{-h,--help}'[show help]'
+  )
+  local -a namespace_opt=('(-n --namespace)'{-n+,--namespace=}'[namespace of the named Services]:namespace:')
+
+  _arguments -C $global_opts \
+    '(- *)--version[print the version]' \
+    '1: :_cloudscale_ccm_commands' \
+    '*:: :->command' && ret=0
+
+  [[ $state == command ]] || return ret
+  curcontext=${curcontext%:*:*}:cloudscale-ccm-${words[1]}:
+  case ${words[1]} in
+    init-nodes)
+      _arguments $global_opts \
+        '--dry-run[show what would be done, write nothing]' \
+        '--max-node-deletions=[refuse to delete more Nodes than this in one pass]:count:' \
+        '*:node:' && ret=0
+      ;;
+    sync-lb)
+      _arguments $global_opts $namespace_opt \
+        '--concurrency=[Services reconciled at once]:count:' \
+        '--wait-timeout=[give up waiting for a load balancer after this long]:seconds:' \
+        '--dry-run[plan only, write nothing]' \
+        '*:service:_cloudscale_ccm_services' && ret=0
+      ;;
+    plan)
+      _arguments $global_opts $namespace_opt \
+        '(-f --filename)'{-f+,--filename=}'[plan a proposed Service manifest]:manifest:_files' \
+        '--detailed-exitcode[exit 2 when changes are pending]' \
+        '*:service:_cloudscale_ccm_services' && ret=0
+      ;;
+    cleanup)
+      _arguments $global_opts \
+        '--all[delete every load balancer of this cluster]' \
+        '--yes[do not ask for confirmation]' \
+        '--dry-run[list what would be deleted, delete nothing]' && ret=0
+      ;;
+    run)
+      _arguments $global_opts \
+        '--wait[wait for another run holding the Lease]' \
+        '--force[act even while another cloud controller manager holds its Lease]' \
+        '--concurrency=[Services reconciled at once]:count:' \
+        '--max-node-deletions=[refuse to delete more Nodes than this in one pass]:count:' \
+        '--wait-timeout=[give up waiting for a load balancer after this long]:seconds:' && ret=0
+      ;;
+    sim)
+      _arguments $global_opts \
+        '--seed=[seed file with servers, networks and floating IPs]:seed file:_files' \
+        '--port=[port on 127.0.0.1]:port:' \
+        '--lb-provision-seconds=[how long new load balancers stay "changing"]:seconds:' \
+        '--token=[require this bearer token]:token:' && ret=0
+      ;;
+    manifests)
+      _arguments $global_opts \
+        '--image=[container image of cloudscale-ccm]:image:' \
+        '--schedule=[CronJob schedule]:cron schedule:' \
+        '--api-server-host=[reach the API server at this host]:host:_hosts' \
+        '--api-server-port=[port of --api-server-host]:port:' && ret=0
+      ;;
+    completion)
+      _arguments $global_opts '1:shell:(bash zsh fish)' && ret=0
+      ;;
+    help)
+      _arguments '1: :_cloudscale_ccm_commands' && ret=0
+      ;;
+  esac
+  return ret
+}
+
+# Autoloaded from $fpath the file is the body of _cloudscale-ccm; sourced it registers itself.
+if [[ $funcstack[1] == _cloudscale-ccm ]]; then
+  _cloudscale_ccm "$@"
+else
+  compdef _cloudscale_ccm cloudscale-ccm
+fi
