@@ -313,12 +313,18 @@ class RunningSimulator {
 
   private delay(ms: number): Promise<void> {
     if (ms <= 0) return Promise.resolve();
+    const { signal } = this.stopping;
+    if (signal.aborted) return Promise.resolve();
     return new Promise((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      this.stopping.signal.addEventListener('abort', () => {
+      const onStop = (): void => {
         clearTimeout(timer);
         resolve();
-      });
+      };
+      const timer = setTimeout(() => {
+        signal.removeEventListener('abort', onStop);
+        resolve();
+      }, ms);
+      signal.addEventListener('abort', onStop, { once: true });
     });
   }
 
