@@ -24,7 +24,8 @@ import {
   type Zone,
 } from './catalog.js';
 import { ApiError, badRequest, Fields, isDict, notFound, referenceProblem, type Dict } from './fields.js';
-import { cidrContains, firstFreeAddress, formatIp, parseCidr, parseIp, type CidrNetwork, type IpAddress } from './net.js';
+import { addressAt, cidrContains, firstFreeAddress, formatIp, parseCidr, parseIp, type CidrNetwork, type IpAddress } from './net.js';
+import { DEFAULT_DNS_SERVERS } from './seed.js';
 import {
   addressPart,
   apiTimestamp,
@@ -32,7 +33,9 @@ import {
   type LoadBalancerRecord,
   type MemberRecord,
   type MonitorRecord,
+  type NetworkRecord,
   type SimState,
+  type SubnetRecord,
 } from './state.js';
 
 export interface RequestContext {
@@ -178,6 +181,76 @@ export function serverAction(state: SimState, uuid: string, action: 'start' | 's
   server.changingUntil = state.now() + durationMs;
 }
 
+function findPrivateNetwork(ctx: RequestContext): NetworkRecord {
+  const network = find(ctx.state.networks, ctx.params.uuid);
+  if (network.isPublic) throw notFound();
+  return network;
+}
+
+function findPrivateSubnet(ctx: RequestContext): SubnetRecord {
+  const subnet = find(ctx.state.subnets, ctx.params.uuid);
+  if (subnet.isPublic) throw notFound();
+  return subnet;
+}
+
+/** Why a subnet cannot go away: a server address, an LB VIP or a pool member still uses it. */
+function subnetUser(state: SimState, subnetUuid: string): string | undefined {
+  for (const server of state.servers.values()) {
+    if (server.interfaces.some((i) => i.addresses.some((a) => a.subnetUuid === subnetUuid))) return `server ${server.name}`;
+  }
+  for (const lb of state.loadBalancers.values()) {
+    if (lb.vips.some((vip) => vip.subnetUuid === subnetUuid)) return `load balancer ${lb.name}`;
+  }
+  for (const member of state.members.values()) {
+    if (member.subnetUuid === subnetUuid) return `pool member ${member.name}`;
+  }
+  return undefined;
+}
+
+/** `dns_servers`: absent or null gives the default resolvers, a list is used as given. */
+function readDnsServers(fields: Fields): string[] | null | undefined {
+  if (fields.has('dns_servers') && fields.body.dns_servers === null) return null;
+  const list = fields.stringList('dns_servers');
+  if (list === undefined) return undefined;
+  const bad = list.find((entry) => {
+    const ip = parseIp(entry);
+    return ip === undefined || ip.value === 0n;
+  });
+  if (bad !== undefined) {
+    fields.add('dns_servers', `${bad} is not a valid DNS server address.`);
+    return undefined;
+  }
+  return list.map((entry) => parseIp(entry)!.text);
+}
+
+function readGateway(fields: Fields, cidr: CidrNetwork | undefined): string | null | undefined {
+  const gateway = fields.ipAddress('gateway_address', { nullable: true });
+  if (gateway === null || gateway === undefined) return gateway;
+  if (cidr !== undefined && !cidrContains(cidr, gateway)) {
+    fields.add('gateway_address', `IP address ${gateway.text} is not a valid IP for the specified subnet.`);
+    return undefined;
+  }
+  return gateway.text;
+}
+
+function addSubnet(
+  state: SimState,
+  network: NetworkRecord,
+  init: { cidr: CidrNetwork; gatewayAddress: string | null; dnsServers: string[] | null; tags: Tags },
+): SubnetRecord {
+  const subnet: SubnetRecord = {
+    uuid: randomUUID(),
+    cidr: init.cidr,
+    networkUuid: network.uuid,
+    gatewayAddress: init.gatewayAddress,
+    dnsServers: init.dnsServers ?? [...DEFAULT_DNS_SERVERS],
+    tags: init.tags,
+    isPublic: false,
+  };
+  state.subnets.set(subnet.uuid, subnet);
+  return subnet;
+}
+
 const networkRoutes: Route[] = [
   {
     method: 'GET',
@@ -188,10 +261,70 @@ const networkRoutes: Route[] = [
   {
     method: 'GET',
     pattern: '/v1/networks/{uuid}',
+    handle: (ctx) => ok(ctx.state.renderNetwork(findPrivateNetwork(ctx))),
+  },
+  {
+    method: 'POST',
+    pattern: '/v1/networks',
     handle: (ctx) => {
-      const network = find(ctx.state.networks, ctx.params.uuid);
-      if (network.isPublic) throw notFound();
-      return ok(ctx.state.renderNetwork(network));
+      const fields = new Fields(ctx.body);
+      const name = fields.string('name', { required: true });
+      const zone = fields.choice('zone', ZONES, { style: 'choose' });
+      const mtu = fields.integer('mtu', { min: 1280, max: 9000 });
+      const autoSubnet = fields.boolean('auto_create_ipv4_subnet');
+      const tags = fields.tags();
+      fields.check();
+      if (typeof name !== 'string') throw new ApiError(400, fields.errors);
+      const network: NetworkRecord = {
+        uuid: randomUUID(),
+        name,
+        createdAt: now(ctx.state),
+        zone: zone ?? 'rma1',
+        mtu: mtu ?? 9000,
+        tags: tags ?? {},
+        isPublic: false,
+      };
+      ctx.state.networks.set(network.uuid, network);
+      if (autoSubnet !== false) {
+        addSubnet(ctx.state, network, { cidr: parseCidr('172.16.0.0/24')!, gatewayAddress: null, dnsServers: null, tags: {} });
+      }
+      return created(ctx.state.renderNetwork(network));
+    },
+  },
+  {
+    method: 'PATCH',
+    pattern: '/v1/networks/{uuid}',
+    handle: (ctx) => {
+      const network = findPrivateNetwork(ctx);
+      const fields = new Fields(ctx.body);
+      fields.immutable(['zone', 'auto_create_ipv4_subnet']);
+      const name = fields.string('name');
+      const mtu = fields.integer('mtu', { min: 1280, max: 9000 });
+      const tags = fields.tags();
+      fields.check();
+      if (typeof name === 'string') network.name = name;
+      if (typeof mtu === 'number') network.mtu = mtu;
+      if (tags !== undefined) network.tags = tags;
+      return noContent;
+    },
+  },
+  {
+    method: 'DELETE',
+    pattern: '/v1/networks/{uuid}',
+    handle: (ctx) => {
+      const network = findPrivateNetwork(ctx);
+      const subnets = [...ctx.state.subnets.values()].filter((s) => s.networkUuid === network.uuid);
+      for (const subnet of subnets) {
+        const user = subnetUser(ctx.state, subnet.uuid);
+        if (user !== undefined) throw badRequest(`The network is still in use by ${user}.`);
+      }
+      if ([...ctx.state.servers.values()].some((s) => s.interfaces.some((i) => i.networkUuid === network.uuid))) {
+        throw badRequest('The network is still attached to a server.');
+      }
+      // Deleting a network deletes its subnets.
+      for (const subnet of subnets) ctx.state.subnets.delete(subnet.uuid);
+      ctx.state.networks.delete(network.uuid);
+      return noContent;
     },
   },
   {
@@ -203,16 +336,80 @@ const networkRoutes: Route[] = [
   {
     method: 'GET',
     pattern: '/v1/subnets/{uuid}',
+    handle: (ctx) => ok(ctx.state.renderSubnet(findPrivateSubnet(ctx))),
+  },
+  {
+    method: 'POST',
+    pattern: '/v1/subnets',
     handle: (ctx) => {
-      const subnet = find(ctx.state.subnets, ctx.params.uuid);
-      if (subnet.isPublic) throw notFound();
-      return ok(ctx.state.renderSubnet(subnet));
+      const fields = new Fields(ctx.body);
+      const network = fields.reference('network', ctx.state.networks, { required: true });
+      if (network?.isPublic === true) fields.add('network', `Object with uuid=${network.uuid} does not exist.`);
+      const cidrText = fields.string('cidr', { required: true });
+      let cidr: CidrNetwork | undefined;
+      if (typeof cidrText === 'string') {
+        cidr = parseCidr(cidrText, { strict: true });
+        if (cidr === undefined) fields.add('cidr', 'Enter a valid network address in CIDR notation.');
+        else if (cidr.version === 4 && cidr.prefix > 24) fields.add('cidr', 'The subnet must be at least a /24.');
+      }
+      const gatewayAddress = readGateway(fields, cidr);
+      const dnsServers = readDnsServers(fields);
+      const tags = fields.tags();
+      fields.check();
+      if (!network || cidr === undefined) throw new ApiError(400, fields.errors);
+      const overlapping = [...ctx.state.subnets.values()].find(
+        (s) => s.networkUuid === network.uuid && (cidrContains(s.cidr, addressAt(cidr, 0n)) || cidrContains(cidr, addressAt(s.cidr, 0n))),
+      );
+      if (overlapping !== undefined) {
+        throw new ApiError(400, { cidr: [`The subnet overlaps ${overlapping.cidr.text} of the same network.`] });
+      }
+      const subnet = addSubnet(ctx.state, network, {
+        cidr,
+        gatewayAddress: gatewayAddress ?? null,
+        dnsServers: dnsServers ?? null,
+        tags: tags ?? {},
+      });
+      return created(ctx.state.renderSubnet(subnet));
+    },
+  },
+  {
+    method: 'PATCH',
+    pattern: '/v1/subnets/{uuid}',
+    handle: (ctx) => {
+      const subnet = findPrivateSubnet(ctx);
+      const fields = new Fields(ctx.body);
+      fields.immutable(['cidr', 'network']);
+      const gatewayAddress = readGateway(fields, subnet.cidr);
+      const dnsServers = readDnsServers(fields);
+      const tags = fields.tags();
+      fields.check();
+      if (gatewayAddress !== undefined) subnet.gatewayAddress = gatewayAddress;
+      if (dnsServers !== undefined) subnet.dnsServers = dnsServers ?? [...DEFAULT_DNS_SERVERS];
+      if (tags !== undefined) subnet.tags = tags;
+      return noContent;
+    },
+  },
+  {
+    method: 'DELETE',
+    pattern: '/v1/subnets/{uuid}',
+    handle: (ctx) => {
+      const subnet = findPrivateSubnet(ctx);
+      const user = subnetUser(ctx.state, subnet.uuid);
+      if (user !== undefined) throw badRequest(`The subnet is still in use by ${user}.`);
+      ctx.state.subnets.delete(subnet.uuid);
+      return noContent;
     },
   },
   {
     method: 'GET',
     pattern: '/v1/regions',
-    handle: () => ok(REGIONS.map((region) => ({ slug: region, zones: ZONES.filter((z) => regionOfZone(z) === region).map((slug) => ({ slug })) }))),
+    handle: () =>
+      ok(
+        REGIONS.map((region) => ({
+          slug: region,
+          zones: ZONES.filter((z) => regionOfZone(z) === region).map((slug) => ({ slug })),
+        })),
+      ),
   },
 ];
 

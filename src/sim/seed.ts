@@ -351,10 +351,8 @@ function collectNetwork(
       }
     }
     if (cidr === undefined) return;
-    const overlapping = earlier
-      .flatMap((network) => network.subnets)
-      .concat(subnets)
-      .find((other) => overlaps(other.network, cidr));
+    // Networks are separate layer-2 domains: only subnets of one network must not overlap.
+    const overlapping = subnets.find((other) => overlaps(other.network, cidr));
     if (overlapping !== undefined) {
       problems.push(`${subnetWhere}: ${cidr.text} overlaps subnet ${overlapping.network.text}`);
     }

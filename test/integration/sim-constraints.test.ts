@@ -128,6 +128,17 @@ const rows: Row[] = [
   { name: 'server PATCH with two attributes', method: 'PATCH', path: () => servers[0]!.href, body: () => ({ name: 'a', tags: {} }), status: 400, answer: { detail: 'Only one attribute can be changed at a time.' } },
   { name: 'server flavor change while running', method: 'PATCH', path: () => servers[0]!.href, body: () => ({ flavor: 'flex-8-4' }), status: 400, answer: { detail: 'The flavor of a server can only be changed if its status is "stopped".' } },
   { name: 'server name too long', method: 'PATCH', path: () => servers[0]!.href, body: () => ({ name: 'n'.repeat(64) }), status: 400, answer: { name: ['Ensure this field has no more than 63 characters.'] } },
+  // networks and subnets
+  { name: 'network without name', method: 'POST', path: () => '/v1/networks', body: () => ({ zone: 'rma1' }), status: 400, answer: { name: ['This field is required.'] } },
+  { name: 'network MTU too large', method: 'POST', path: () => '/v1/networks', body: () => ({ name: 'n', mtu: 9001 }), status: 400, answer: { mtu: ['Ensure this value is less than or equal to 9000.'] } },
+  { name: 'network in an unknown zone', method: 'POST', path: () => '/v1/networks', body: () => ({ name: 'n', zone: 'zrh1' }), status: 400, answer: { zone: ['"zrh1" is not a valid choice. Choose one of rma1, lpg1.'] } },
+  { name: 'subnet smaller than /24', method: 'POST', path: () => '/v1/subnets', body: () => ({ network: subnet.network.uuid, cidr: '10.100.1.0/25' }), status: 400, answer: { cidr: ['The subnet must be at least a /24.'] } },
+  { name: 'subnet that is not a CIDR', method: 'POST', path: () => '/v1/subnets', body: () => ({ network: subnet.network.uuid, cidr: '10.100.1.1' }), status: 400, answer: { cidr: ['Enter a valid network address in CIDR notation.'] } },
+  { name: 'subnet overlapping in its network', method: 'POST', path: () => '/v1/subnets', body: () => ({ network: subnet.network.uuid, cidr: '10.100.0.0/23' }), status: 400, answer: { cidr: ['The subnet overlaps 10.100.0.0/24 of the same network.'] } },
+  { name: 'subnet with 0.0.0.0 as DNS server', method: 'POST', path: () => '/v1/subnets', body: () => ({ network: subnet.network.uuid, cidr: '10.100.4.0/24', dns_servers: ['0.0.0.0'] }), status: 400, answer: { dns_servers: ['0.0.0.0 is not a valid DNS server address.'] } },
+  { name: 'subnet gateway outside the subnet', method: 'PATCH', path: () => subnet.href, body: () => ({ gateway_address: '10.9.9.1' }), status: 400, answer: { gateway_address: ['IP address 10.9.9.1 is not a valid IP for the specified subnet.'] } },
+  { name: 'subnet PATCH of its cidr', method: 'PATCH', path: () => subnet.href, body: () => ({ cidr: '10.100.0.0/16' }), status: 400, answer: { cidr: ['This field cannot be changed after creation.'] } },
+  { name: 'network PATCH of its zone', method: 'PATCH', path: () => subnet.network.href, body: () => ({ zone: 'lpg1' }), status: 400, answer: { zone: ['This field cannot be changed after creation.'] } },
   // floating IPs
   { name: 'FIP to a server and an LB at once', method: 'PATCH', path: () => '/v1/floating-ips/5.102.150.123', body: () => ({ server: servers[0]!.uuid, load_balancer: lb.uuid }), status: 400, answer: { detail: 'A floating IP can be assigned to either a server or a load balancer, not both.' } },
   { name: 'FIP unassigned', method: 'PATCH', path: () => '/v1/floating-ips/5.102.150.123', body: () => ({ server: null }), status: 400, answer: { detail: 'A floating IP cannot be unassigned; assign it to another server or load balancer instead.' } },

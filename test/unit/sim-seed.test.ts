@@ -165,6 +165,11 @@ servers: [{name: a, flavor: flex-4-1, zone: lpg1, interfaces: [{type: private, n
       message: 'examples/x.yaml: networks[0] (n): subnets[0]: 10.0.0.0/28 is smaller than /24, which cloudscale does not allow',
     },
     {
+      name: 'overlapping subnets in one network',
+      yaml: `networks: [{name: n, zone: rma1, subnets: [{cidr: 10.0.0.0/16}, {cidr: 10.0.1.0/24}]}]`,
+      message: 'examples/x.yaml: networks[0] (n): subnets[1]: 10.0.1.0/24 overlaps subnet 10.0.0.0/16',
+    },
+    {
       name: 'duplicate network name',
       yaml: `networks: [{name: n, zone: rma1}, {name: n, zone: rma1}]`,
       message: 'examples/x.yaml: networks[1] (n): another network is already named "n" (servers refer to networks by name)',
