@@ -17,9 +17,10 @@ export interface FaultConfig {
 
 export interface RequestMatcher {
   /**
-   * Matched against the request path (without query): `*` matches within one segment, `**`
-   * across segments (`/v1/load-balancers/**`). A route pattern such as
-   * `/v1/load-balancers/pools/{uuid}/members` matches the requests of that route.
+   * Matched against the decoded request path without query or trailing slash (so
+   * `/v1/floating-ips/2a06:c01::1` also matches a `%3A`-encoded request): `*` matches within
+   * one segment, `**` across segments (`/v1/load-balancers/**`). A route pattern such as
+   * `/v1/load-balancers/pools/{uuid}/members` matches every request of that route.
    */
   pathPattern: string;
   /** Upper-case HTTP methods; all when absent. */

@@ -240,7 +240,7 @@ class RunningSimulator {
     }
     const { matched, pathKnown } = matchRoute(method, segments);
     const routeName = matched === undefined ? pathname : routeLabel(matched.route);
-    const answer = await this.answerApi(req, method, matched, pathKnown, rawQuery);
+    const answer = await this.answerApi(req, method, `/${segments.join('/')}`, matched, pathKnown, rawQuery);
     send(res, answer.status, answer.body, answer.headers);
     this.record({
       method,
@@ -257,9 +257,11 @@ class RunningSimulator {
     if (this.log.length > MAX_LOG_ENTRIES) this.log.splice(0, this.log.length - MAX_LOG_ENTRIES);
   }
 
+  /** `path` is decoded and without trailing slash: what fault patterns are matched against. */
   private async answerApi(
     req: IncomingMessage,
     method: string,
+    path: string,
     matched: MatchedRoute | undefined,
     pathKnown: boolean,
     rawQuery: string,
@@ -287,8 +289,7 @@ class RunningSimulator {
       lbProvisionMs: this.lbProvisionMs,
       serverActionMs: this.serverActionMs,
     };
-    const pathOnly = req.url?.split('?')[0] ?? '';
-    const fault = this.faults.decide(method, pathOnly, routeLabel(matched.route));
+    const fault = this.faults.decide(method, path, routeLabel(matched.route));
     const run = async (): Promise<{ status: number; body?: unknown; headers?: Record<string, string> }> => {
       await this.delay(this.faults.latencyMs);
       if (fault !== undefined && !fault.afterApplying) return fault;

@@ -103,6 +103,13 @@ describe('faults', () => {
     expect((await call(sim, 'GET', '/v1/servers')).status).toBe(500);
   });
 
+  test('a pattern with colons matches percent-encoded floating IP paths', async () => {
+    const sim = await start();
+    sim.admin.setFaults({ errorRate: { pathPattern: '/v1/floating-ips/2a06:c01:ffff::123', status: 500, count: 1 } });
+    expect((await call(sim, 'GET', '/v1/floating-ips/2a06%3Ac01%3Affff%3A%3A123/')).status).toBe(500);
+    expect((await call(sim, 'GET', '/v1/floating-ips/2a06%3Ac01%3Affff%3A%3A123')).status).toBe(200);
+  });
+
   test('latency delays every API request', async () => {
     const sim = await start();
     sim.admin.setFaults({ latencyMs: 60 });
