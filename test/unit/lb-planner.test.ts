@@ -1,0 +1,1079 @@
+// The planner against a small in-test cloud model: actions are applied to plain objects shaped
+// like the API's answers, then the next plan is computed from them. This checks both what a
+// change plans and that applying it converges (the next plan has no cloud action).
+import type { V1Node, V1Service, V1ServicePort } from '@kubernetes/client-node';
+import { beforeEach, describe, expect, test } from 'vitest';
+import type {
+  FloatingIp,
+  HealthMonitor,
+  Listener,
+  LoadBalancer,
+  Pool,
+  PoolMember,
+  Server,
+  ServerInterface,
+  SubnetStub,
+} from '../../src/core/cloudscale/types.js';
+import { InternalError } from '../../src/core/errors.js';
+import { isCloudAction, isPlannedRef, LB_REF, type ObjectRef, type PlannedAction } from '../../src/core/lb/actions.js';
+import { assembleActualLoadBalancer, findLoadBalancer } from '../../src/core/lb/actual.js';
+import { ingressFromVips } from '../../src/core/lb/desired.js';
+import { downtimeOf } from '../../src/core/lb/impact.js';
+import { countByVerb, LB_FINALIZER, planService, worstDowntime, type ServicePlan } from '../../src/core/lb/planner.js';
+
+const P = 'k8s.cloudscale.ch/';
+const CLUSTER = 'cluster-1';
+const API = 'https://api.example/v1';
+
+const subnet = (id: string, cidr: string): SubnetStub => ({ href: `${API}/subnets/${id}`, uuid: id, cidr });
+const SUBNET_A = subnet('aaaa0001-0000-4000-8000-000000000001', '10.0.0.0/24');
+const SUBNET_B = subnet('bbbb0001-0000-4000-8000-000000000001', '10.1.0.0/24');
+const PUBLIC = subnet('dddd0001-0000-4000-8000-000000000001', '192.0.2.0/24');
+
+function iface(type: 'public' | 'private', addresses: [string, SubnetStub][]): ServerInterface {
+  return {
+    type,
+    network: { href: `${API}/networks/${type}`, uuid: type, name: type },
+    addresses: addresses.map(([address, s]) => ({ version: address.includes(':') ? 6 : 4, address, prefix_length: 24, gateway: null, reverse_ptr: null, subnet: s })),
+  };
+}
+
+function server(n: number, zone = 'rma1', extra: [string, SubnetStub][] = []): Server {
+  return {
+    href: `${API}/servers/s${n}`,
+    uuid: `5e000000-0000-4000-8000-00000000000${n}`,
+    name: `worker-${n}`,
+    status: 'running',
+    zone: { slug: zone },
+    flavor: { slug: 'flex-4-2', name: 'Flex-4-2', vcpu_count: 2, memory_gb: 4 },
+    image: null,
+    interfaces: [iface('public', [[`192.0.2.${n}`, PUBLIC]]), iface('private', [[`10.0.0.${n}`, SUBNET_A], ...extra])],
+    created_at: '2024-01-01T00:00:00Z',
+    tags: {},
+  };
+}
+
+function node(n: number, labels: Record<string, string> = {}): V1Node {
+  // worker-1 is found by providerID, the others by name.
+  return { metadata: { name: `worker-${n}`, labels }, spec: n === 1 ? { providerID: `cloudscale://${server(1).uuid.replaceAll('-', '').toUpperCase()}` } : {} };
+}
+
+function svc(ports: V1ServicePort[] = [{ name: 'http', protocol: 'TCP', port: 80, nodePort: 30080 }], annotations: Record<string, string> = {}): V1Service {
+  return {
+    metadata: { name: 'web', namespace: 'shop', uid: 'uid-web', annotations: { ...annotations }, finalizers: [] },
+    spec: { type: 'LoadBalancer', ports, externalTrafficPolicy: 'Cluster' },
+    status: { loadBalancer: {} },
+  };
+}
+
+const stub = (o: { href: string; uuid: string; name: string }) => ({ href: o.href, uuid: o.uuid, name: o.name });
+
+/** A cloud and one Service; `apply` executes actions the way the executor will. */
+class World {
+  lbs: LoadBalancer[] = [];
+  pools: Pool[] = [];
+  members: Record<string, PoolMember[]> = {};
+  listeners: Listener[] = [];
+  monitors: HealthMonitor[] = [];
+  fips: FloatingIp[] = [];
+  servers: Server[] = [server(1), server(2)];
+  nodes: V1Node[] = [node(1), node(2)];
+  others: V1Service[] = [];
+  apiServerMinor: number | null = 34;
+  private seq = 0;
+
+  constructor(public service: V1Service) {}
+
+  private uuid(): string {
+    this.seq += 1;
+    return `00000000-0000-4000-8000-${String(this.seq).padStart(12, '0')}`;
+  }
+
+  plan(): ServicePlan {
+    let actual = null;
+    try {
+      const lb = findLoadBalancer(this.service, this.lbs);
+      if (lb) {
+        actual = assembleActualLoadBalancer(lb, {
+          pools: this.pools,
+          membersByPool: this.members,
+          listeners: this.listeners,
+          monitors: this.monitors,
+          floatingIps: this.fips,
+        });
+      }
+    } catch {
+      actual = null;
+    }
+    return planService({
+      service: this.service,
+      nodes: this.nodes,
+      servers: this.servers,
+      loadBalancers: this.lbs,
+      actual,
+      floatingIps: this.fips,
+      otherServices: this.others,
+      clusterId: CLUSTER,
+      apiServerMinor: this.apiServerMinor,
+    });
+  }
+
+  /** Plans, applies, and returns the plan. */
+  converge(): ServicePlan {
+    const plan = this.plan();
+    this.apply(plan.actions);
+    return plan;
+  }
+
+  apply(actions: readonly PlannedAction[]): void {
+    const refs = new Map<string, string>();
+    const resolve = (ref: ObjectRef) => (isPlannedRef(ref) ? refs.get(ref.ref)! : ref.uuid);
+    const meta = this.service.metadata!;
+    for (const a of actions) {
+      switch (a.kind) {
+        case 'add-finalizer':
+          meta.finalizers = [...(meta.finalizers ?? []), LB_FINALIZER];
+          break;
+        case 'remove-finalizer':
+          meta.finalizers = (meta.finalizers ?? []).filter((f) => f !== LB_FINALIZER);
+          break;
+        case 'write-annotations': {
+          const lb = this.lbs.find((l) => l.uuid === refs.get(LB_REF));
+          for (const c of a.changes) {
+            meta.annotations![c.key] = 'value' in c.to ? c.to.value : c.to.attribute === 'uuid' ? lb!.uuid : lb!.zone.slug;
+          }
+          break;
+        }
+        case 'write-status': {
+          const ingress = 'ingress' in a.to ? [...a.to.ingress] : ingressFromVips(this.lbs.find((l) => l.uuid === refs.get(LB_REF))!.vip_addresses, a.to.settings);
+          this.service.status = { loadBalancer: { ingress } };
+          break;
+        }
+        case 'create-lb': {
+          const uuid = this.uuid();
+          const vips =
+            a.body.vip_addresses.length === 0
+              ? [
+                  { version: 4 as const, address: '198.51.100.20', subnet: PUBLIC },
+                  { version: 6 as const, address: '2001:db8::20', subnet: PUBLIC },
+                ]
+              : a.body.vip_addresses.map((v, i) => ({ version: 4 as const, address: v.address ?? `10.0.0.${200 + i}`, subnet: subnet(v.subnet, '10.0.0.0/24') }));
+          this.lbs.push({
+            href: `${API}/load-balancers/${uuid}`,
+            uuid,
+            name: a.body.name,
+            created_at: '',
+            status: 'running',
+            zone: { slug: a.body.zone ?? 'rma1' },
+            flavor: { slug: a.body.flavor, name: a.body.flavor },
+            vip_addresses: vips,
+            tags: { ...a.body.tags },
+          });
+          refs.set(a.ref, uuid);
+          break;
+        }
+        case 'delete-lb': {
+          const uuid = a.loadBalancer.uuid;
+          this.lbs = this.lbs.filter((l) => l.uuid !== uuid);
+          const gone = this.pools.filter((p) => p.load_balancer.uuid === uuid).map((p) => p.uuid);
+          this.pools = this.pools.filter((p) => !gone.includes(p.uuid));
+          this.listeners = this.listeners.filter((l) => l.load_balancer.uuid !== uuid);
+          this.monitors = this.monitors.filter((m) => m.load_balancer.uuid !== uuid);
+          for (const f of this.fips) if (f.load_balancer?.uuid === uuid) f.load_balancer = null;
+          break;
+        }
+        case 'rename-lb':
+          this.lbs.find((l) => l.uuid === a.loadBalancer.uuid)!.name = a.patch.name;
+          break;
+        case 'tag-lb':
+          this.lbs.find((l) => l.uuid === a.loadBalancer.uuid)!.tags = { ...a.patch.tags };
+          break;
+        case 'create-pool': {
+          const uuid = this.uuid();
+          const lb = this.lbs.find((l) => l.uuid === resolve(a.loadBalancer))!;
+          this.pools.push({ href: `${API}/load-balancers/pools/${uuid}`, uuid, name: a.body.name, created_at: '', load_balancer: stub(lb), algorithm: a.body.algorithm, protocol: a.body.protocol, tags: {} });
+          this.members[uuid] = [];
+          refs.set(a.ref, uuid);
+          break;
+        }
+        case 'delete-pool':
+          this.pools = this.pools.filter((p) => p.uuid !== a.pool.uuid);
+          delete this.members[a.pool.uuid];
+          break;
+        case 'create-member': {
+          const uuid = this.uuid();
+          const pool = this.pools.find((p) => p.uuid === resolve(a.pool))!;
+          const s = this.servers.flatMap((x) => x.interfaces.flatMap((i) => i.addresses)).find((x) => x.subnet.uuid === a.body.subnet)!.subnet;
+          this.members[pool.uuid]!.push({
+            href: `${pool.href}/members/${uuid}`,
+            uuid,
+            name: a.body.name,
+            created_at: '',
+            enabled: a.body.enabled ?? true,
+            pool: stub(pool),
+            load_balancer: pool.load_balancer,
+            protocol_port: a.body.protocol_port,
+            monitor_port: a.body.monitor_port ?? null,
+            address: a.body.address,
+            subnet: { ...s },
+            monitor_status: 'up',
+            tags: {},
+          });
+          break;
+        }
+        case 'delete-member':
+          this.members[a.pool.uuid] = this.members[a.pool.uuid]!.filter((m) => m.uuid !== a.member.uuid);
+          break;
+        case 'create-listener': {
+          const uuid = this.uuid();
+          const pool = this.pools.find((p) => p.uuid === resolve(a.pool))!;
+          this.listeners.push({ href: `${API}/load-balancers/listeners/${uuid}`, uuid, created_at: '', pool: stub(pool), load_balancer: pool.load_balancer, ...a.body, allowed_cidrs: [...a.body.allowed_cidrs], tags: {} });
+          break;
+        }
+        case 'delete-listener':
+          this.listeners = this.listeners.filter((l) => l.uuid !== a.listener.uuid);
+          break;
+        case 'update-listener':
+          Object.assign(this.listeners.find((l) => l.uuid === a.listener.uuid)!, a.patch);
+          break;
+        case 'create-monitor': {
+          const uuid = this.uuid();
+          const pool = this.pools.find((p) => p.uuid === resolve(a.pool))!;
+          const httpType = a.body.type === 'http' || a.body.type === 'https';
+          this.monitors.push({
+            href: `${API}/load-balancers/health-monitors/${uuid}`,
+            uuid,
+            created_at: '',
+            pool: stub(pool),
+            load_balancer: pool.load_balancer,
+            delay_s: a.body.delay_s,
+            timeout_s: a.body.timeout_s,
+            up_threshold: a.body.up_threshold,
+            down_threshold: a.body.down_threshold,
+            type: a.body.type,
+            // The API fills defaults for HTTP types and answers null for the others.
+            http: httpType ? { expected_codes: ['200'], method: 'GET', url_path: '/', version: '1.1', host: null, ...a.body.http } : null,
+            tags: {},
+          });
+          break;
+        }
+        case 'delete-monitor':
+          this.monitors = this.monitors.filter((m) => m.uuid !== a.monitor.uuid);
+          break;
+        case 'update-monitor': {
+          const m = this.monitors.find((x) => x.uuid === a.monitor.uuid)!;
+          if ('http' in a.patch) m.http = { ...m.http!, ...a.patch.http };
+          else Object.assign(m, a.patch);
+          break;
+        }
+        case 'assign-floating-ip': {
+          const lb = this.lbs.find((l) => l.uuid === resolve(a.loadBalancer))!;
+          const f = this.fips.find((x) => x.network === a.floatingIp.network)!;
+          f.load_balancer = stub(lb);
+          f.server = null;
+          break;
+        }
+        case 'refuse':
+          break;
+      }
+    }
+  }
+
+  annotate(values: Record<string, string | null>): void {
+    const annotations = this.service.metadata!.annotations!;
+    for (const [k, v] of Object.entries(values)) {
+      if (v === null) delete annotations[P + k];
+      else annotations[P + k] = v;
+    }
+  }
+}
+
+/** A compact, complete view of an action list: verb, kind, object, impact. */
+const shape = (plan: ServicePlan) => plan.actions.map((a) => `${a.verb} ${a.kind} ${a.object} [${a.impact}]`);
+const cloudActions = (plan: ServicePlan) => plan.actions.filter(isCloudAction);
+
+function fip(network: string): FloatingIp {
+  return { href: `${API}/floating-ips/${network.split('/')[0]}`, created_at: '', network, ip_version: 4, server: null, load_balancer: null, region: { slug: 'rma' }, type: 'regional', next_hop: null, reverse_ptr: null, tags: {} };
+}
+
+/** A World whose Service is converged: created, applied, and planned again to nothing. */
+function converged(service = svc(), setup: (w: World) => void = () => undefined): World {
+  const world = new World(service);
+  setup(world);
+  world.converge();
+  const again = world.plan();
+  expect(again.problems).toEqual([]);
+  expect(again.actions).toEqual([]);
+  return world;
+}
+
+describe('create from scratch', () => {
+  test('one port, two nodes: the whole action list', () => {
+    const world = new World(svc());
+    const plan = world.plan();
+    expect(plan.mode).toBe('ensure');
+    expect(plan.problems).toEqual([]);
+    expect(plan.warnings).toEqual([]);
+    expect(plan.loadBalancer).toEqual({ name: 'k8s-service-uid-web', uuid: null });
+    const none = downtimeOf('none');
+    expect(plan.actions).toEqual([
+      {
+        kind: 'add-finalizer',
+        verb: 'kube',
+        object: 'service shop/web finalizer',
+        reason: { text: expect.any(String), field: 'metadata.finalizers', to: LB_FINALIZER },
+        impact: 'none',
+        downtime: none,
+      },
+      {
+        kind: 'create-lb',
+        verb: 'create',
+        object: 'load balancer k8s-service-uid-web',
+        reason: { text: 'the Service has no load balancer yet' },
+        impact: 'none',
+        downtime: none,
+        ref: 'lb',
+        body: {
+          name: 'k8s-service-uid-web',
+          flavor: 'lb-standard',
+          zone: 'rma1',
+          vip_addresses: [],
+          tags: { [`${P}cluster`]: CLUSTER, [`${P}service-uid`]: 'uid-web', [`${P}service`]: 'shop/web' },
+        },
+      },
+      {
+        kind: 'create-pool',
+        verb: 'create',
+        object: 'pool tcp/http',
+        reason: { text: 'part of the new load balancer' },
+        impact: 'none',
+        downtime: none,
+        ref: 'pool:tcp/http',
+        loadBalancer: { ref: 'lb' },
+        body: { name: 'tcp/http', algorithm: 'round_robin', protocol: 'tcp' },
+      },
+      ...[1, 2].map((n) => ({
+        kind: 'create-member',
+        verb: 'create',
+        object: `member 10.0.0.${n}:30080 of pool tcp/http`,
+        reason: { text: 'part of the new load balancer' },
+        impact: 'none',
+        downtime: none,
+        pool: { ref: 'pool:tcp/http' },
+        poolName: 'tcp/http',
+        body: { name: `10.0.0.${n}:30080`, protocol_port: 30080, monitor_port: 30080, address: `10.0.0.${n}`, subnet: SUBNET_A.uuid },
+      })),
+      {
+        kind: 'create-listener',
+        verb: 'create',
+        object: 'listener tcp/80',
+        reason: { text: 'part of the new load balancer' },
+        impact: 'none',
+        downtime: none,
+        pool: { ref: 'pool:tcp/http' },
+        body: { name: 'tcp/80', protocol: 'tcp', protocol_port: 80, allowed_cidrs: [], timeout_client_data_ms: 50000, timeout_member_connect_ms: 5000, timeout_member_data_ms: 50000 },
+      },
+      {
+        kind: 'create-monitor',
+        verb: 'create',
+        object: 'health monitor of pool tcp/http',
+        reason: { text: 'part of the new load balancer' },
+        impact: 'none',
+        downtime: none,
+        pool: { ref: 'pool:tcp/http' },
+        body: { type: 'tcp', delay_s: 2, timeout_s: 1, up_threshold: 2, down_threshold: 3, http: {} },
+      },
+      {
+        kind: 'write-annotations',
+        verb: 'kube',
+        object: 'service shop/web annotations',
+        reason: { text: expect.stringContaining('loadbalancer-uuid, loadbalancer-config-version, loadbalancer-zone') },
+        impact: 'none',
+        downtime: none,
+        changes: [
+          { key: `${P}loadbalancer-uuid`, from: null, to: { ref: 'lb', attribute: 'uuid' } },
+          { key: `${P}loadbalancer-config-version`, from: null, to: { value: '1' } },
+          { key: `${P}loadbalancer-zone`, from: null, to: { ref: 'lb', attribute: 'zone' } },
+        ],
+      },
+      {
+        kind: 'write-status',
+        verb: 'kube',
+        object: 'service shop/web status',
+        reason: { text: "publish the new load balancer's VIP addresses", field: 'status.loadBalancer.ingress' },
+        impact: 'none',
+        downtime: none,
+        from: [],
+        to: { ref: 'lb', settings: { ipMode: 'Proxy' } },
+      },
+    ]);
+    // Plain JSON: survives a round trip unchanged.
+    expect(JSON.parse(JSON.stringify(plan))).toEqual(plan);
+  });
+
+  test('several ports, FIP, UDP: category order across pools', () => {
+    const world = new World(
+      svc(
+        [
+          { name: 'dns', protocol: 'UDP', port: 53, nodePort: 30053 },
+          { name: 'dns-tcp', protocol: 'TCP', port: 53, nodePort: 30054 },
+        ],
+        { [`${P}loadbalancer-floating-ips`]: '["192.0.2.99/32"]', [`${P}loadbalancer-health-monitor-type`]: 'udp-connect' },
+      ),
+    );
+    world.fips = [fip('192.0.2.99/32')];
+    expect(shape(world.plan())).toEqual([
+      'kube add-finalizer service shop/web finalizer [none]',
+      'create create-lb load balancer k8s-service-uid-web [none]',
+      'create create-pool pool udp/dns [none]',
+      'create create-pool pool tcp/dns-tcp [none]',
+      'create create-member member 10.0.0.1:30053 of pool udp/dns [none]',
+      'create create-member member 10.0.0.2:30053 of pool udp/dns [none]',
+      'create create-member member 10.0.0.1:30054 of pool tcp/dns-tcp [none]',
+      'create create-member member 10.0.0.2:30054 of pool tcp/dns-tcp [none]',
+      'create create-listener listener udp/53 [none]',
+      'create create-listener listener tcp/53 [none]',
+      'create create-monitor health monitor of pool udp/dns [none]',
+      'create create-monitor health monitor of pool tcp/dns-tcp [none]',
+      'update assign-floating-ip floating IP 192.0.2.99/32 [minimal]',
+      'kube write-annotations service shop/web annotations [none]',
+      'kube write-status service shop/web status [none]',
+    ]);
+  });
+
+  test('force-hostname: the status is known before the load balancer exists', () => {
+    const world = new World(svc(undefined, { [`${P}loadbalancer-force-hostname`]: 'lb.example.com' }));
+    const status = world.plan().actions.find((a) => a.kind === 'write-status');
+    expect(status).toMatchObject({ to: { ingress: [{ hostname: 'lb.example.com' }] } });
+  });
+});
+
+describe('idempotency: applying a plan converges (the next plan is empty)', () => {
+  test.each<[string, V1ServicePort[], Record<string, string>, Partial<V1Service['spec']>]>([
+    ['defaults', [{ name: 'http', port: 80, nodePort: 30080 }], {}, {}],
+    ['unnamed port', [{ port: 80, nodePort: 30080 }], {}, {}],
+    ['ETP Local', [{ port: 80, nodePort: 30080 }], {}, { externalTrafficPolicy: 'Local', healthCheckNodePort: 31999 }],
+    ['UDP and TCP on 53', [{ name: 'u', protocol: 'UDP', port: 53, nodePort: 30053 }, { name: 't', protocol: 'TCP', port: 53, nodePort: 30054 }], { [`${P}loadbalancer-health-monitor-type`]: 'udp-connect' }, {}],
+    ['http monitor with host and codes', [{ port: 80, nodePort: 30080 }], { [`${P}loadbalancer-health-monitor-type`]: 'http', [`${P}loadbalancer-health-monitor-http`]: '{"host":"a.example","expected_codes":["200","204"],"method":"HEAD"}' }, {}],
+    ['http monitor without options', [{ port: 80, nodePort: 30080 }], { [`${P}loadbalancer-health-monitor-type`]: 'http' }, {}],
+    ['every tunable', [{ name: 'a', port: 80, nodePort: 30080 }, { name: 'b', port: 443, nodePort: 30443 }], {
+      [`${P}loadbalancer-name`]: 'custom',
+      [`${P}loadbalancer-pool-algorithm`]: 'least_connections',
+      [`${P}loadbalancer-pool-protocol`]: 'proxyv2',
+      [`${P}loadbalancer-listener-allowed-cidrs`]: '["10.0.0.0/8","192.0.2.0/24"]',
+      [`${P}loadbalancer-timeout-client-data-ms`]: '1000',
+      [`${P}loadbalancer-ip-mode`]: 'VIP',
+      [`${P}loadbalancer-vip-addresses`]: `[{"subnet":"${SUBNET_A.uuid}"}]`,
+      [`${P}loadbalancer-zone`]: 'rma1',
+    }, {}],
+  ])('%s', (_name, ports, annotations, spec) => {
+    const service = svc(ports, annotations);
+    Object.assign(service.spec!, spec);
+    const world = converged(service);
+    expect(world.service.metadata!.finalizers).toEqual([LB_FINALIZER]);
+    expect(world.service.metadata!.annotations).toMatchObject({ [`${P}loadbalancer-uuid`]: world.lbs[0]!.uuid, [`${P}loadbalancer-config-version`]: '1', [`${P}loadbalancer-zone`]: 'rma1' });
+  });
+
+  test('the status: one entry per VIP with ipMode Proxy', () => {
+    const world = converged();
+    expect(world.service.status).toEqual({ loadBalancer: { ingress: [{ ip: '198.51.100.20', ipMode: 'Proxy' }, { ip: '2001:db8::20', ipMode: 'Proxy' }] } });
+  });
+
+  test('before 1.30 no ipMode; an ipMode VIP the API server defaulted counts as equal', () => {
+    const world = converged(svc(), (w) => (w.apiServerMinor = 29));
+    expect(world.service.status!.loadBalancer!.ingress).toEqual([{ ip: '198.51.100.20' }, { ip: '2001:db8::20' }]);
+    world.service.status!.loadBalancer!.ingress = [{ ip: '198.51.100.20', ipMode: 'VIP' }, { ip: '2001:db8::20', ipMode: 'VIP' }];
+    expect(world.plan().actions).toEqual([]);
+  });
+
+  test('member monitor_port null from the API counts as protocol_port', () => {
+    const world = converged();
+    for (const list of Object.values(world.members)) for (const m of list) m.monitor_port = null;
+    expect(world.plan().actions).toEqual([]);
+  });
+});
+
+describe('changes on a converged Service: planned actions and their impact', () => {
+  let world: World;
+  beforeEach(() => {
+    world = converged(svc([{ name: 'http', port: 80, nodePort: 30080 }]));
+  });
+
+  const cases: [string, (w: World) => void, string[]][] = [
+    ['timeouts → in place, no impact', (w) => w.annotate({ 'loadbalancer-timeout-client-data-ms': '1000', 'loadbalancer-timeout-member-data-ms': '2000' }), [
+      'update update-listener listener tcp/80 [none]',
+      'update update-listener listener tcp/80 [none]',
+    ]],
+    ['name → rename in place', (w) => w.annotate({ 'loadbalancer-name': 'shop-web' }), ['update rename-lb load balancer k8s-service-uid-web [none]']],
+    ['allowed CIDRs → in place, minimal', (w) => w.annotate({ 'loadbalancer-listener-allowed-cidrs': '["10.0.0.0/8"]' }), ['update update-listener listener tcp/80 [minimal]']],
+    ['monitor numbers → in place, minimal', (w) => w.annotate({ 'loadbalancer-health-monitor-delay-s': '5', 'loadbalancer-health-monitor-down-threshold': '4' }), [
+      'update update-monitor health monitor of pool tcp/http [minimal]',
+      'update update-monitor health monitor of pool tcp/http [minimal]',
+    ]],
+    ['monitor type → monitor recreated', (w) => w.annotate({ 'loadbalancer-health-monitor-type': 'http' }), [
+      'delete delete-monitor health monitor of pool tcp/http [monitor-recreation]',
+      'create create-monitor health monitor of pool tcp/http [monitor-recreation]',
+    ]],
+    ['pool algorithm → pool recreated with its children', (w) => w.annotate({ 'loadbalancer-pool-algorithm': 'source_ip' }), [
+      'delete delete-listener listener tcp/80 [pool-recreation]',
+      'delete delete-monitor health monitor of pool tcp/http [pool-recreation]',
+      'delete delete-member member 10.0.0.1:30080 of pool tcp/http [pool-recreation]',
+      'delete delete-member member 10.0.0.2:30080 of pool tcp/http [pool-recreation]',
+      'delete delete-pool pool tcp/http [pool-recreation]',
+      'create create-pool pool tcp/http [pool-recreation]',
+      'create create-member member 10.0.0.1:30080 of pool tcp/http [pool-recreation]',
+      'create create-member member 10.0.0.2:30080 of pool tcp/http [pool-recreation]',
+      'create create-listener listener tcp/80 [pool-recreation]',
+      'create create-monitor health monitor of pool tcp/http [pool-recreation]',
+    ]],
+    ['pool protocol → pool recreated', (w) => w.annotate({ 'loadbalancer-pool-protocol': 'proxy' }), [
+      'delete delete-listener listener tcp/80 [pool-recreation]',
+      'delete delete-monitor health monitor of pool tcp/http [pool-recreation]',
+      'delete delete-member member 10.0.0.1:30080 of pool tcp/http [pool-recreation]',
+      'delete delete-member member 10.0.0.2:30080 of pool tcp/http [pool-recreation]',
+      'delete delete-pool pool tcp/http [pool-recreation]',
+      'create create-pool pool tcp/http [pool-recreation]',
+      'create create-member member 10.0.0.1:30080 of pool tcp/http [pool-recreation]',
+      'create create-member member 10.0.0.2:30080 of pool tcp/http [pool-recreation]',
+      'create create-listener listener tcp/80 [pool-recreation]',
+      'create create-monitor health monitor of pool tcp/http [pool-recreation]',
+    ]],
+    ['port number keeping the name → only the listener is recreated', (w) => (w.service.spec!.ports![0]!.port = 8080), [
+      'delete delete-listener listener tcp/80 [listener-recreation]',
+      'create create-listener listener tcp/8080 [listener-recreation]',
+    ]],
+    ['port name → pool recreated', (w) => (w.service.spec!.ports![0]!.name = 'web'), [
+      'delete delete-listener listener tcp/80 [pool-recreation]',
+      'delete delete-monitor health monitor of pool tcp/http [pool-recreation]',
+      'delete delete-member member 10.0.0.1:30080 of pool tcp/http [pool-recreation]',
+      'delete delete-member member 10.0.0.2:30080 of pool tcp/http [pool-recreation]',
+      'delete delete-pool pool tcp/http [pool-recreation]',
+      'create create-pool pool tcp/web [pool-recreation]',
+      'create create-member member 10.0.0.1:30080 of pool tcp/web [pool-recreation]',
+      'create create-member member 10.0.0.2:30080 of pool tcp/web [pool-recreation]',
+      'create create-listener listener tcp/80 [pool-recreation]',
+      'create create-monitor health monitor of pool tcp/web [pool-recreation]',
+    ]],
+    ['nodePort → members recreated', (w) => (w.service.spec!.ports![0]!.nodePort = 30081), [
+      'delete delete-member member 10.0.0.1:30080 of pool tcp/http [member-recreation]',
+      'delete delete-member member 10.0.0.2:30080 of pool tcp/http [member-recreation]',
+      'create create-member member 10.0.0.1:30081 of pool tcp/http [member-recreation]',
+      'create create-member member 10.0.0.2:30081 of pool tcp/http [member-recreation]',
+    ]],
+    ['a port added → its pool is new, nothing else changes', (w) => w.service.spec!.ports!.push({ name: 'https', port: 443, nodePort: 30443 }), [
+      'create create-pool pool tcp/https [none]',
+      'create create-member member 10.0.0.1:30443 of pool tcp/https [none]',
+      'create create-member member 10.0.0.2:30443 of pool tcp/https [none]',
+      'create create-listener listener tcp/443 [none]',
+      'create create-monitor health monitor of pool tcp/https [none]',
+    ]],
+    ['a node added → one member per pool', (w) => {
+      w.servers.push(server(3));
+      w.nodes.push(node(3));
+    }, ['create create-member member 10.0.0.3:30080 of pool tcp/http [minimal]']],
+    ['a node excluded by label → its member removed', (w) => (w.nodes[1]!.metadata!.labels = { 'node.kubernetes.io/exclude-from-external-load-balancers': 'true' }), [
+      'delete delete-member member 10.0.0.2:30080 of pool tcp/http [minimal]',
+    ]],
+    ['a node being deleted → its member removed (its server may still exist)', (w) => (w.nodes[0]!.metadata!.deletionTimestamp = new Date(0)), [
+      'delete delete-member member 10.0.0.1:30080 of pool tcp/http [minimal]',
+    ]],
+    ['NotReady nodes stay members', (w) => (w.nodes[0]!.status = { conditions: [{ type: 'Ready', status: 'False' }] }), []],
+    ['node selector matching one node', (w) => {
+      w.nodes[0]!.metadata!.labels = { role: 'edge' };
+      w.annotate({ 'loadbalancer-node-selector': 'role=edge' });
+    }, ['delete delete-member member 10.0.0.2:30080 of pool tcp/http [minimal]']],
+    ['node selector matching none → every member removed', (w) => w.annotate({ 'loadbalancer-node-selector': 'role=nothing' }), [
+      'delete delete-member member 10.0.0.1:30080 of pool tcp/http [no-members]',
+      'delete delete-member member 10.0.0.2:30080 of pool tcp/http [no-members]',
+    ]],
+    ['ETP Cluster → Local: members and monitor recreated', (w) => Object.assign(w.service.spec!, { externalTrafficPolicy: 'Local', healthCheckNodePort: 31999 }), [
+      'delete delete-member member 10.0.0.1:30080 of pool tcp/http [member-recreation]',
+      'delete delete-member member 10.0.0.2:30080 of pool tcp/http [member-recreation]',
+      'create create-member member 10.0.0.1:30080 of pool tcp/http [member-recreation]',
+      'create create-member member 10.0.0.2:30080 of pool tcp/http [member-recreation]',
+      'delete delete-monitor health monitor of pool tcp/http [monitor-recreation]',
+      'create create-monitor health monitor of pool tcp/http [monitor-recreation]',
+    ]],
+    ['ip-mode → status only', (w) => w.annotate({ 'loadbalancer-ip-mode': 'VIP' }), ['kube write-status service shop/web status [none]']],
+    ['force-hostname → status only', (w) => w.annotate({ 'loadbalancer-force-hostname': 'lb.example.com' }), ['kube write-status service shop/web status [none]']],
+    ['health monitor http options without an http type → nothing', (w) => w.annotate({ 'loadbalancer-health-monitor-http': '{"url_path":"/x"}' }), []],
+  ];
+
+  test.each(cases)('%s', (_name, change, expected) => {
+    change(world);
+    const plan = world.plan();
+    expect(plan.problems).toEqual([]);
+    expect(shape(plan)).toEqual(expected);
+    world.apply(plan.actions);
+    expect(world.plan().actions).toEqual([]);
+  });
+
+  test('reasons name what differs, old → new', () => {
+    world.annotate({ 'loadbalancer-pool-algorithm': 'source_ip', 'loadbalancer-listener-allowed-cidrs': '["10.0.0.0/8"]' });
+    const plan = world.plan();
+    expect(plan.actions.find((a) => a.kind === 'delete-pool')!.reason).toEqual({
+      text: 'the pool algorithm cannot change in place: pool tcp/http is recreated',
+      field: `${P}loadbalancer-pool-algorithm`,
+      from: 'round_robin',
+      to: 'source_ip',
+    });
+    // The listener is recreated with the new CIDRs; no separate update.
+    expect(plan.actions.find((a) => a.kind === 'create-listener')).toMatchObject({ body: { allowed_cidrs: ['10.0.0.0/8'] } });
+    expect(plan.actions.filter((a) => a.kind === 'update-listener')).toEqual([]);
+
+    const fresh = converged();
+    fresh.service.spec!.ports![0]!.port = 8080;
+    expect(fresh.plan().actions.find((a) => a.kind === 'create-listener')!.reason).toEqual({
+      text: 'the Service port changed, the pool tcp/http is kept',
+      field: 'spec.ports[http].port',
+      from: '80',
+      to: '8080',
+    });
+    const cidrs = converged();
+    cidrs.annotate({ 'loadbalancer-listener-allowed-cidrs': '["10.0.0.0/8","192.0.2.0/24"]' });
+    const update = cidrs.plan().actions[0]!;
+    expect(update).toEqual({
+      kind: 'update-listener',
+      verb: 'update',
+      object: 'listener tcp/80',
+      reason: { text: 'allowed_cidrs changes in place', field: `${P}loadbalancer-listener-allowed-cidrs`, from: '[]', to: '["10.0.0.0/8","192.0.2.0/24"]' },
+      impact: 'minimal',
+      downtime: downtimeOf('minimal'),
+      listener: { uuid: cidrs.listeners[0]!.uuid },
+      patch: { allowed_cidrs: ['10.0.0.0/8', '192.0.2.0/24'] },
+    });
+  });
+
+  test('the order of CIDRs matters (the API keeps it)', () => {
+    const w = converged(svc(undefined, { [`${P}loadbalancer-listener-allowed-cidrs`]: '["10.0.0.0/8","192.0.2.0/24"]' }));
+    w.annotate({ 'loadbalancer-listener-allowed-cidrs': '["192.0.2.0/24","10.0.0.0/8"]' });
+    expect(shape(w.plan())).toEqual(['update update-listener listener tcp/80 [minimal]']);
+  });
+
+  test('ETP switch reasons and downtime', () => {
+    Object.assign(world.service.spec!, { externalTrafficPolicy: 'Local', healthCheckNodePort: 31999 });
+    const plan = world.plan();
+    expect(plan.actions[0]!.reason).toEqual({
+      text: expect.stringContaining('health-check port changed'),
+      field: 'spec.externalTrafficPolicy',
+      from: 'monitor_port 30080',
+      to: 'monitor_port 31999',
+    });
+    expect(plan.actions[0]!.downtime).toEqual({ class: 'considerable', minSeconds: 4, maxSeconds: 34, text: expect.any(String) });
+    const monitorCreate = plan.actions.find((a) => a.kind === 'create-monitor')!;
+    expect(monitorCreate).toMatchObject({
+      reason: { field: 'spec.externalTrafficPolicy', from: 'tcp, HTTP 1.1', to: 'http, HTTP 1.0' },
+      body: { type: 'http', http: { expected_codes: ['200'], method: 'GET', url_path: '/livez', version: '1.0' } },
+    });
+    expect(worstDowntime([plan])).toEqual({ service: plan.service, action: plan.actions[0], downtime: plan.actions[0]!.downtime });
+  });
+
+  test('monitor http options change in place, one attribute each', () => {
+    const w = converged(svc(undefined, { [`${P}loadbalancer-health-monitor-type`]: 'http' }));
+    w.annotate({ 'loadbalancer-health-monitor-http': '{"url_path":"/healthz","method":"HEAD","host":"a.example","expected_codes":["204"]}' });
+    const plan = w.plan();
+    expect(plan.actions.map((a) => (a.kind === 'update-monitor' ? a.patch : a.kind))).toEqual([
+      { http: { host: 'a.example' } },
+      { http: { url_path: '/healthz' } },
+      { http: { method: 'HEAD' } },
+      { http: { expected_codes: ['204'] } },
+    ]);
+    w.apply(plan.actions);
+    expect(w.plan().actions).toEqual([]);
+    w.annotate({ 'loadbalancer-health-monitor-http': '{"version":"1.0"}' });
+    expect(shape(w.plan())).toEqual([
+      'delete delete-monitor health monitor of pool tcp/http [monitor-recreation]',
+      'create create-monitor health monitor of pool tcp/http [monitor-recreation]',
+    ]);
+  });
+
+  test('allowed subnets: only members outside them go', () => {
+    const w = converged(svc(), (x) => (x.servers = [server(1, 'rma1', [['10.1.0.1', SUBNET_B]]), server(2, 'rma1', [['10.1.0.2', SUBNET_B]])]));
+    expect(Object.values(w.members)[0]).toHaveLength(4);
+    w.annotate({ 'loadbalancer-listener-allowed-subnets': JSON.stringify([SUBNET_B.uuid]) });
+    expect(shape(w.plan())).toEqual([
+      'delete delete-member member 10.0.0.1:30080 of pool tcp/http [minimal]',
+      'delete delete-member member 10.0.0.2:30080 of pool tcp/http [minimal]',
+    ]);
+    w.converge();
+    w.annotate({ 'loadbalancer-listener-allowed-subnets': JSON.stringify([SUBNET_A.uuid]) });
+    expect(shape(w.plan())).toEqual([
+      'delete delete-member member 10.1.0.1:30080 of pool tcp/http [member-recreation]',
+      'delete delete-member member 10.1.0.2:30080 of pool tcp/http [member-recreation]',
+      'create create-member member 10.0.0.1:30080 of pool tcp/http [member-recreation]',
+      'create create-member member 10.0.0.2:30080 of pool tcp/http [member-recreation]',
+    ]);
+  });
+
+  test('a port removed → its pool and children go, without impact on the other port', () => {
+    const w = converged(svc([{ name: 'http', port: 80, nodePort: 30080 }, { name: 'https', port: 443, nodePort: 30443 }]));
+    w.service.spec!.ports!.pop();
+    expect(shape(w.plan())).toEqual([
+      'delete delete-listener listener tcp/443 [none]',
+      'delete delete-monitor health monitor of pool tcp/https [none]',
+      'delete delete-member member 10.0.0.1:30443 of pool tcp/https [none]',
+      'delete delete-member member 10.0.0.2:30443 of pool tcp/https [none]',
+      'delete delete-pool pool tcp/https [none]',
+    ]);
+  });
+
+  test('drift: a deleted listener and monitor are recreated', () => {
+    world.listeners = [];
+    world.monitors = [];
+    expect(shape(world.plan())).toEqual([
+      'create create-listener listener tcp/80 [none]',
+      'create create-monitor health monitor of pool tcp/http [minimal]',
+    ]);
+  });
+});
+
+describe('floating IPs', () => {
+  test('assigned when missing, never unassigned, moved from another target', () => {
+    const world = converged(svc(), (w) => (w.fips = [fip('192.0.2.50/32'), fip('192.0.2.51/32')]));
+    world.fips[1]!.server = { href: '', uuid: 's9', name: 'old-server' };
+    world.annotate({ 'loadbalancer-floating-ips': '["192.0.2.50/32","192.0.2.51/32"]' });
+    const plan = world.plan();
+    expect(plan.actions).toEqual([
+      {
+        kind: 'assign-floating-ip',
+        verb: 'update',
+        object: 'floating IP 192.0.2.50/32',
+        reason: { text: 'listed in the annotation; traffic arrives within ~20 s', field: `${P}loadbalancer-floating-ips`, from: 'unassigned', to: 'load balancer k8s-service-uid-web' },
+        impact: 'minimal',
+        downtime: downtimeOf('minimal'),
+        floatingIp: { network: '192.0.2.50/32', ip: '192.0.2.50' },
+        loadBalancer: { uuid: world.lbs[0]!.uuid },
+      },
+      expect.objectContaining({ kind: 'assign-floating-ip', reason: expect.objectContaining({ from: 'server old-server' }) }),
+    ]);
+    world.apply(plan.actions);
+    world.annotate({ 'loadbalancer-floating-ips': '[]' });
+    expect(world.plan().actions).toEqual([]);
+    expect(world.fips.every((f) => f.load_balancer?.uuid === world.lbs[0]!.uuid)).toBe(true);
+  });
+
+  test('a Floating IP that does not exist → problem naming it; the rest is still planned', () => {
+    const world = converged();
+    world.annotate({ 'loadbalancer-floating-ips': '["192.0.2.77/32"]', 'loadbalancer-timeout-member-connect-ms': '1' });
+    const plan = world.plan();
+    expect(plan.problems).toEqual([
+      { kind: 'floating-ip-missing', subject: 'floating IP 192.0.2.77/32', message: expect.stringContaining('does not exist in this cloudscale project'), hint: expect.any(String) },
+    ]);
+    expect(shape(plan)).toEqual(['update update-listener listener tcp/80 [none]']);
+  });
+
+  test('two Services claiming one Floating IP → refused, nothing else', () => {
+    const other = svc(undefined, { [`${P}loadbalancer-floating-ips`]: '["192.0.2.50/32"]' });
+    other.metadata = { ...other.metadata, name: 'other', uid: 'uid-other' };
+    const world = new World(svc(undefined, { [`${P}loadbalancer-floating-ips`]: '["192.0.2.50/32"]' }));
+    world.fips = [fip('192.0.2.50/32')];
+    world.others = [other, world.service /* itself is skipped by UID */];
+    const plan = world.plan();
+    const problem = {
+      kind: 'floating-ip-conflict',
+      subject: `${P}loadbalancer-floating-ips`,
+      message: 'at least one Floating IP assigned to service shop/web is also assigned to another service. Refusing to continue to avoid flapping: 192.0.2.50/32->shop/other',
+      hint: expect.any(String),
+    };
+    expect(plan.problems).toEqual([problem]);
+    expect(plan.actions).toEqual([
+      {
+        kind: 'refuse',
+        verb: 'refuse',
+        object: 'service shop/web',
+        reason: { text: problem.message, field: `${P}loadbalancer-floating-ips` },
+        impact: 'refused',
+        downtime: downtimeOf('refused'),
+        problem,
+      },
+    ]);
+  });
+
+  test('a conflicting Service with a broken annotation or another type claims nothing', () => {
+    const broken = svc(undefined, { [`${P}loadbalancer-floating-ips`]: '[' });
+    broken.metadata = { ...broken.metadata, uid: 'uid-b' };
+    const clusterIp = svc(undefined, { [`${P}loadbalancer-floating-ips`]: '["192.0.2.50/32"]' });
+    clusterIp.metadata = { ...clusterIp.metadata, uid: 'uid-c' };
+    clusterIp.spec!.type = 'ClusterIP';
+    const world = new World(svc(undefined, { [`${P}loadbalancer-floating-ips`]: '["192.0.2.50/32"]' }));
+    world.fips = [fip('192.0.2.50/32')];
+    world.others = [broken, clusterIp];
+    expect(world.plan().problems).toEqual([]);
+  });
+});
+
+describe('refused changes: flavor, zone, VIP addresses', () => {
+  test.each<[string, Record<string, string>, string[]]>([
+    ['flavor', { 'loadbalancer-flavor': 'lb-large' }, [`${P}loadbalancer-flavor`]],
+    ['zone', { 'loadbalancer-zone': 'lpg1' }, [`${P}loadbalancer-zone`]],
+    ['VIP addresses', { 'loadbalancer-vip-addresses': `[{"subnet":"${SUBNET_B.uuid}"}]` }, [`${P}loadbalancer-vip-addresses`]],
+    ['flavor and zone at once', { 'loadbalancer-flavor': 'lb-large', 'loadbalancer-zone': 'lpg1' }, [`${P}loadbalancer-flavor`, `${P}loadbalancer-zone`]],
+  ])('%s → refuse, nothing else', (_name, change, subjects) => {
+    const world = converged();
+    world.annotate({ ...change, 'loadbalancer-timeout-client-data-ms': '1' });
+    const plan = world.plan();
+    expect(plan.actions.map((a) => a.kind)).toEqual(subjects.map(() => 'refuse'));
+    expect(plan.problems.map((p) => [p.kind, p.subject])).toEqual(subjects.map((s) => ['forbidden-change', s]));
+    for (const action of plan.actions) {
+      expect(action.impact).toBe('refused');
+      expect(action.object).toBe('load balancer k8s-service-uid-web');
+      if (action.kind === 'refuse') {
+        expect(action.problem.hint).toContain('delete and re-create the Service');
+        expect(action.problem.hint).toContain('loses its IP addresses');
+      }
+    }
+  });
+
+  test('the flavor refusal says how to go back', () => {
+    const world = converged();
+    world.annotate({ 'loadbalancer-flavor': 'lb-large' });
+    const [action] = world.plan().actions;
+    expect(action).toMatchObject({
+      reason: { field: `${P}loadbalancer-flavor`, from: 'lb-standard', to: 'lb-large' },
+      problem: { message: 'the flavor of load balancer k8s-service-uid-web cannot change (lb-standard → lb-large); nothing was changed', hint: expect.stringMatching(/^Set k8s.cloudscale.ch\/loadbalancer-flavor back to lb-standard\./) },
+    });
+  });
+
+  test('a VIP address pinned to the one already in use is no change; an empty list is never a change', () => {
+    const world = converged(svc(undefined, { [`${P}loadbalancer-vip-addresses`]: `[{"subnet":"${SUBNET_A.uuid}"}]` }));
+    world.annotate({ 'loadbalancer-vip-addresses': `[{"subnet":"${SUBNET_A.uuid}","address":"10.0.0.200"}]` });
+    expect(world.plan().actions).toEqual([]);
+    world.annotate({ 'loadbalancer-vip-addresses': `[{"subnet":"${SUBNET_A.uuid}","address":"10.0.0.201"}]` });
+    expect(world.plan().actions.map((a) => a.kind)).toEqual(['refuse']);
+    world.annotate({ 'loadbalancer-vip-addresses': null });
+    expect(world.plan().actions).toEqual([]);
+  });
+});
+
+describe('ownership and adoption', () => {
+  test('a load balancer of the Go CCM (no tags, uuid annotation, finalizer) is adopted: tags written, nothing recreated', () => {
+    const world = converged();
+    world.lbs[0]!.tags = { team: 'shop' };
+    const plan = world.plan();
+    expect(plan.actions).toEqual([
+      {
+        kind: 'tag-lb',
+        verb: 'update',
+        object: 'load balancer k8s-service-uid-web',
+        reason: expect.objectContaining({ text: expect.stringContaining('adopt the load balancer'), field: 'tags' }),
+        impact: 'none',
+        downtime: downtimeOf('none'),
+        loadBalancer: { uuid: world.lbs[0]!.uuid },
+        patch: { tags: { team: 'shop', [`${P}cluster`]: CLUSTER, [`${P}service-uid`]: 'uid-web', [`${P}service`]: 'shop/web' } },
+      },
+    ]);
+    world.apply(plan.actions);
+    expect(world.plan().actions).toEqual([]);
+  });
+
+  test('a Go CCM Service without the uuid annotation is found by name', () => {
+    const world = converged();
+    world.lbs[0]!.tags = {};
+    delete world.service.metadata!.annotations![`${P}loadbalancer-uuid`];
+    expect(shape(world.plan())).toEqual([
+      'update tag-lb load balancer k8s-service-uid-web [none]',
+      'kube write-annotations service shop/web annotations [none]',
+    ]);
+  });
+
+  test('tagged for another cluster → refused, never modified', () => {
+    const world = converged();
+    world.lbs[0]!.tags = { ...world.lbs[0]!.tags, [`${P}cluster`]: 'cluster-2' };
+    world.annotate({ 'loadbalancer-pool-algorithm': 'source_ip' });
+    const plan = world.plan();
+    expect(plan.actions.map((a) => a.kind)).toEqual(['refuse']);
+    expect(plan.problems).toEqual([
+      {
+        kind: 'ownership',
+        subject: 'load balancer k8s-service-uid-web',
+        message: expect.stringContaining('belongs to another cluster (tag k8s.cloudscale.ch/cluster=cluster-2, this cluster is cluster-1)'),
+        hint: expect.stringContaining(`remove its annotation ${P}loadbalancer-uuid`),
+      },
+    ]);
+  });
+
+  test('tagged for another existing Service of this cluster → refused; for a gone one → re-tagged', () => {
+    const world = converged();
+    world.lbs[0]!.tags = { ...world.lbs[0]!.tags, [`${P}service-uid`]: 'uid-old' };
+    expect(shape(world.plan())).toEqual(['update tag-lb load balancer k8s-service-uid-web [none]']);
+    const owner = svc();
+    owner.metadata = { ...owner.metadata, name: 'owner', uid: 'uid-old' };
+    world.others = [owner];
+    const plan = world.plan();
+    expect(plan.actions.map((a) => a.kind)).toEqual(['refuse']);
+    expect(plan.problems[0]!.message).toContain('belongs to Service shop/owner');
+  });
+});
+
+describe('deletion and type change', () => {
+  test('Service being deleted → delete the load balancer, then remove the finalizer', () => {
+    const world = converged();
+    world.service.metadata!.deletionTimestamp = new Date(0);
+    const plan = world.plan();
+    expect(plan.mode).toBe('delete');
+    expect(plan.actions).toEqual([
+      {
+        kind: 'delete-lb',
+        verb: 'delete',
+        object: 'load balancer k8s-service-uid-web',
+        reason: { text: 'the Service is being deleted; the load balancer and everything on it are deleted' },
+        impact: 'lb-deletion',
+        downtime: { class: 'total', minSeconds: 0, maxSeconds: null, text: 'the Service loses its load balancer and its addresses' },
+        loadBalancer: { uuid: world.lbs[0]!.uuid, href: world.lbs[0]!.href, name: 'k8s-service-uid-web' },
+      },
+      {
+        kind: 'remove-finalizer',
+        verb: 'kube',
+        object: 'service shop/web finalizer',
+        reason: { text: 'the Service is being deleted; its load balancer is gone', field: 'metadata.finalizers', from: LB_FINALIZER },
+        impact: 'none',
+        downtime: downtimeOf('none'),
+      },
+    ]);
+    world.apply(plan.actions);
+    expect(world.lbs).toEqual([]);
+    expect(world.plan()).toMatchObject({ mode: 'ignore', actions: [] });
+  });
+
+  test('type changed to ClusterIP → delete, clear the status, remove the finalizer', () => {
+    const world = converged();
+    world.service.spec!.type = 'ClusterIP';
+    expect(shape(world.plan())).toEqual([
+      'delete delete-lb load balancer k8s-service-uid-web [lb-deletion]',
+      'kube write-status service shop/web status [none]',
+      'kube remove-finalizer service shop/web finalizer [none]',
+    ]);
+    world.converge();
+    expect(world.service.status).toEqual({ loadBalancer: { ingress: [] } });
+    expect(world.service.metadata!.finalizers).toEqual([]);
+  });
+
+  test('the load balancer is already gone → only the finalizer', () => {
+    const world = converged();
+    world.lbs = [];
+    world.service.metadata!.deletionTimestamp = new Date(0);
+    expect(shape(world.plan())).toEqual(['kube remove-finalizer service shop/web finalizer [none]']);
+  });
+
+  test('a load balancer of another cluster is not deleted and the finalizer stays', () => {
+    const world = converged();
+    world.lbs[0]!.tags = { [`${P}cluster`]: 'cluster-2' };
+    world.service.metadata!.deletionTimestamp = new Date(0);
+    const plan = world.plan();
+    expect(plan.actions.map((a) => a.kind)).toEqual(['refuse']);
+    expect(plan.problems.map((p) => p.kind)).toEqual(['ownership']);
+  });
+
+  test('not LoadBalancer and no finalizer → ignored', () => {
+    const service = svc();
+    service.spec!.type = 'ClusterIP';
+    expect(new World(service).plan()).toEqual({ service: { namespace: 'shop', name: 'web', uid: 'uid-web' }, mode: 'ignore', loadBalancer: null, actions: [], problems: [], warnings: [] });
+  });
+
+  test('spec.loadBalancerClass set → ignored, even with our finalizer', () => {
+    const world = converged();
+    world.service.spec!.loadBalancerClass = 'example.com/other';
+    world.annotate({ 'loadbalancer-pool-algorithm': 'source_ip' });
+    expect(world.plan()).toMatchObject({ mode: 'ignore', actions: [], problems: [] });
+  });
+});
+
+describe('problems stop the Service before any change', () => {
+  test('every bad annotation is reported, no action is planned', () => {
+    const world = converged();
+    world.annotate({ 'loadbalancer-health-monitor-delay-s': 'soon', 'loadbalancer-node-selector': 'a in b', 'loadbalancer-ip-mode': 'vip' });
+    const plan = world.plan();
+    expect(plan.actions).toEqual([]);
+    expect(plan.problems.map((p) => [p.kind, p.subject])).toEqual([
+      ['annotation', `${P}loadbalancer-ip-mode`],
+      ['annotation', `${P}loadbalancer-health-monitor-delay-s`],
+      ['annotation', `${P}loadbalancer-node-selector`],
+    ]);
+    expect(plan.problems[1]!.message).toBe(`${P}loadbalancer-health-monitor-delay-s: invalid value "soon": not an integer; expected an integer number of seconds ≥ 1`);
+  });
+
+  test('an unmapped node → problem naming it, no action (even for a new Service)', () => {
+    const world = new World(svc());
+    world.nodes.push(node(7));
+    const plan = world.plan();
+    expect(plan.actions).toEqual([]);
+    expect(plan.problems).toEqual([{ kind: 'node-mapping', subject: 'node worker-7', message: expect.stringContaining('no server is named worker-7'), hint: expect.any(String) }]);
+  });
+
+  test('the UUID annotation and the name point to different load balancers → lookup problem', () => {
+    const world = converged();
+    world.lbs.push({ ...world.lbs[0]!, uuid: 'ffffffff-0000-4000-8000-000000000000', name: 'elsewhere' });
+    world.annotate({ 'loadbalancer-name': 'elsewhere' });
+    const plan = world.plan();
+    expect(plan.actions).toEqual([]);
+    expect(plan.problems.map((p) => p.kind)).toEqual(['lookup']);
+  });
+
+  test('an actual state that is not the one the lookup finds is a caller bug', () => {
+    const world = converged();
+    const actual = assembleActualLoadBalancer(world.lbs[0]!, { pools: [], membersByPool: {}, listeners: [], monitors: [], floatingIps: [] });
+    const input = { service: world.service, nodes: world.nodes, servers: world.servers, floatingIps: [], otherServices: [], clusterId: CLUSTER, apiServerMinor: 34 };
+    expect(() => planService({ ...input, loadBalancers: world.lbs, actual: null })).toThrow(InternalError);
+    expect(() => planService({ ...input, loadBalancers: [], actual })).toThrow(InternalError);
+  });
+});
+
+describe('warnings', () => {
+  test('NoValidNodes when the selector matches nothing; UnAvailableLoadBalancer when no node is eligible', () => {
+    const world = new World(svc(undefined, { [`${P}loadbalancer-node-selector`]: 'role=none' }));
+    expect(world.plan().warnings).toEqual([
+      { reason: 'NoValidNodes', message: `No valid nodes for service found, double-check node-selector annotation: ${P}loadbalancer-node-selector: role=none` },
+    ]);
+    world.nodes = [];
+    expect(world.plan().warnings).toEqual([{ reason: 'UnAvailableLoadBalancer', message: 'There are no available nodes for LoadBalancer' }]);
+    // With no nodes and no zone annotation the API picks the zone.
+    expect(world.plan().actions.find((a) => a.kind === 'create-lb')).toMatchObject({ body: { name: 'k8s-service-uid-web' } });
+    expect((world.plan().actions.find((a) => a.kind === 'create-lb') as { body: object }).body).not.toHaveProperty('zone');
+  });
+
+  test('annotation warnings are passed on', () => {
+    const world = new World(svc(undefined, { [`${P}loadbalancer-health-monitor-type`]: 'http', [`${P}loadbalancer-health-monitor-http`]: '{"path":"/x"}' }));
+    expect(world.plan().warnings).toEqual([{ reason: 'AnnotationWarning', message: expect.stringContaining('ignoring unknown field "path"') }]);
+  });
+});
+
+describe('summaries', () => {
+  test('worstDowntime picks the most disruptive action across Services; refusals and no-impact actions do not count', () => {
+    const a = converged();
+    a.annotate({ 'loadbalancer-listener-allowed-cidrs': '["10.0.0.0/8"]' });
+    const b = converged();
+    b.annotate({ 'loadbalancer-pool-algorithm': 'source_ip' });
+    const c = converged();
+    c.annotate({ 'loadbalancer-flavor': 'lb-large' });
+    const plans = [a.plan(), b.plan(), c.plan()];
+    const worst = worstDowntime(plans)!;
+    expect(worst.action.kind).toBe('delete-listener');
+    expect(worst.downtime).toEqual({ class: 'considerable', minSeconds: 60, maxSeconds: 120, text: 'the port is down for ~60–120 s' });
+    expect(worstDowntime([c.plan(), converged().plan()])).toBeNull();
+    expect(worstDowntime([a.plan()])!.downtime.class).toBe('minimal');
+    expect(countByVerb(plans)).toEqual({ create: 5, update: 1, delete: 5, refuse: 1, kube: 0 });
+  });
+
+  test('deletion outranks pool recreation', () => {
+    const a = converged();
+    a.annotate({ 'loadbalancer-pool-algorithm': 'source_ip' });
+    const b = converged();
+    b.service.metadata!.deletionTimestamp = new Date(0);
+    const worst = worstDowntime([a.plan(), b.plan()])!;
+    expect(worst.action.kind).toBe('delete-lb');
+  });
+});
+
+test('cloud actions of a plan are executable in order: every symbolic reference is created before use', () => {
+  const world = new World(svc([{ name: 'a', port: 80, nodePort: 30080 }, { name: 'b', protocol: 'UDP', port: 53, nodePort: 30053 }]));
+  const defined = new Set<string>();
+  for (const action of cloudActions(world.plan())) {
+    for (const value of Object.values(action)) {
+      if (value && typeof value === 'object' && 'ref' in value && typeof value.ref === 'string' && action.kind !== 'create-lb' && action.kind !== 'create-pool') {
+        expect(defined.has(value.ref)).toBe(true);
+      }
+    }
+    if (action.kind === 'create-lb' || action.kind === 'create-pool') defined.add(action.ref);
+  }
+  expect(defined).toEqual(new Set(['lb', 'pool:tcp/a', 'pool:udp/b']));
+});
