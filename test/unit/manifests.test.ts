@@ -206,6 +206,15 @@ describe('RBAC', () => {
     expect(CLUSTER_RULES.find((r) => r.rule.resources?.includes('namespaces'))?.rule.resourceNames).toEqual(['kube-system']);
   });
 
+  test('docs/deploy.md gives the purpose of every rule', () => {
+    const docs = readFileSync(fileURLToPath(new URL('../../docs/deploy.md', import.meta.url)), 'utf8');
+    for (const { rule, purpose } of [...CLUSTER_RULES, ...KUBE_SYSTEM_RULES]) {
+      const row = docs.split('\n').find((line) => line.startsWith('|') && line.endsWith(`| ${purpose} |`));
+      expect(row, purpose).toBeDefined();
+      expect(row).toContain(`| ${rule.verbs.join(', ')} |`);
+    }
+  });
+
   test('the built roles are exactly the documented rule tables', () => {
     const clusterRole = objects.find((o) => o.kind === 'ClusterRole') as V1ClusterRole;
     const role = objects.find((o) => o.kind === 'Role') as V1Role;
