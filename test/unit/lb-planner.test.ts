@@ -687,6 +687,19 @@ describe('changes on a converged Service: planned actions and their impact', () 
     ]);
   });
 
+  test('removing the http options resets them in place to the API defaults', () => {
+    const w = converged(svc(undefined, { [`${P}loadbalancer-health-monitor-type`]: 'http', [`${P}loadbalancer-health-monitor-http`]: '{"url_path":"/ready"}' }));
+    w.annotate({ 'loadbalancer-health-monitor-http': null });
+    const plan = w.plan();
+    expect(plan.actions).toEqual([
+      expect.objectContaining({
+        kind: 'update-monitor',
+        reason: { text: 'http.url_path changes in place', field: `${P}loadbalancer-health-monitor-http`, from: '/ready', to: '/' },
+        patch: { http: { url_path: '/' } },
+      }),
+    ]);
+  });
+
   test('allowed subnets: only members outside them go', () => {
     const w = converged(svc(), (x) => (x.servers = [server(1, 'rma1', [['10.1.0.1', SUBNET_B]]), server(2, 'rma1', [['10.1.0.2', SUBNET_B]])]));
     expect(Object.values(w.members)[0]).toHaveLength(4);

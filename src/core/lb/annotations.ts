@@ -111,7 +111,8 @@ function parseEnum<const V extends string>(raw: string, values: readonly V[]): V
 }
 
 function enumFormat(values: readonly string[]): string {
-  return `one of ${values.map((v) => `\`${v}\``).join(', ')}`;
+  const quoted = values.map((v) => `\`${v}\``);
+  return quoted.length === 1 ? quoted[0]! : `one of ${quoted.join(', ')}`;
 }
 
 const SLUG = /^[a-z0-9][a-z0-9-]*$/;

@@ -81,7 +81,7 @@ export interface DesiredMonitor {
   readonly timeout_s: number;
   readonly up_threshold: number;
   readonly down_threshold: number;
-  /** `null`: not sent (the API applies its defaults for http/https; none for other types). */
+  /** Set for http/https monitors only; `null` for the other types (sent as `{}`). */
   readonly http: HealthMonitorHttp | null;
 }
 
@@ -114,6 +114,15 @@ export interface DesiredLoadBalancer {
   readonly tags: Tags;
   readonly pools: readonly DesiredPool[];
 }
+
+/** The API's http options when none are given; desired for http/https monitors without the annotation, so that removing it resets them. */
+export const DEFAULT_HTTP: HealthMonitorHttp = {
+  expected_codes: ['200'],
+  method: 'GET',
+  url_path: '/',
+  version: '1.1',
+  host: null,
+};
 
 /** The http options of the ETP Local health check: kube-proxy's health endpoint. */
 export const LIVEZ_HTTP: HealthMonitorHttp = {
@@ -287,7 +296,7 @@ function desiredMonitor(
       message: `${LB_ANNOTATIONS.healthMonitorHttp.key} is ignored: the health monitor type is ${a.healthMonitorType}`,
     });
   }
-  return { type: a.healthMonitorType, ...numbers, http: httpType ? a.healthMonitorHttp : null };
+  return { type: a.healthMonitorType, ...numbers, http: httpType ? (a.healthMonitorHttp ?? DEFAULT_HTTP) : null };
 }
 
 /**
