@@ -486,6 +486,14 @@ describe('idempotency: applying a plan converges (the next plan is empty)', () =
     expect(world.plan().actions).toEqual([]);
   });
 
+  test('a monitor whose http is null or has no version counts as HTTP 1.1', () => {
+    const world = converged(svc(undefined, { [`${P}loadbalancer-health-monitor-type`]: 'http' }));
+    world.monitors[0]!.http = { ...world.monitors[0]!.http!, version: '' as '1.1' };
+    expect(world.plan().actions).toEqual([]);
+    world.monitors[0]!.http = null;
+    expect(world.plan().actions).toEqual([]);
+  });
+
   test('member monitor_port null from the API counts as protocol_port', () => {
     const world = converged();
     for (const list of Object.values(world.members)) for (const m of list) m.monitor_port = null;
