@@ -1,6 +1,7 @@
 // `cloudscale-ccm completion bash|zsh|fish` prints the script shipped under completions/, so
 // the printed and the installed scripts are the same file. The scripts call the hidden
 // `cloudscale-ccm __complete services` for Service names, served by completeCommand.
+import type { V1Service } from '@kubernetes/client-node';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { assertNever } from '../core/errors.js';
@@ -39,16 +40,20 @@ export async function completeCommand(
   ctx.stdout.write(candidates.map((candidate) => `${candidate}\n`).join(''));
 }
 
-/**
- * `service/NAME` for each Service in `namespace` that plan and sync-lb act on: type
- * LoadBalancer, or still carrying the load-balancer cleanup finalizer (its LB is due for
- * deletion). Sorted by name.
- */
+/** `service/NAME` for each Service in `namespace` that serviceCandidates keeps. */
 export async function completeServiceNames(namespace: string, ctx: CommandContext): Promise<string[]> {
   const list = await kubeCall(`list Services in namespace ${namespace}`, () =>
     ctx.kube().core.listNamespacedService({ namespace }),
   );
-  return list.items
+  return serviceCandidates(list.items);
+}
+
+/**
+ * The Services plan and sync-lb act on, as `service/NAME` sorted by name: type LoadBalancer,
+ * or still carrying the load-balancer cleanup finalizer (their LB is due for deletion).
+ */
+export function serviceCandidates(services: readonly V1Service[]): string[] {
+  return services
     .filter(
       (service) =>
         service.spec?.type === 'LoadBalancer' ||

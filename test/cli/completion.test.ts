@@ -8,9 +8,18 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, test } from 'vitest';
-import { completionCommand, completionScriptPath, type CompletionShell } from '../../src/commands/completion.js';
+import { ApiException, CoreV1Api, KubeConfig, type V1Service } from '@kubernetes/client-node';
+import { randomUUID } from 'node:crypto';
+import { afterAll, describe, expect, inject, test } from 'vitest';
+import {
+  completeCommand,
+  completionCommand,
+  completionScriptPath,
+  serviceCandidates,
+  type CompletionShell,
+} from '../../src/commands/completion.js';
 import type { CommandContext } from '../../src/commands/context.js';
+import { connectKube } from '../../src/core/kube/connection.js';
 
 const bashScript = completionScriptPath('bash');
 const scratch = mkdtempSync(join(tmpdir(), 'ccm-completion-'));
@@ -214,5 +223,63 @@ describe('completion command', () => {
     await completionCommand(shell, ctx);
     expect(written).toBe(readFileSync(completionScriptPath(shell), 'utf8'));
     expect(written.length).toBeGreaterThan(500);
+  });
+});
+
+describe('Service candidates', () => {
+  const service = (name: string, type: string, finalizers?: string[]): V1Service => ({
+    metadata: { name, ...(finalizers === undefined ? {} : { finalizers }) },
+    spec: { type },
+  });
+
+  test.each([
+    [[], []],
+    [[service('web', 'LoadBalancer'), service('api', 'LoadBalancer')], ['service/api', 'service/web']],
+    [[service('internal', 'ClusterIP'), service('ports', 'NodePort')], []],
+    [[service('was-lb', 'ClusterIP', ['service.kubernetes.io/load-balancer-cleanup'])], ['service/was-lb']],
+    [[service('other', 'ClusterIP', ['example.com/keep'])], []],
+  ] as [V1Service[], string[]][])('%#', (services, expected) => {
+    expect(serviceCandidates(services)).toEqual(expected);
+  });
+});
+
+describe('__complete services against the test cluster', () => {
+  // Unique names in `default`; a foreign loadBalancerClass keeps other tests' sync-lb passes away.
+  const suffix = randomUUID().slice(0, 8);
+  const lbName = `completion-lb-${suffix}`;
+  const clusterIpName = `completion-internal-${suffix}`;
+
+  test('prints the LoadBalancer Services of the namespace, one per line', async () => {
+    const kubeconfig =
+      process.env.CCM_TEST_KUBECONFIG ?? (inject as unknown as (key: string) => string | undefined)('kubeconfig');
+    if (kubeconfig === undefined) throw new Error('no test cluster: set CCM_TEST_KUBECONFIG or run the integration project');
+    const admin = new KubeConfig();
+    admin.loadFromFile(kubeconfig);
+    const core = admin.makeApiClient(CoreV1Api);
+    const ports = [{ port: 80, protocol: 'TCP' }];
+    await core.createNamespacedService({
+      namespace: 'default',
+      body: { metadata: { name: lbName }, spec: { type: 'LoadBalancer', loadBalancerClass: 'example.com/not-cloudscale', ports } },
+    });
+    try {
+      await core.createNamespacedService({ namespace: 'default', body: { metadata: { name: clusterIpName }, spec: { ports } } });
+      let written = '';
+      const ctx = {
+        stdout: { write: (text: string) => (written += text) },
+        kube: () => connectKube({ kubeconfig }),
+      } as unknown as CommandContext;
+      await completeCommand('services', { namespace: 'default' }, ctx);
+      const lines = written.split('\n');
+      expect(lines.at(-1)).toBe('');
+      expect(lines).toContain(`service/${lbName}`);
+      expect(lines).not.toContain(`service/${clusterIpName}`);
+      expect(lines.filter((line) => line !== '').every((line) => /^service\/[a-z0-9-]+$/.test(line))).toBe(true);
+    } finally {
+      for (const name of [lbName, clusterIpName]) {
+        await core.deleteNamespacedService({ namespace: 'default', name }).catch((error: unknown) => {
+          if (!(error instanceof ApiException && error.code === 404)) throw error;
+        });
+      }
+    }
   });
 });

@@ -26,12 +26,13 @@ function cronJobOf(options = manifestOptionsFrom({ schedule: DEFAULT_SCHEDULE })
   return found.object as V1CronJob;
 }
 
+/** A context for a command that only prints: any use of the cluster, cloud or stdin fails. */
 function captureContext(output: OutputFormat): { ctx: CommandContext; text: () => string } {
   let written = '';
   const notUsed = () => {
     throw new Error('manifests must not talk to a cluster or the cloud');
   };
-  const ctx: CommandContext = {
+  const ctx = {
     globals: { output, color: false, verbose: false },
     stdout: { write: (text: string) => (written += text) },
     stderr: { write: () => true },
@@ -40,7 +41,8 @@ function captureContext(output: OutputFormat): { ctx: CommandContext; text: () =
     kube: notUsed,
     cloudscale: notUsed,
     clusterId: notUsed,
-  };
+    readStdin: notUsed,
+  } as unknown as CommandContext;
   return { ctx, text: () => written };
 }
 
