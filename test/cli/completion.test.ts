@@ -250,9 +250,7 @@ describe('__complete services against the test cluster', () => {
   const clusterIpName = `completion-internal-${suffix}`;
 
   test('prints the LoadBalancer Services of the namespace, one per line', async () => {
-    const kubeconfig =
-      process.env.CCM_TEST_KUBECONFIG ?? (inject as unknown as (key: string) => string | undefined)('kubeconfig');
-    if (kubeconfig === undefined) throw new Error('no test cluster: set CCM_TEST_KUBECONFIG or run the integration project');
+    const kubeconfig = inject('kubeconfig');
     const admin = new KubeConfig();
     admin.loadFromFile(kubeconfig);
     const core = admin.makeApiClient(CoreV1Api);

@@ -197,21 +197,13 @@ const NOT_GRANTED: readonly V1ResourceAttributes[] = [
   { verb: 'create', resource: 'pods', namespace: CCM_NAMESPACE },
 ];
 
-function testKubeconfigPath(): string {
-  const path = process.env.CCM_TEST_KUBECONFIG ?? (inject as unknown as (key: string) => string | undefined)('kubeconfig');
-  if (path === undefined || path === '') {
-    throw new Error('no test cluster: run through the integration project (test/global-setup.ts) or set CCM_TEST_KUBECONFIG');
-  }
-  return path;
-}
-
 const admin = new KubeConfig();
 let adminCore: CoreV1Api;
 let adminObjects: KubernetesObjectApi;
 const created: KubernetesObject[] = [];
 
 beforeAll(async () => {
-  admin.loadFromFile(testKubeconfigPath());
+  admin.loadFromFile(inject('kubeconfig'));
   adminCore = admin.makeApiClient(CoreV1Api);
   adminObjects = KubernetesObjectApi.makeApiClient(admin);
   await ensureLeaseExists();
