@@ -27,6 +27,7 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 
 try {
   process.exitCode = await runCli(process.argv.slice(2), {
+    stdin: process.stdin,
     stdout: process.stdout,
     stderr: process.stderr,
     env: process.env,

@@ -37,9 +37,18 @@ export interface CommandContext {
   cloudscale(): Promise<CloudscaleClient>;
   /** This cluster's identity for ownership tags. */
   clusterId(): Promise<string>;
+  /** All of standard input (for `-f -`). */
+  readStdin(): Promise<string>;
+  /** True when a person can answer a question (standard input and output are terminals). */
+  readonly interactive: boolean;
+  /** Asks a yes/no question on the terminal; only call when `interactive`. */
+  confirm(question: string): Promise<boolean>;
 }
 
-/** Exit code a command asks for when it did not throw: 0 done, 2 changes pending (plan). */
+/**
+ * Exit code a command asks for when it did not throw: 0 done, 1 the output already reports
+ * errors, 2 changes pending (plan --detailed-exitcode).
+ */
 export interface CommandResult {
-  exitCode: 0 | 2;
+  exitCode: 0 | 1 | 2;
 }

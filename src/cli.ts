@@ -1,0 +1,283 @@
+// The command-line surface: commander definitions of every subcommand and the global options.
+// Each action lazily imports its command module, builds the context, and returns an exit code.
+// Process concerns (signals, exit codes, printing the one top-level error) live in bin/.
+import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { createCommandContext } from './composition.js';
+import type { CommandContext, GlobalOptions, OutputFormat } from './commands/context.js';
+import { UsageError } from './core/errors.js';
+import { VERSION } from './version.js';
+
+export interface CliIo {
+  stdin: NodeJS.ReadableStream & { isTTY?: boolean };
+  stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+  stderr: NodeJS.WritableStream & { isTTY?: boolean };
+  env: NodeJS.ProcessEnv;
+  signal: AbortSignal;
+}
+
+export { formatTopLevelError } from './core/render/error.js';
+
+/** Parses argv (without node and script) and runs the command; resolves to the exit code. */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  let exitCode = 0;
+  const program = buildProgram(io, (code) => {
+    exitCode = code;
+  });
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // --help and --version end here with exit code 0; usage errors were already printed.
+      if (error.exitCode === 0) return 0;
+      throw new UsageError(error.message.replace(/^error: /, ''), {
+        hint: 'run with --help for usage',
+      });
+    }
+    throw error;
+  }
+  return exitCode;
+}
+
+function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
+  const program = new Command('cloudscale-ccm')
+    .description(
+      'One-shot cloud controller manager for cloudscale.ch: initialise nodes and reconcile load balancers, with a plan before apply.',
+    )
+    .version(VERSION, '--version')
+    .addOption(new Option('--kubeconfig <file>', 'path to the kubeconfig file (default: KUBECONFIG, ~/.kube/config, in-cluster)'))
+    .addOption(new Option('--context <name>', 'kubeconfig context to use'))
+    .addOption(
+      new Option('-o, --output <format>', 'output format').choices(['text', 'json', 'yaml']).default('text'),
+    )
+    .addOption(new Option('--no-color', 'disable colours (also NO_COLOR)'))
+    .addOption(new Option('--api-url <url>', 'cloudscale API base URL (default: CLOUDSCALE_API_URL or https://api.cloudscale.ch)'))
+    .addOption(new Option('--token-file <file>', 'file holding the cloudscale API token (default: CLOUDSCALE_API_TOKEN, CLOUDSCALE_ACCESS_TOKEN, Secret kube-system/cloudscale)'))
+    .addOption(new Option('--cluster-id <id>', 'cluster identity for ownership tags (default: uid of namespace kube-system)'))
+    .addOption(new Option('-v, --verbose', 'print request counts and error causes'))
+    .showSuggestionAfterError(true)
+    .exitOverride()
+    .configureOutput({
+      writeOut: (text) => io.stdout.write(text),
+      // Usage errors are reported once, by bin/, from the thrown UsageError.
+      writeErr: (text) => (text.startsWith('error:') ? undefined : io.stderr.write(text)),
+    });
+
+  const run = (
+    action: (command: Command, ctx: CommandContext) => Promise<number | void>,
+  ) =>
+    async function (this: Command) {
+      const ctx = createCommandContext(globalsOf(this, io), io);
+      const code = await action(this, ctx);
+      setExitCode(code ?? 0);
+    };
+
+  program
+    .command('init-nodes')
+    .description('initialise uninitialised nodes, refresh node metadata, apply node lifecycle (one pass)')
+    .argument('[node...]', 'only these nodes')
+    .option('--dry-run', 'show what would be done, write nothing', false)
+    .option('-l, --selector <selector>', 'only nodes with these labels (kubectl syntax)')
+    .addOption(
+      new Option('--max-node-deletions <n>', 'refuse to delete more Nodes than this in one pass').argParser(positiveInt('--max-node-deletions')),
+    )
+    .action(
+      run(async (command, ctx) => {
+        const { initNodesCommand } = await import('./commands/init-nodes.js');
+        const options = command.opts<{ dryRun: boolean; maxNodeDeletions?: number; selector?: string }>();
+        await initNodesCommand(command.args, options, ctx);
+      }),
+    );
+
+  program
+    .command('sync-lb')
+    .description('reconcile the cloudscale load balancers of Services of type LoadBalancer (one pass)')
+    .argument('[service...]', 'only these Services: service/NAME or NAMESPACE/NAME')
+    .option('-n, --namespace <ns>', 'namespace of the named Services', 'default')
+    .addOption(new Option('--concurrency <n>', 'Services reconciled at once').argParser(positiveInt('--concurrency')).default(4))
+    .addOption(new Option('--wait-timeout <seconds>', 'give up waiting for a load balancer after this long').argParser(positiveInt('--wait-timeout')).default(600))
+    .addOption(new Option('--settle-seconds <s>', 'pause between deleting and re-creating similar objects (the API needs ~5 s)').argParser(nonNegativeNumber('--settle-seconds')).default(5))
+    .addOption(new Option('--poll-seconds <s>', 'interval between reads of a load balancer that is "changing"').argParser(nonNegativeNumber('--poll-seconds')).default(2))
+    .option('--dry-run', 'plan only, write nothing (same as plan)', false)
+    .action(
+      run(async (command, ctx) => {
+        const { syncLbCommand } = await import('./commands/sync-lb.js');
+        const o = command.opts<{
+          namespace: string;
+          concurrency: number;
+          waitTimeout: number;
+          settleSeconds: number;
+          pollSeconds: number;
+          dryRun: boolean;
+        }>();
+        await syncLbCommand(command.args, o, ctx);
+      }),
+    );
+
+  program
+    .command('plan')
+    .description('show every change init-nodes and sync-lb would make, with impact and expected downtime; writes nothing')
+    .argument('[service...]', 'only these Services: service/NAME or NAMESPACE/NAME')
+    .option('-n, --namespace <ns>', 'namespace of the named Services and of -f manifests without one', 'default')
+    .option('-f, --filename <file>', 'plan a proposed Service manifest (YAML/JSON, several documents allowed; - for stdin)')
+    .option('--detailed-exitcode', 'exit 0 when nothing would change, 2 when changes are pending, 1 on error', false)
+    .action(
+      run(async (command, ctx) => {
+        const { planCommand } = await import('./commands/plan.js');
+        const o = command.opts<{ namespace: string; filename?: string; detailedExitcode: boolean }>();
+        const result = await planCommand(command.args, o, ctx);
+        return result.exitCode;
+      }),
+    );
+
+  program
+    .command('cleanup')
+    .description('delete load balancers this cluster left behind (tagged for it, Service gone)')
+    .option('--all', 'delete every load balancer of this cluster (before deleting the cluster)', false)
+    .option('--yes', 'do not ask for confirmation', false)
+    .option('--dry-run', 'list what would be deleted, delete nothing', false)
+    .action(
+      run(async (command, ctx) => {
+        const { cleanupCommand } = await import('./commands/cleanup.js');
+        await cleanupCommand(command.opts<{ all: boolean; yes: boolean; dryRun: boolean }>(), ctx);
+      }),
+    );
+
+  program
+    .command('run')
+    .description('init-nodes then sync-lb under a Lease: what the CronJob runs')
+    .option('--wait', 'wait for another run holding the Lease instead of exiting', false)
+    .option('--force', 'act even while another cloud controller manager holds kube-system/cloud-controller-manager', false)
+    .addOption(new Option('--concurrency <n>', 'Services reconciled at once').argParser(positiveInt('--concurrency')).default(4))
+    .addOption(new Option('--max-node-deletions <n>', 'refuse to delete more Nodes than this in one pass').argParser(positiveInt('--max-node-deletions')))
+    .addOption(new Option('--wait-timeout <seconds>', 'give up waiting for a load balancer after this long').argParser(positiveInt('--wait-timeout')).default(600))
+    .addOption(new Option('--settle-seconds <s>', 'pause between deleting and re-creating similar objects (the API needs ~5 s)').argParser(nonNegativeNumber('--settle-seconds')).default(5))
+    .addOption(new Option('--poll-seconds <s>', 'interval between reads of a load balancer that is "changing"').argParser(nonNegativeNumber('--poll-seconds')).default(2))
+    .action(
+      run(async (command, ctx) => {
+        const { runCommand } = await import('./commands/run.js');
+        await runCommand(
+          command.opts<{
+            wait: boolean;
+            force: boolean;
+            concurrency: number;
+            maxNodeDeletions?: number;
+            waitTimeout: number;
+            settleSeconds: number;
+            pollSeconds: number;
+          }>(),
+          ctx,
+        );
+      }),
+    );
+
+  program
+    .command('sim')
+    .description('start the built-in cloudscale API simulator (prints CLOUDSCALE_API_URL=… first)')
+    .option('--seed <file>', 'seed file (YAML or JSON) with servers, networks and floating IPs')
+    .addOption(new Option('--port <n>', 'port on 127.0.0.1 (default: a free one)').argParser(portNumber))
+    .addOption(new Option('--lb-provision-seconds <s>', 'how long new load balancers stay "changing"').argParser(nonNegativeNumber('--lb-provision-seconds')))
+    .option('--token <token>', 'require this bearer token')
+    .action(
+      run(async (command, ctx) => {
+        const { simCommand } = await import('./commands/sim.js');
+        await simCommand(
+          command.opts<{ seed?: string; port?: number; lbProvisionSeconds?: number; token?: string }>(),
+          { stdout: ctx.stdout as NodeJS.WritableStream, stderr: ctx.stderr as NodeJS.WritableStream, signal: ctx.signal },
+        );
+      }),
+    );
+
+  program
+    .command('manifests')
+    .description('print the CronJob, RBAC and Secret manifests for kubectl apply -f -')
+    .option('--image <ref>', 'container image of cloudscale-ccm')
+    .option('--schedule <cron>', 'CronJob schedule', '* * * * *')
+    .option('--api-server-host <host>', 'reach the API server at this address (before a CNI or kube-proxy exists)')
+    .addOption(new Option('--api-server-port <n>', 'with --api-server-host (default 6443)').argParser(portNumber))
+    .action(
+      run(async (command, ctx) => {
+        const { manifestsCommand } = await import('./commands/manifests.js');
+        await manifestsCommand(
+          command.opts<{ image?: string; schedule: string; apiServerHost?: string; apiServerPort?: number }>(),
+          ctx,
+        );
+      }),
+    );
+
+  program
+    .command('completion')
+    .description('print a shell completion script')
+    .addArgument(new Argument('<shell>', 'bash, zsh or fish').choices(['bash', 'zsh', 'fish']))
+    .action(
+      run(async (command, ctx) => {
+        const { completionCommand } = await import('./commands/completion.js');
+        await completionCommand(command.args[0] as 'bash' | 'zsh' | 'fish', ctx);
+      }),
+    );
+
+  // Used by the completion scripts for dynamic candidates; not shown in --help.
+  program
+    .command('__complete', { hidden: true })
+    .addArgument(new Argument('<kind>').choices(['services']))
+    .option('-n, --namespace <ns>', 'namespace', 'default')
+    .action(
+      run(async (command, ctx) => {
+        const { completeCommand } = await import('./commands/completion.js');
+        await completeCommand('services', command.opts<{ namespace: string }>(), ctx);
+      }),
+    );
+
+  return program;
+}
+
+function globalsOf(command: Command, io: CliIo): GlobalOptions {
+  const o = command.optsWithGlobals<{
+    kubeconfig?: string;
+    context?: string;
+    output: OutputFormat;
+    color: boolean;
+    apiUrl?: string;
+    tokenFile?: string;
+    clusterId?: string;
+    verbose?: boolean;
+  }>();
+  const noColorEnv = io.env.NO_COLOR !== undefined && io.env.NO_COLOR !== '';
+  return {
+    ...(o.kubeconfig === undefined ? {} : { kubeconfig: o.kubeconfig }),
+    ...(o.context === undefined ? {} : { context: o.context }),
+    output: o.output,
+    color: o.color && !noColorEnv && io.stdout.isTTY === true,
+    ...(o.apiUrl === undefined ? {} : { apiUrl: o.apiUrl }),
+    ...(o.tokenFile === undefined ? {} : { tokenFile: o.tokenFile }),
+    ...(o.clusterId === undefined ? {} : { clusterId: o.clusterId }),
+    verbose: o.verbose === true,
+  };
+}
+
+function positiveInt(flag: string) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < 1) {
+      throw new InvalidArgumentError(`${flag} takes a whole number ≥ 1, got "${value}"`);
+    }
+    return n;
+  };
+}
+
+function nonNegativeNumber(flag: string) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!Number.isFinite(n) || n < 0) {
+      throw new InvalidArgumentError(`${flag} takes a number ≥ 0, got "${value}"`);
+    }
+    return n;
+  };
+}
+
+function portNumber(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) {
+    throw new InvalidArgumentError(`--port takes 0–65535, got "${value}"`);
+  }
+  return n;
+}

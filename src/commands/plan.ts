@@ -1,0 +1,101 @@
+// `cloudscale-ccm plan`: the actions init-nodes and sync-lb would take, with impact and
+// expected downtime. Strictly read-only: it reads the cluster and the cloud (and, for -f, asks
+// the API server for a dry-run apply, which stores nothing) and prints.
+import type { V1Service } from '@kubernetes/client-node';
+import { stringify as toYaml } from 'yaml';
+import { readLbPassSnapshot, type ServiceSelection } from '../core/apply/snapshot.js';
+import { planLbPass } from '../core/apply/lb-pass.js';
+import { dryRunApplyService } from '../core/kube/dry-run.js';
+import { planDocument, renderPlanText, type PlanDocument } from '../core/render/plan.js';
+import type { CommandContext, CommandResult } from './context.js';
+import { planNodePass } from './init-nodes.js';
+import { readServiceManifests } from './service-manifests.js';
+import { parseServiceArgs } from './service-args.js';
+
+export interface PlanOptions {
+  namespace: string;
+  filename?: string;
+  detailedExitcode: boolean;
+  maxNodeDeletions?: number;
+}
+
+export async function planCommand(
+  args: readonly string[],
+  options: PlanOptions,
+  ctx: CommandContext,
+): Promise<CommandResult> {
+  const document = await computePlan(args, options, ctx);
+  writePlan(document, ctx);
+  const blocked = document.summary.problems > 0;
+  if (blocked) {
+    // Problems are part of the plan output; the exit code still has to say "error".
+    ctx.stderr.write(`error: the plan has ${document.summary.problems} problem(s); see above\n`);
+    return { exitCode: 1 };
+  }
+  return { exitCode: options.detailedExitcode && document.summary.changes ? 2 : 0 };
+}
+
+/** The plan document: nodes (for a whole-cluster plan) and the Services in play. */
+export async function computePlan(
+  args: readonly string[],
+  options: PlanOptions,
+  ctx: CommandContext,
+): Promise<PlanDocument> {
+  const names = parseServiceArgs(args, options.namespace);
+  const conn = ctx.kube();
+  const [cloud, clusterId] = await Promise.all([ctx.cloudscale(), ctx.clusterId()]);
+
+  let proposed: V1Service[] = [];
+  if (options.filename !== undefined) {
+    const manifests = await readServiceManifests(options.filename, options.namespace, () => ctx.readStdin());
+    proposed = await Promise.all(manifests.map((m) => dryRunApplyService(conn, m)));
+  }
+  const selection: ServiceSelection =
+    proposed.length > 0
+      ? { names: proposed.map((s) => ({ namespace: s.metadata?.namespace ?? '', name: s.metadata?.name ?? '' })) }
+      : names.length > 0
+        ? { names }
+        : { all: true };
+  const wholeCluster = proposed.length === 0 && names.length === 0;
+
+  const [snapshot, nodePass] = await Promise.all([
+    readLbPassSnapshot({ conn, cloud, clusterId, proposed, selection }),
+    wholeCluster
+      ? planNodePass(
+          [],
+          options.maxNodeDeletions === undefined ? {} : { maxNodeDeletions: options.maxNodeDeletions },
+          { kube: conn, cloudscale: cloud },
+        )
+      : Promise.resolve(null),
+  ]);
+  const planned = planLbPass(snapshot, selection, proposed);
+  for (const name of names) {
+    if (!planned.some((p) => p.plan.service.namespace === name.namespace && p.plan.service.name === name.name)) {
+      ctx.stderr.write(`warning: service ${name.namespace}/${name.name} does not exist\n`);
+    }
+  }
+  return planDocument({
+    nodes:
+      nodePass === null
+        ? null
+        : {
+            actions: nodePass.plan.actions,
+            unchanged: nodePass.plan.untouched.length,
+            deletionRefusal: nodePass.plan.deletions.refusal,
+          },
+    services: planned.map((p) => p.plan),
+  });
+}
+
+function writePlan(document: PlanDocument, ctx: CommandContext): void {
+  switch (ctx.globals.output) {
+    case 'json':
+      ctx.stdout.write(`${JSON.stringify(document, null, 2)}\n`);
+      return;
+    case 'yaml':
+      ctx.stdout.write(toYaml(document));
+      return;
+    case 'text':
+      ctx.stdout.write(renderPlanText(document, { color: ctx.globals.color }));
+  }
+}

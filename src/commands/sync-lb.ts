@@ -1,0 +1,138 @@
+// `cloudscale-ccm sync-lb [service/NAME …]`: one load-balancer pass. Reads one snapshot, plans
+// every Service with the planner `plan` uses, executes the plans concurrently, and reports a
+// line (or a JSON document) per Service. Fails the pass if any Service failed.
+import { stringify as toYaml } from 'yaml';
+import { executeLbPass, planLbPass, type ServiceOutcome } from '../core/apply/lb-pass.js';
+import { readLbPassSnapshot, type ServiceSelection } from '../core/apply/snapshot.js';
+import { PartialFailureError, errorMessage } from '../core/errors.js';
+import type { PlannedAction } from '../core/lb/actions.js';
+import type { CommandContext } from './context.js';
+import { parseServiceArgs } from './service-args.js';
+
+export interface SyncLbOptions {
+  namespace: string;
+  concurrency: number;
+  /** Seconds to wait for a load balancer to leave `changing`. */
+  waitTimeout: number;
+  /** Seconds between deleting and re-creating similar objects (the API needs ~5 s). */
+  settleSeconds?: number;
+  /** Seconds between reads of a `changing` load balancer. */
+  pollSeconds?: number;
+  dryRun: boolean;
+}
+
+export const SYNC_LB_JSON_VERSION = 1;
+
+export interface SyncLbReport {
+  readonly version: typeof SYNC_LB_JSON_VERSION;
+  readonly services: readonly ServiceReport[];
+  readonly requests: { readonly total: number; readonly reads: number; readonly writes: number; readonly retries: number };
+  readonly durationMs: number;
+}
+
+export interface ServiceReport {
+  readonly service: string;
+  readonly status: ServiceOutcome['status'];
+  readonly loadBalancer: { readonly name: string; readonly uuid: string | null } | null;
+  readonly actions: readonly { readonly kind: PlannedAction['kind']; readonly object: string; readonly ms: number }[];
+  readonly errors: readonly { readonly message: string; readonly hint?: string }[];
+}
+
+export async function syncLbCommand(
+  args: readonly string[],
+  options: SyncLbOptions,
+  ctx: CommandContext,
+): Promise<SyncLbReport> {
+  if (options.dryRun) {
+    const { planCommand } = await import('./plan.js');
+    await planCommand(args, { namespace: options.namespace, detailedExitcode: false }, ctx);
+    return { version: SYNC_LB_JSON_VERSION, services: [], requests: { total: 0, reads: 0, writes: 0, retries: 0 }, durationMs: 0 };
+  }
+  const started = Date.now();
+  const names = parseServiceArgs(args, options.namespace);
+  const selection: ServiceSelection = names.length > 0 ? { names } : { all: true };
+  const conn = ctx.kube();
+  const [cloud, clusterId] = await Promise.all([ctx.cloudscale(), ctx.clusterId()]);
+  const snapshot = await readLbPassSnapshot({ conn, cloud, clusterId, selection });
+  const planned = planLbPass(snapshot, selection);
+
+  const text = ctx.globals.output === 'text';
+  const outcomes = await executeLbPass(planned, snapshot, { conn, cloud }, {
+    concurrency: options.concurrency,
+    waitTimeoutMs: options.waitTimeout * 1000,
+    pollIntervalMs: (options.pollSeconds ?? 2) * 1000,
+    settleMs: (options.settleSeconds ?? 5) * 1000,
+    signal: ctx.signal,
+    onServiceDone: (outcome) => {
+      if (text) ctx.stdout.write(`${describeOutcome(outcome)}\n`);
+    },
+    onEventError: (error) => ctx.stderr.write(`warning: could not record an event: ${error.message}\n`),
+  });
+
+  const summary = cloud.requests.summary();
+  const report: SyncLbReport = {
+    version: SYNC_LB_JSON_VERSION,
+    services: outcomes.map(serviceReport),
+    requests: { total: summary.total, reads: summary.reads, writes: summary.writes, retries: summary.retries },
+    durationMs: Date.now() - started,
+  };
+  if (ctx.globals.output === 'json') ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  else if (ctx.globals.output === 'yaml') ctx.stdout.write(toYaml(report));
+  else ctx.stdout.write(`${summaryLine(report)}\n`);
+
+  const failures = outcomes.flatMap((o) =>
+    o.status === 'failed'
+      ? o.errors.map((error) => ({ object: `service/${o.planned.plan.service.namespace}/${o.planned.plan.service.name}`, error }))
+      : [],
+  );
+  if (failures.length > 0) {
+    const failed = new Set(failures.map((f) => f.object)).size;
+    throw new PartialFailureError(
+      `${failed} of ${outcomes.length} Service(s) failed to sync`,
+      failures,
+    );
+  }
+  return report;
+}
+
+function serviceReport(outcome: ServiceOutcome): ServiceReport {
+  const { plan } = outcome.planned;
+  return {
+    service: `${plan.service.namespace}/${plan.service.name}`,
+    status: outcome.status,
+    loadBalancer: outcome.execution.loadBalancer
+      ? { name: outcome.execution.loadBalancer.name, uuid: outcome.execution.loadBalancer.uuid }
+      : plan.loadBalancer,
+    actions: outcome.execution.executed.map((e) => ({ kind: e.action.kind, object: e.action.object, ms: e.ms })),
+    errors:
+      outcome.status === 'failed'
+        ? outcome.errors.map((e) => {
+            const hint = (e as { hint?: unknown }).hint;
+            return { message: errorMessage(e), ...(typeof hint === 'string' ? { hint } : {}) };
+          })
+        : [],
+  };
+}
+
+function describeOutcome(outcome: ServiceOutcome): string {
+  const { plan } = outcome.planned;
+  const name = `service/${plan.service.namespace}/${plan.service.name}`;
+  const lb = outcome.execution.loadBalancer?.name ?? plan.loadBalancer?.name ?? 'no load balancer';
+  const count = outcome.execution.executed.length;
+  switch (outcome.status) {
+    case 'unchanged':
+      return `${name}: in sync (${lb})`;
+    case 'changed':
+      return `${name}: ${plan.mode === 'delete' ? 'deleted' : 'reconciled'} ${lb} (${count} action${count === 1 ? '' : 's'})`;
+    case 'failed':
+      return `${name}: FAILED after ${count} action${count === 1 ? '' : 's'}: ${outcome.errors.map(errorMessage).join('; ')}`;
+  }
+}
+
+function summaryLine(report: SyncLbReport): string {
+  const count = (status: ServiceOutcome['status']) => report.services.filter((s) => s.status === status).length;
+  return (
+    `sync-lb: ${report.services.length} Service(s): ${count('changed')} changed, ${count('unchanged')} in sync, ` +
+    `${count('failed')} failed; ${report.requests.total} API requests (${report.requests.writes} writes) in ${(report.durationMs / 1000).toFixed(1)} s`
+  );
+}

@@ -1,0 +1,289 @@
+// The executor of one Service's plan: runs the planner's actions in order against the
+// cloudscale API and the Service, resolving references to objects created earlier in the same
+// plan. It decides nothing: what `plan` printed is what runs here. Pacing (waiting for a load
+// balancer to leave `changing`, the pause between deleting and re-creating similar objects)
+// lives here, not in the plan.
+import type { V1LoadBalancerIngress } from '@kubernetes/client-node';
+import type { CloudscaleClient } from '../cloudscale/client.js';
+import { isOutcomeUnknown } from '../cloudscale/errors.js';
+import type { LoadBalancer } from '../cloudscale/types.js';
+import { CcmError, InternalError, assertNever, errorMessage } from '../errors.js';
+import { LB_REF, isPlannedRef, type ObjectRef, type PlannedAction } from '../lb/actions.js';
+import { ingressFromVips } from '../lb/desired.js';
+import { LB_FINALIZER, type ServicePlan } from '../lb/planner.js';
+
+/** The writes to the Service the executor needs; implemented on client-node in src/core/kube. */
+export interface ServiceWriter {
+  addFinalizer(finalizer: string): Promise<void>;
+  removeFinalizer(finalizer: string): Promise<void>;
+  setAnnotations(annotations: Record<string, string>): Promise<void>;
+  setIngress(ingress: readonly V1LoadBalancerIngress[]): Promise<void>;
+}
+
+export interface ExecuteOptions {
+  readonly signal?: AbortSignal;
+  /** Give up waiting for a load balancer to leave `changing` after this long. */
+  readonly waitTimeoutMs: number;
+  /** How often the load balancer is read while it is `changing`. */
+  readonly pollIntervalMs: number;
+  /**
+   * Pause before re-creating an object of a kind deleted earlier in the same plan: the API
+   * needs a moment to propagate deletes or the new object clashes (the Go CCM waits 5 s).
+   */
+  readonly settleMs: number;
+  /** The load balancer as read for planning, to wait while it is `changing` before writing. */
+  readonly actualLoadBalancer?: LoadBalancer | undefined;
+  readonly onProgress?: (event: ExecutorEvent) => void;
+  readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+}
+
+export type ExecutorEvent =
+  | { readonly type: 'start'; readonly action: PlannedAction; readonly index: number }
+  | { readonly type: 'done'; readonly action: PlannedAction; readonly index: number; readonly ms: number }
+  | { readonly type: 'waiting'; readonly loadBalancer: string; readonly status: string };
+
+export interface ExecutedAction {
+  readonly action: PlannedAction;
+  readonly ms: number;
+}
+
+export interface ExecutionResult {
+  readonly executed: readonly ExecutedAction[];
+  /** The action that failed, with its error; the actions after it did not run. */
+  readonly failed?: { readonly action: PlannedAction; readonly error: Error };
+  /** The load balancer as last seen (created or awaited), for status and reporting. */
+  readonly loadBalancer?: LoadBalancer;
+}
+
+/** One action of a plan failed; the message names the object and the verb. */
+export class ActionFailedError extends CcmError {
+  readonly action: PlannedAction;
+  constructor(action: PlannedAction, cause: unknown) {
+    const hint = isOutcomeUnknown(cause)
+      ? 'the API may have done it anyway: the next pass reads the state again and continues from there'
+      : cause instanceof CcmError
+        ? cause.hint
+        : undefined;
+    super(`${action.kind} ${action.object}: ${errorMessage(cause)}`, {
+      cause,
+      ...(hint === undefined ? {} : { hint }),
+    });
+    this.action = action;
+  }
+}
+
+/** The load balancer stayed `changing` (or went to `error`) longer than allowed. */
+export class LoadBalancerNotReadyError extends CcmError {}
+
+export async function executeServicePlan(
+  plan: ServicePlan,
+  deps: { readonly cloud: CloudscaleClient; readonly service: ServiceWriter },
+  options: ExecuteOptions,
+): Promise<ExecutionResult> {
+  const run = new PlanRun(plan, deps, options);
+  return run.execute();
+}
+
+class PlanRun {
+  private readonly created = new Map<string, string>();
+  private readonly deletedKinds = new Set<string>();
+  private readonly executed: ExecutedAction[] = [];
+  private loadBalancer: LoadBalancer | undefined;
+  private loadBalancerReady = false;
+  private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+
+  constructor(
+    private readonly plan: ServicePlan,
+    private readonly deps: { readonly cloud: CloudscaleClient; readonly service: ServiceWriter },
+    private readonly options: ExecuteOptions,
+  ) {
+    this.loadBalancer = options.actualLoadBalancer;
+    this.loadBalancerReady = options.actualLoadBalancer?.status !== 'changing';
+    this.sleep = options.sleep ?? abortableSleep;
+  }
+
+  async execute(): Promise<ExecutionResult> {
+    for (const [index, action] of this.plan.actions.entries()) {
+      const started = Date.now();
+      try {
+        this.options.signal?.throwIfAborted();
+        this.options.onProgress?.({ type: 'start', action, index });
+        await this.run(action);
+      } catch (error) {
+        return {
+          executed: this.executed,
+          failed: { action, error: new ActionFailedError(action, error) },
+          ...(this.loadBalancer === undefined ? {} : { loadBalancer: this.loadBalancer }),
+        };
+      }
+      const ms = Date.now() - started;
+      this.executed.push({ action, ms });
+      this.options.onProgress?.({ type: 'done', action, index, ms });
+    }
+    return {
+      executed: this.executed,
+      ...(this.loadBalancer === undefined ? {} : { loadBalancer: this.loadBalancer }),
+    };
+  }
+
+  private async run(action: PlannedAction): Promise<void> {
+    const { cloud, service } = this.deps;
+    switch (action.kind) {
+      case 'add-finalizer':
+        return service.addFinalizer(LB_FINALIZER);
+      case 'remove-finalizer':
+        return service.removeFinalizer(LB_FINALIZER);
+      case 'write-annotations': {
+        const annotations: Record<string, string> = {};
+        for (const change of action.changes) {
+          annotations[change.key] =
+            'value' in change.to ? change.to.value : this.createdLoadBalancerAttribute(change.to.attribute);
+        }
+        return service.setAnnotations(annotations);
+      }
+      case 'write-status': {
+        const ingress =
+          'ingress' in action.to
+            ? action.to.ingress
+            : ingressFromVips(this.requireCreatedLoadBalancer().vip_addresses, action.to.settings);
+        return service.setIngress(ingress);
+      }
+      case 'create-lb': {
+        const lb = await cloud.loadBalancers.create(action.body);
+        this.created.set(LB_REF, lb.uuid);
+        this.loadBalancer = lb;
+        this.loadBalancerReady = false;
+        return;
+      }
+      case 'delete-lb':
+        await this.awaitLoadBalancer();
+        return cloud.deleteByHref(action.loadBalancer.href);
+      case 'rename-lb':
+      case 'tag-lb':
+        await this.awaitLoadBalancer();
+        return cloud.loadBalancers.update(action.loadBalancer.uuid, action.patch);
+      case 'create-pool': {
+        await this.beforeCreate('pool');
+        const pool = await cloud.pools.create({
+          ...action.body,
+          load_balancer: this.resolve(action.loadBalancer),
+        });
+        this.created.set(action.ref, pool.uuid);
+        return;
+      }
+      case 'delete-pool':
+        await this.awaitLoadBalancer();
+        this.deletedKinds.add('pool');
+        return cloud.deleteByHref(action.pool.href);
+      case 'create-member':
+        await this.beforeCreate('member');
+        await cloud.poolMembers.create(this.resolve(action.pool), action.body);
+        return;
+      case 'delete-member':
+        await this.awaitLoadBalancer();
+        this.deletedKinds.add('member');
+        return cloud.deleteByHref(action.member.href);
+      case 'create-listener':
+        await this.beforeCreate('listener');
+        await cloud.listeners.create({ ...action.body, pool: this.resolve(action.pool) });
+        return;
+      case 'delete-listener':
+        await this.awaitLoadBalancer();
+        this.deletedKinds.add('listener');
+        return cloud.deleteByHref(action.listener.href);
+      case 'update-listener':
+        await this.awaitLoadBalancer();
+        return cloud.listeners.update(action.listener.uuid, action.patch);
+      case 'create-monitor':
+        await this.beforeCreate('monitor');
+        await cloud.healthMonitors.create({ ...action.body, pool: this.resolve(action.pool) });
+        return;
+      case 'delete-monitor':
+        await this.awaitLoadBalancer();
+        this.deletedKinds.add('monitor');
+        return cloud.deleteByHref(action.monitor.href);
+      case 'update-monitor':
+        await this.awaitLoadBalancer();
+        return cloud.healthMonitors.update(action.monitor.uuid, action.patch);
+      case 'assign-floating-ip':
+        await this.awaitLoadBalancer();
+        return cloud.floatingIps.update(action.floatingIp.ip, {
+          load_balancer: this.resolve(action.loadBalancer),
+        });
+      case 'refuse':
+        // Refusals carry their problem; the pass reports it. Nothing is written.
+        return;
+      default:
+        return assertNever(action, 'action');
+    }
+  }
+
+  /** Waits for the load balancer, then pauses once if objects of this kind were just deleted. */
+  private async beforeCreate(kind: string): Promise<void> {
+    await this.awaitLoadBalancer();
+    // Deleting a pool deletes its members, listener and monitor too: all of them need to settle.
+    const settle = this.deletedKinds.has(kind) || this.deletedKinds.has('pool');
+    if (settle && this.options.settleMs > 0) {
+      await this.sleep(this.options.settleMs, this.options.signal);
+      this.deletedKinds.clear();
+    }
+  }
+
+  /** Polls the load balancer until it leaves `changing`; the API rejects or queues writes before. */
+  private async awaitLoadBalancer(): Promise<void> {
+    if (this.loadBalancerReady || this.loadBalancer === undefined) return;
+    const deadline = Date.now() + this.options.waitTimeoutMs;
+    let lb = this.loadBalancer;
+    while (lb.status === 'changing') {
+      this.options.onProgress?.({ type: 'waiting', loadBalancer: lb.name, status: lb.status });
+      if (Date.now() + this.options.pollIntervalMs > deadline) {
+        throw new LoadBalancerNotReadyError(
+          `load balancer ${lb.name} (${lb.uuid}) is still "${lb.status}" after ${Math.round(this.options.waitTimeoutMs / 1000)} s`,
+          {
+            hint: 'the next pass continues where this one stopped; raise --wait-timeout if provisioning is slow, or check the load balancer in the cloudscale control panel',
+          },
+        );
+      }
+      await this.sleep(this.options.pollIntervalMs, this.options.signal);
+      lb = await this.deps.cloud.loadBalancers.get(lb.uuid);
+    }
+    this.loadBalancer = lb;
+    this.loadBalancerReady = true;
+  }
+
+  private resolve(ref: ObjectRef): string {
+    if (!isPlannedRef(ref)) return ref.uuid;
+    const uuid = this.created.get(ref.ref);
+    if (uuid === undefined) {
+      throw new InternalError(`plan refers to "${ref.ref}" before the action that creates it`);
+    }
+    return uuid;
+  }
+
+  private requireCreatedLoadBalancer(): LoadBalancer {
+    if (this.loadBalancer === undefined || !this.created.has(LB_REF)) {
+      throw new InternalError('plan refers to the new load balancer before create-lb');
+    }
+    return this.loadBalancer;
+  }
+
+  private createdLoadBalancerAttribute(attribute: 'uuid' | 'zone'): string {
+    const lb = this.requireCreatedLoadBalancer();
+    return attribute === 'uuid' ? lb.uuid : lb.zone.slug;
+  }
+}
+
+function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

@@ -1,0 +1,146 @@
+// Reading the state one load-balancer pass plans from, with a constant number of list calls:
+// Services and Nodes from Kubernetes; servers, load balancers, pools, listeners, monitors and
+// Floating IPs from cloudscale; then one member list per pool of the load balancers in play.
+import type { V1Node, V1Service } from '@kubernetes/client-node';
+import type { CloudscaleClient } from '../cloudscale/client.js';
+import type {
+  FloatingIp,
+  HealthMonitor,
+  Listener,
+  LoadBalancer,
+  Pool,
+  PoolMember,
+  Server,
+} from '../cloudscale/types.js';
+import { RefusedError } from '../errors.js';
+import { serverVersion } from '../kube/cluster.js';
+import { kubeCall, type KubeConnection } from '../kube/connection.js';
+import { listServices } from '../kube/services.js';
+import { findLoadBalancer } from '../lb/actual.js';
+import { mapConcurrent } from './concurrency.js';
+
+export interface CloudLists {
+  readonly servers: readonly Server[];
+  readonly loadBalancers: readonly LoadBalancer[];
+  readonly pools: readonly Pool[];
+  readonly listeners: readonly Listener[];
+  readonly monitors: readonly HealthMonitor[];
+  readonly floatingIps: readonly FloatingIp[];
+}
+
+export interface LbPassSnapshot extends CloudLists {
+  /** Every Service of the cluster (Floating IP conflicts are checked across all of them). */
+  readonly services: readonly V1Service[];
+  readonly nodes: readonly V1Node[];
+  /** Members of every pool of the load balancers found for the Services in play. */
+  readonly membersByPool: Readonly<Record<string, readonly PoolMember[]>>;
+  readonly clusterId: string;
+  readonly apiServerMinor: number | null;
+}
+
+/** Services a pass works on: named ones, or every one that wants a load balancer or has our finalizer. */
+export type ServiceSelection = { readonly all: true } | { readonly names: readonly { namespace: string; name: string }[] };
+
+export async function readCloudLists(cloud: CloudscaleClient): Promise<CloudLists> {
+  const [servers, loadBalancers, pools, listeners, monitors, floatingIps] = await Promise.all([
+    cloud.servers.list(),
+    cloud.loadBalancers.list(),
+    cloud.pools.list(),
+    cloud.listeners.list(),
+    cloud.healthMonitors.list(),
+    cloud.floatingIps.list(),
+  ]);
+  return { servers, loadBalancers, pools, listeners, monitors, floatingIps };
+}
+
+/** Every Node of the cluster, page by page. */
+export async function listAllNodes(conn: KubeConnection): Promise<V1Node[]> {
+  const nodes: V1Node[] = [];
+  let continueToken: string | undefined;
+  do {
+    const page = await kubeCall('list nodes', () =>
+      conn.core.listNode({ limit: 500, ...(continueToken === undefined ? {} : { _continue: continueToken }) }),
+    );
+    nodes.push(...page.items);
+    continueToken = page.metadata?._continue || undefined;
+  } while (continueToken !== undefined);
+  return nodes;
+}
+
+export async function readLbPassSnapshot(input: {
+  readonly conn: KubeConnection;
+  readonly cloud: CloudscaleClient;
+  readonly clusterId: string;
+  /** Proposed Services (plan -f) planned as if they existed; they replace live ones of the same name. */
+  readonly proposed?: readonly V1Service[];
+  readonly selection: ServiceSelection;
+}): Promise<LbPassSnapshot> {
+  const [liveServices, nodes, version, lists] = await Promise.all([
+    listServices(input.conn),
+    listAllNodes(input.conn),
+    serverVersion(input.conn),
+    readCloudLists(input.cloud),
+  ]);
+  const services = mergeProposed(liveServices, input.proposed ?? []);
+  const inPlay = servicesInPlay(services, input.selection, input.proposed ?? []);
+  const membersByPool = await readMembers(input.cloud, lists, inPlay);
+  return {
+    ...lists,
+    services,
+    nodes,
+    membersByPool,
+    clusterId: input.clusterId,
+    apiServerMinor: version.major === 1 ? version.minor : null,
+  };
+}
+
+/** The Services a pass plans for, in a stable order (namespace, name). */
+export function servicesInPlay(
+  services: readonly V1Service[],
+  selection: ServiceSelection,
+  proposed: readonly V1Service[] = [],
+): V1Service[] {
+  const chosen =
+    'all' in selection
+      ? services.filter((s) => wantsOrHadLoadBalancer(s) || proposed.includes(s))
+      : selection.names.flatMap(({ namespace, name }) =>
+          services.filter((s) => s.metadata?.namespace === namespace && s.metadata?.name === name),
+        );
+  return [...chosen].sort((a, b) => keyOf(a).localeCompare(keyOf(b)));
+}
+
+function wantsOrHadLoadBalancer(service: V1Service): boolean {
+  return (
+    service.spec?.type === 'LoadBalancer' ||
+    (service.metadata?.finalizers ?? []).includes('service.kubernetes.io/load-balancer-cleanup')
+  );
+}
+
+function keyOf(service: V1Service): string {
+  return `${service.metadata?.namespace ?? ''}/${service.metadata?.name ?? ''}`;
+}
+
+function mergeProposed(live: readonly V1Service[], proposed: readonly V1Service[]): V1Service[] {
+  const replaced = new Set(proposed.map(keyOf));
+  return [...live.filter((s) => !replaced.has(keyOf(s))), ...proposed];
+}
+
+async function readMembers(
+  cloud: CloudscaleClient,
+  lists: CloudLists,
+  services: readonly V1Service[],
+): Promise<Record<string, PoolMember[]>> {
+  const lbUuids = new Set<string>();
+  for (const service of services) {
+    try {
+      const lb = findLoadBalancer(service, lists.loadBalancers);
+      if (lb !== undefined) lbUuids.add(lb.uuid);
+    } catch (error) {
+      // An ambiguous lookup is reported by the planner for that Service; nothing to read.
+      if (!(error instanceof RefusedError)) throw error;
+    }
+  }
+  const pools = lists.pools.filter((pool) => lbUuids.has(pool.load_balancer.uuid));
+  const members = await mapConcurrent(pools, 8, (pool) => cloud.poolMembers.list(pool.uuid));
+  return Object.fromEntries(pools.map((pool, i) => [pool.uuid, members[i]!]));
+}
