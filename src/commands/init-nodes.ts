@@ -101,11 +101,11 @@ export async function initNodesCommand(
   ) {
     throw new UsageError(`--max-node-deletions takes a whole number ≥ 0, got ${options.maxNodeDeletions}`);
   }
-  const kube = ctx.kube();
-  const cloudscale = await ctx.cloudscale();
   if (options.selector !== undefined && nodeNames.length > 0) {
     throw new UsageError('name nodes or give --selector, not both');
   }
+  const kube = ctx.kube();
+  const cloudscale = await ctx.cloudscale();
   const pass = await planNodePass(
     nodeNames,
     {
@@ -275,6 +275,9 @@ async function applyOne(
     ...(beforeWrite === undefined ? {} : { beforeWrite }),
   });
 
+  for (const refusal of refusals) {
+    await emit(kube, node, 'Warning', eventReasonFor(refusal), refusal.reason.text, ctx);
+  }
   if (outcome.error !== undefined) {
     const failedKind = writingActions(planned)[0]?.kind;
     const reason = failedKind === 'delete-node' ? 'DeletingNodeFailed' : 'NodeSyncFailed';
@@ -291,9 +294,6 @@ async function applyOne(
       },
       error: outcome.error,
     };
-  }
-  for (const refusal of refusals) {
-    await emit(kube, node, 'Warning', eventReasonFor(refusal), refusal.reason.text, ctx);
   }
   const initialized = outcome.applied.find((a) => a.kind === 'initialize');
   if (initialized !== undefined && initialized.kind === 'initialize') {

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, test } from 'vitest';
 import type { CommandContext, OutputFormat } from '../../src/commands/context.js';
 import { initNodesCommand, type InitNodesOptions, type InitNodesResult } from '../../src/commands/init-nodes.js';
 import { createCloudscaleClient } from '../../src/core/cloudscale/client.js';
-import { PartialFailureError } from '../../src/core/errors.js';
+import { PartialFailureError, UsageError } from '../../src/core/errors.js';
 import type { KubeConnection } from '../../src/core/kube/connection.js';
 import { startSimulator, type SimSeed, type Simulator } from '../../src/sim/index.js';
 import {
@@ -298,6 +298,25 @@ describe('initialisation', () => {
     );
     expect((await readNode(name)).metadata?.resourceVersion).toBe(before.metadata?.resourceVersion);
     expect(await eventsOf(name)).toEqual([]);
+  });
+
+  test('a named node that does not exist: a line, the others still handled, non-zero', async () => {
+    const name = uniqueName('present');
+    const absent = uniqueName('absent');
+    const sim = await simulator([{ name, host: 28 }]);
+    await createNode(name, { taints: [UNINIT] });
+    const { error, stdout } = await run(sim, [absent, name]);
+    expect(error).toBeInstanceOf(PartialFailureError);
+    expect((error as PartialFailureError).failures.map((f) => f.object)).toEqual([`node/${absent}`]);
+    expect(stdout).toContain(`node/${absent} not found in the cluster\n`);
+    expect(stdout).toContain(`node/${name} initialized`);
+  });
+
+  test('node names and --selector together are a usage error, before anything is read', async () => {
+    const sim = await simulator([]);
+    const { error } = await run(sim, ['x'], { selector: 'a=b' });
+    expect(error).toBeInstanceOf(UsageError);
+    expect(sim.admin.requests()).toEqual([]);
   });
 
   test('-o json gives one versioned document with the actions', async () => {
