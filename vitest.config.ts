@@ -2,6 +2,8 @@ import { defineConfig } from 'vitest/config';
 
 // Two projects: `unit` is pure logic and runs anywhere in seconds; `integration` needs the
 // simulator (started in-process) and a real kube-apiserver (test/global-setup.ts starts one).
+// Integration files run one at a time: they share one control plane, and whole-cluster passes
+// (every Node, every Service) must not see another file's objects.
 export default defineConfig({
   test: {
     projects: [
@@ -18,8 +20,7 @@ export default defineConfig({
           globalSetup: ['test/global-setup.ts'],
           testTimeout: 120_000,
           hookTimeout: 180_000,
-          fileParallelism: true,
-          maxWorkers: 2,
+          fileParallelism: false,
         },
       },
     ],

@@ -1,0 +1,93 @@
+// The central promise of sync-lb: a new Service gets one load balancer with everything on it,
+// its status, annotations, finalizer and events; the next pass writes nothing.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { syncLbCommand } from '../../src/commands/sync-lb.js';
+import { LB_FINALIZER } from '../../src/core/lb/planner.js';
+import { startHarness, type Harness } from '../support/ccm.js';
+import {
+  createLoadBalancerService,
+  createNode,
+  deleteCreatedObjects,
+  ensureNamespace,
+  testConnection,
+  uniqueName,
+} from '../support/kube.js';
+
+const seed = (prefix: string) => `
+networks:
+  - name: private
+    zone: rma1
+    subnets: [{cidr: 10.20.0.0/24}]
+servers:
+${[1, 2]
+  .map(
+    (i) => `  - name: ${prefix}-${i}
+    flavor: flex-4-2
+    zone: rma1
+    interfaces:
+      - {type: public, addresses: [5.102.146.${i}]}
+      - {type: private, network: private, addresses: [10.20.0.${i}]}`,
+  )
+  .join('\n')}
+`;
+
+describe('sync-lb: a new Service', () => {
+  let harness: Harness;
+  const namespace = uniqueName('lb');
+  const prefix = uniqueName('n');
+
+  beforeAll(async () => {
+    harness = await startHarness({ seed: seed(prefix) });
+    await ensureNamespace(namespace);
+    for (const i of [1, 2]) await createNode(`${prefix}-${i}`, { ready: true });
+  });
+  afterAll(async () => {
+    await deleteCreatedObjects();
+    await harness.stop();
+  });
+
+  it('gets a load balancer, status, annotations, finalizer and events; the next pass writes nothing', async () => {
+    const service = await createLoadBalancerService(namespace, 'web');
+    const options = { namespace, concurrency: 2, waitTimeout: 30, settleSeconds: 0, pollSeconds: 0.05, dryRun: false };
+
+    const first = harness.context();
+    const report = await syncLbCommand(['service/web'], options, first);
+    expect(report.services.map((s) => s.status)).toEqual(['changed']);
+
+    const lbs = await harness.cloud.loadBalancers.list();
+    expect(lbs.map((lb) => lb.name)).toEqual([`k8s-service-${service.metadata!.uid}`]);
+    const [lb] = lbs;
+    expect(lb!.tags).toMatchObject({
+      'k8s.cloudscale.ch/cluster': harness.clusterId,
+      'k8s.cloudscale.ch/service-uid': service.metadata!.uid,
+    });
+    const pools = (await harness.cloud.pools.list()).filter((p) => p.load_balancer.uuid === lb!.uuid);
+    expect(pools.map((p) => p.name)).toEqual(['tcp/http']);
+    const members = await harness.cloud.poolMembers.list(pools[0]!.uuid);
+    const nodePort = service.spec!.ports![0]!.nodePort!;
+    expect(members.map((m) => m.name).sort()).toEqual([`10.20.0.1:${nodePort}`, `10.20.0.2:${nodePort}`]);
+    expect((await harness.cloud.listeners.list()).map((l) => l.name)).toEqual(['tcp/80']);
+    expect((await harness.cloud.healthMonitors.list()).map((m) => m.type)).toEqual(['tcp']);
+
+    const stored = await testConnection().core.readNamespacedService({ namespace, name: 'web' });
+    expect(stored.metadata!.finalizers).toContain(LB_FINALIZER);
+    expect(stored.metadata!.annotations).toMatchObject({
+      'k8s.cloudscale.ch/loadbalancer-uuid': lb!.uuid,
+      'k8s.cloudscale.ch/loadbalancer-config-version': '1',
+      'k8s.cloudscale.ch/loadbalancer-zone': 'rma1',
+    });
+    expect(stored.status!.loadBalancer!.ingress).toEqual(
+      lb!.vip_addresses.map((vip) => ({ ip: vip.address, ipMode: 'Proxy' })),
+    );
+    const events = await testConnection().core.listNamespacedEvent({ namespace });
+    expect(events.items.filter((e) => e.involvedObject.name === 'web').map((e) => e.reason)).toEqual(
+      expect.arrayContaining(['EnsuringLoadBalancer', 'EnsuredLoadBalancer']),
+    );
+
+    const second = harness.context();
+    const again = await syncLbCommand(['service/web'], options, second);
+    expect(again.services.map((s) => s.status)).toEqual(['unchanged']);
+    expect(again.requests.writes).toBe(0);
+    expect(second.out()).toContain('in sync');
+  });
+});

@@ -1,0 +1,108 @@
+// A test harness for the tool's commands: a fresh simulator, the run's kube-apiserver, and a
+// CommandContext wired to both with captured output — the same context the CLI builds, minus
+// the process. `runBinary` runs the real built CLI (dist/, built by `npm test`) as a process.
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import type { CommandContext, GlobalOptions } from '../../src/commands/context.js';
+import { createCloudscaleClient, type CloudscaleClient } from '../../src/core/cloudscale/client.js';
+import { parseSeed, startSimulator, type SimSeed, type Simulator } from '../../src/sim/index.js';
+import { testConnection, testKubeconfig } from './kube.js';
+
+export const TEST_TOKEN = 'test-token-0123456789';
+
+export interface TestContext extends CommandContext {
+  /** Everything written to stdout / stderr so far. */
+  out(): string;
+  err(): string;
+  /** The client this context hands out (its request counter shows what the command sent). */
+  client(): Promise<CloudscaleClient>;
+}
+
+export interface Harness {
+  readonly sim: Simulator;
+  /** This harness's cluster identity (ownership tags); unique per harness. */
+  readonly clusterId: string;
+  /** A separate client for assertions, so its reads do not count against the command's. */
+  readonly cloud: CloudscaleClient;
+  context(globals?: Partial<GlobalOptions> & { stdin?: string; abort?: AbortSignal }): TestContext;
+  stop(): Promise<void>;
+}
+
+export async function startHarness(options: { seed?: SimSeed | string; lbProvisionMs?: number } = {}): Promise<Harness> {
+  const seed = typeof options.seed === 'string' ? parseSeed(options.seed, 'test seed') : options.seed;
+  const sim = await startSimulator({
+    ...(seed === undefined ? {} : { seed }),
+    lbProvisionMs: options.lbProvisionMs ?? 0,
+    token: TEST_TOKEN,
+  });
+  const clusterId = `test-cluster-${randomBytes(4).toString('hex')}`;
+  const newClient = () =>
+    createCloudscaleClient({ baseUrl: sim.url, token: TEST_TOKEN, retry: { baseDelayMs: 5, maxDelayMs: 50 } });
+  const cloud = newClient();
+  return {
+    sim,
+    clusterId,
+    cloud,
+    context(globals = {}) {
+      let stdout = '';
+      let stderr = '';
+      let client: CloudscaleClient | undefined;
+      const { stdin, abort, ...rest } = globals;
+      const ctx: TestContext = {
+        globals: { output: 'text', color: false, verbose: false, clusterId, ...rest },
+        stdout: { write: (text: string) => (stdout += text), isTTY: false },
+        stderr: { write: (text: string) => (stderr += text), isTTY: false },
+        env: {},
+        signal: abort ?? new AbortController().signal,
+        kube: () => testConnection(),
+        cloudscale: async () => (client ??= newClient()),
+        clusterId: async () => clusterId,
+        readStdin: async () => stdin ?? '',
+        interactive: false,
+        confirm: async () => false,
+        out: () => stdout,
+        err: () => stderr,
+        client: async () => (client ??= newClient()),
+      };
+      return ctx;
+    },
+    stop: () => sim.stop(),
+  };
+}
+
+export interface BinaryResult {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+const binary = fileURLToPath(new URL('../../bin/cloudscale-ccm.js', import.meta.url));
+
+/** Runs the built CLI as a process against the test cluster (and `apiUrl`, when given). */
+export function runBinary(
+  args: readonly string[],
+  options: { apiUrl?: string; env?: NodeJS.ProcessEnv; stdin?: string; timeoutMs?: number } = {},
+): Promise<BinaryResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [binary, ...args], {
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        KUBECONFIG: testKubeconfig(),
+        CLOUDSCALE_API_TOKEN: TEST_TOKEN,
+        ...(options.apiUrl === undefined ? {} : { CLOUDSCALE_API_URL: options.apiUrl }),
+        ...options.env,
+      },
+      stdio: ['pipe', 'pipe', 'pipe'],
+      timeout: options.timeoutMs ?? 60_000,
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(options.stdin ?? '');
+  });
+}
