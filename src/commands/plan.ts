@@ -5,7 +5,8 @@ import type { V1Service } from '@kubernetes/client-node';
 import { stringify as toYaml } from 'yaml';
 import { readLbPassSnapshot, type ServiceSelection } from '../core/apply/snapshot.js';
 import { planLbPass } from '../core/apply/lb-pass.js';
-import { dryRunApplyService } from '../core/kube/dry-run.js';
+import { dryRunService } from '../core/kube/dry-run.js';
+import { LB_ANNOTATIONS } from '../core/lb/annotations.js';
 import { planDocument, renderPlanText, type PlanDocument } from '../core/render/plan.js';
 import type { CommandContext, CommandResult } from './context.js';
 import { planNodePass } from './init-nodes.js';
@@ -48,7 +49,15 @@ export async function computePlan(
   let proposed: V1Service[] = [];
   if (options.filename !== undefined) {
     const manifests = await readServiceManifests(options.filename, options.namespace, () => ctx.readStdin());
-    proposed = await Promise.all(manifests.map((m) => dryRunApplyService(conn, m)));
+    // What the tool writes back stays on the Service when a manifest without it is applied;
+    // the zone annotation is both user input and written back, so it is kept too.
+    const toolAnnotations = [
+      ...Object.values(LB_ANNOTATIONS)
+        .filter((a) => a.writtenBy === 'tool')
+        .map((a) => a.key),
+      LB_ANNOTATIONS.zone.key,
+    ];
+    proposed = await Promise.all(manifests.map((m) => dryRunService(conn, m, toolAnnotations)));
   }
   const selection: ServiceSelection =
     proposed.length > 0

@@ -4,6 +4,7 @@
 import { stringify as toYaml } from 'yaml';
 import { executeLbPass, planLbPass, type ServiceOutcome } from '../core/apply/lb-pass.js';
 import { readLbPassSnapshot, type ServiceSelection } from '../core/apply/snapshot.js';
+import { summarise } from '../core/cloudscale/request-counter.js';
 import { PartialFailureError, errorMessage } from '../core/errors.js';
 import type { PlannedAction } from '../core/lb/actions.js';
 import type { CommandContext } from './context.js';
@@ -53,6 +54,8 @@ export async function syncLbCommand(
   const selection: ServiceSelection = names.length > 0 ? { names } : { all: true };
   const conn = ctx.kube();
   const [cloud, clusterId] = await Promise.all([ctx.cloudscale(), ctx.clusterId()]);
+  // The client may have served earlier steps of the same run (init-nodes): count from here.
+  const requestsBefore = cloud.requests.entries().length;
   const snapshot = await readLbPassSnapshot({ conn, cloud, clusterId, selection });
   const planned = planLbPass(snapshot, selection);
 
@@ -69,7 +72,7 @@ export async function syncLbCommand(
     onEventError: (error) => ctx.stderr.write(`warning: could not record an event: ${error.message}\n`),
   });
 
-  const summary = cloud.requests.summary();
+  const summary = summarise(cloud.requests.entries().slice(requestsBefore));
   const report: SyncLbReport = {
     version: SYNC_LB_JSON_VERSION,
     services: outcomes.map(serviceReport),

@@ -1,19 +1,48 @@
-import { PatchStrategy, setHeaderOptions, type V1Service } from '@kubernetes/client-node';
+import type { V1Service } from '@kubernetes/client-node';
 import { kubeCall, type KubeConnection } from './connection.js';
+import { getService } from './services.js';
 
 /**
- * What the API server would make of a proposed Service manifest, without storing anything:
- * a server-side apply with `dryRun=All`. The answer carries what planning needs and a plain
- * manifest lacks: validation by the server, defaults, the uid and allocated nodePorts of an
- * existing Service (kept), and freshly allocated ones for a new Service (shown, not reserved).
+ * What the API server would make of a proposed Service manifest, without storing anything
+ * (`dryRun=All`): validated, defaulted, with nodePorts — kept by port name for an existing
+ * Service (the API server's own rule for updates), freshly allocated for a new one (shown, not
+ * reserved).
+ *
+ * The manifest replaces the live Service as `kubectl apply` would leave it: its spec, labels
+ * and annotations win, except that the live finalizers and the annotations named in
+ * `keepAnnotations` (those the tool writes itself) are carried over.
  */
-export async function dryRunApplyService(conn: KubeConnection, service: V1Service): Promise<V1Service> {
-  const namespace = service.metadata?.namespace ?? 'default';
-  const name = service.metadata?.name ?? '';
-  return kubeCall(`dry-run apply of service ${namespace}/${name}`, () =>
-    conn.core.patchNamespacedService(
-      { name, namespace, body: service, dryRun: 'All', fieldManager: 'cloudscale-ccm-plan', force: true },
-      setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
-    ),
+export async function dryRunService(
+  conn: KubeConnection,
+  manifest: V1Service,
+  keepAnnotations: readonly string[],
+): Promise<V1Service> {
+  const namespace = manifest.metadata?.namespace ?? 'default';
+  const name = manifest.metadata?.name ?? '';
+  const live = await getService(conn, namespace, name);
+  if (live === undefined) {
+    return kubeCall(`dry-run create of service ${namespace}/${name}`, () =>
+      conn.core.createNamespacedService({ namespace, body: manifest, dryRun: 'All' }),
+    );
+  }
+  const kept = Object.fromEntries(
+    keepAnnotations.flatMap((key) => {
+      const value = live.metadata?.annotations?.[key];
+      return value === undefined ? [] : [[key, value]];
+    }),
+  );
+  const body: V1Service = {
+    ...manifest,
+    metadata: {
+      ...manifest.metadata,
+      namespace,
+      name,
+      resourceVersion: live.metadata?.resourceVersion,
+      ...(live.metadata?.finalizers === undefined ? {} : { finalizers: live.metadata.finalizers }),
+      annotations: { ...kept, ...manifest.metadata?.annotations },
+    },
+  };
+  return kubeCall(`dry-run update of service ${namespace}/${name}`, () =>
+    conn.core.replaceNamespacedService({ namespace, name, body, dryRun: 'All' }),
   );
 }
