@@ -2,15 +2,15 @@
 // readline asks (COMP_WORDS / COMP_CWORD, then the registered function). Service names come
 // from `cloudscale-ccm __complete services`; here a shell function of that name stands in for
 // the binary and records its arguments.
-// FIXME(lead): once src/cli.ts registers `__complete`, add a case that runs the real
-// bin/cloudscale-ccm.js against the test cluster instead of the shell function.
+// The last block runs the real bin/cloudscale-ccm.js (built dist/ needed) against the test cluster.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { ApiException, CoreV1Api, KubeConfig, type V1Service } from '@kubernetes/client-node';
 import { randomUUID } from 'node:crypto';
-import { afterAll, describe, expect, inject, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
 import {
   completeCommand,
   completionCommand,
@@ -37,15 +37,17 @@ function shellQuote(word: string): string {
  */
 function complete(
   words: readonly string[],
-  options: { services?: readonly string[]; failLookup?: boolean; cwd?: string } = {},
+  options: { services?: readonly string[]; failLookup?: boolean; cwd?: string; realBinaryDir?: string } = {},
 ): string[] {
   const lookup = options.failLookup
     ? `echo 'error: cannot reach the cluster' >&2; return 1`
     : `printf '%s\\n' ${(options.services ?? []).map(shellQuote).join(' ')}`;
+  const fakeBinary = `cloudscale-ccm() { printf '%s\\n' "$*" >> ${shellQuote(argsLog)}; ${lookup}; }`;
+  const path = process.env.PATH ?? '/usr/bin:/bin';
   const script = [
     'set -u',
     `source ${shellQuote(bashScript)}`,
-    `cloudscale-ccm() { printf '%s\\n' "$*" >> ${shellQuote(argsLog)}; ${lookup}; }`,
+    options.realBinaryDir === undefined ? fakeBinary : '',
     `COMP_WORDS=(${words.map(shellQuote).join(' ')})`,
     `COMP_CWORD=${words.length - 1}`,
     `COMP_LINE=${shellQuote(words.join(' '))}`,
@@ -56,7 +58,7 @@ function complete(
   const result = spawnSync('bash', ['--norc', '--noprofile', '-c', script], {
     cwd: options.cwd ?? scratch,
     encoding: 'utf8',
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: scratch },
+    env: { PATH: options.realBinaryDir === undefined ? path : `${options.realBinaryDir}:${path}`, HOME: scratch },
   });
   // Completion must never print into the user's terminal, whatever happens.
   expect(result.stderr).toBe('');
@@ -278,6 +280,52 @@ describe('__complete services against the test cluster', () => {
           if (!(error instanceof ApiException && error.code === 404)) throw error;
         });
       }
+    }
+  });
+});
+
+describe('the real binary', () => {
+  const repo = fileURLToPath(new URL('../..', import.meta.url));
+  const binaryDir = join(scratch, 'path');
+  const wrapper = join(binaryDir, 'cloudscale-ccm');
+
+  beforeAll(() => {
+    if (!existsSync(join(repo, 'dist', 'cli.js'))) {
+      throw new Error('dist/cli.js is missing: run `npm run build` before the CLI tests');
+    }
+    // `cloudscale-ccm` on PATH, as after `npm install -g`, running this checkout on this Node.
+    mkdirSync(binaryDir, { recursive: true });
+    writeFileSync(
+      wrapper,
+      `#!/bin/sh\nexec ${shellQuote(process.execPath)} ${shellQuote(join(repo, 'bin', 'cloudscale-ccm.js'))} "$@"\n`,
+      { mode: 0o755 },
+    );
+  });
+
+  test.each(['bash', 'zsh', 'fish'] as CompletionShell[])('completion %s prints the shipped script', (shell) => {
+    expect(execFileSync(wrapper, ['completion', shell], { encoding: 'utf8' })).toBe(
+      readFileSync(completionScriptPath(shell), 'utf8'),
+    );
+  });
+
+  test('plan completes LoadBalancer Service names read from the cluster', async () => {
+    const kubeconfig = inject('kubeconfig');
+    const admin = new KubeConfig();
+    admin.loadFromFile(kubeconfig);
+    const core = admin.makeApiClient(CoreV1Api);
+    const name = `completion-binary-${randomUUID().slice(0, 8)}`;
+    await core.createNamespacedService({
+      namespace: 'default',
+      body: {
+        metadata: { name },
+        spec: { type: 'LoadBalancer', loadBalancerClass: 'example.com/not-cloudscale', ports: [{ port: 80, protocol: 'TCP' }] },
+      },
+    });
+    try {
+      const words = ['cloudscale-ccm', '--kubeconfig', kubeconfig, 'plan', '-n', 'default', `service/${name.slice(0, -3)}`];
+      expect(complete(words, { realBinaryDir: binaryDir })).toEqual([`service/${name}`]);
+    } finally {
+      await core.deleteNamespacedService({ namespace: 'default', name });
     }
   });
 });
