@@ -1,0 +1,461 @@
+// Every load-balancer annotation of the Go CCM (research/reference-ccm.md §3.2) with its effect
+// in the simulator after a pass: what is created, what changes in place (same UUID), what is
+// recreated (new UUID), and that the pass after each change writes nothing.
+import type { V1Service } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startHarness, type Harness } from '../support/ccm.js';
+import {
+  createLoadBalancerService,
+  deleteCreatedObjects,
+  ensureNamespace,
+  uniqueName,
+  type TestServiceOptions,
+} from '../support/kube.js';
+import {
+  FLOATING_IPS,
+  SUBNET_A,
+  annotate,
+  createNodes,
+  expectConverged,
+  expectWellFormed,
+  failuresOf,
+  key,
+  lbSeed,
+  memberNames,
+  passFails,
+  passOk,
+  poolOf,
+  readService,
+  routes,
+  theLb,
+  warningsOf,
+} from '../support/lb-scenarios.js';
+
+describe('sync-lb: annotations', () => {
+  let harness: Harness;
+  const namespace = uniqueName('lb-annotations');
+  const prefix = uniqueName('ann');
+  const pass = { namespace };
+
+  beforeAll(async () => {
+    harness = await startHarness({ seed: lbSeed(prefix, 2) });
+    await ensureNamespace(namespace);
+    await createNodes(prefix, 2, (i) => ({ labels: { 'lbtest/role': i === 1 ? 'web' : 'batch' } }));
+  });
+  afterAll(async () => {
+    await deleteCreatedObjects();
+    await harness?.stop();
+  });
+
+  /** A new Service with its first pass done (and checked to converge). */
+  async function reconciled(name: string, options: TestServiceOptions = {}): Promise<V1Service> {
+    await createLoadBalancerService(namespace, name, options);
+    const { report } = await passOk(harness, [name], pass);
+    expect(report.services.map((s) => s.status)).toEqual(['changed']);
+    await expectConverged(harness, [name], pass);
+    return readService(namespace, name);
+  }
+
+  /** Two members on the default nodes, for the Service's first port. */
+  function allMembers(service: V1Service): string[] {
+    const nodePort = service.spec!.ports![0]!.nodePort!;
+    return [`10.20.0.1:${nodePort}`, `10.30.0.2:${nodePort}`];
+  }
+
+  describe('loadbalancer-floating-ips', () => {
+    it('assigns the listed Floating IPs (IPv4 and IPv6) to the load balancer', async () => {
+      const service = await reconciled('fip', {
+        annotations: { [key('loadbalancer-floating-ips')]: JSON.stringify([FLOATING_IPS[0], FLOATING_IPS[3]]) },
+      });
+      const state = await theLb(harness, service);
+      expect(state.floatingIps.map((f) => f.network).sort()).toEqual([FLOATING_IPS[0], FLOATING_IPS[3]].sort());
+      // Floating IPs are not reported in the status (as the Go CCM): only the two VIPs.
+      expect(service.status!.loadBalancer!.ingress!.map((i) => i.ip)).toEqual(state.lb.vip_addresses.map((v) => v.address));
+    });
+
+    it('refuses both Services when two claim one Floating IP: Warning events, nothing written, the IP stays', async () => {
+      const first = await reconciled('fip-first', {
+        annotations: { [key('loadbalancer-floating-ips')]: JSON.stringify([FLOATING_IPS[1]]) },
+      });
+      const firstLb = await theLb(harness, first);
+      expect(firstLb.floatingIps.map((f) => f.network)).toEqual([FLOATING_IPS[1]]);
+
+      const second = await createLoadBalancerService(namespace, 'fip-second', {
+        annotations: { [key('loadbalancer-floating-ips')]: JSON.stringify([FLOATING_IPS[1]]) },
+      });
+      const { error, simWrites, ctx } = await passFails(harness, ['fip-first', 'fip-second'], pass);
+      expect(simWrites).toEqual([]);
+      for (const [name, other] of [
+        ['fip-first', 'fip-second'],
+        ['fip-second', 'fip-first'],
+      ] as const) {
+        const messages = failuresOf(error, namespace, name);
+        expect(messages).toHaveLength(1);
+        expect(messages[0]).toContain('is also assigned to another service');
+        expect(messages[0]).toContain(`${FLOATING_IPS[1]}->${namespace}/${other}`);
+      }
+      expect(ctx.out()).toContain(`service ${namespace}/fip-second is also assigned to another service`);
+      for (const service of [first, second]) {
+        expect((await warningsOf(service)).map((e) => e.reason)).toContain('SyncLoadBalancerFailed');
+      }
+      const stored = await readService(namespace, 'fip-second');
+      expect(stored.metadata!.finalizers ?? []).toEqual([]);
+      expect((await theLb(harness, first)).floatingIps.map((f) => f.network)).toEqual([FLOATING_IPS[1]]);
+      await expect(harness.cloud.loadBalancers.list()).resolves.not.toContainEqual(
+        expect.objectContaining({ name: `k8s-service-${second.metadata!.uid}` }),
+      );
+    });
+
+    it('reports a Floating IP that is not in the project, naming it; the rest of the load balancer is built', async () => {
+      const missing = '5.102.199.99/32';
+      const service = await createLoadBalancerService(namespace, 'fip-missing', {
+        annotations: { [key('loadbalancer-floating-ips')]: JSON.stringify([missing]) },
+      });
+      const { error } = await passFails(harness, ['fip-missing'], pass);
+      const [message] = failuresOf(error, namespace, 'fip-missing');
+      expect(message).toContain(missing);
+      expect(message).toContain('does not exist in this cloudscale project');
+      const state = await theLb(harness, service);
+      expectWellFormed(state);
+      expect(state.floatingIps).toEqual([]);
+      expect((await warningsOf(service)).map((e) => e.message).join('\n')).toContain(missing);
+
+      // Still failing on the next pass, without writing anything.
+      const again = await passFails(harness, ['fip-missing'], pass);
+      expect(again.simWrites).toEqual([]);
+    });
+  });
+
+  describe('loadbalancer-listener-allowed-cidrs', () => {
+    it('sets, changes in place and resets the allowed CIDRs of every listener', async () => {
+      const service = await reconciled('cidrs', {
+        ports: [
+          { name: 'http', protocol: 'TCP', port: 80 },
+          { name: 'https', protocol: 'TCP', port: 443 },
+        ],
+        annotations: { [key('loadbalancer-listener-allowed-cidrs')]: '["10.0.0.0/8"]' },
+      });
+      const created = await theLb(harness, service);
+      const listenerUuids = Object.values(created.pools).map((p) => p.listeners[0]!.uuid);
+      for (const pool of Object.values(created.pools)) expect(pool.listeners[0]!.allowed_cidrs).toEqual(['10.0.0.0/8']);
+
+      for (const [value, expected] of [
+        ['["192.0.2.0/24", "10.0.0.0/8"]', ['192.0.2.0/24', '10.0.0.0/8']],
+        ['[]', []],
+        ['["2001:db8::/32"]', ['2001:db8::/32']],
+        [null, []],
+      ] as const) {
+        await annotate(namespace, 'cidrs', { [key('loadbalancer-listener-allowed-cidrs')]: value });
+        const { simWrites } = await passOk(harness, ['cidrs'], pass);
+        expect(routes(simWrites)).toEqual([
+          'PATCH /v1/load-balancers/listeners/{uuid}',
+          'PATCH /v1/load-balancers/listeners/{uuid}',
+        ]);
+        const state = await theLb(harness, service);
+        expect(Object.values(state.pools).map((p) => p.listeners[0]!.uuid)).toEqual(listenerUuids);
+        for (const pool of Object.values(state.pools)) expect(pool.listeners[0]!.allowed_cidrs).toEqual(expected);
+        await expectConverged(harness, ['cidrs'], pass);
+      }
+    });
+  });
+
+  describe('listener timeouts', () => {
+    it('patches the three timeouts in place: the listener keeps its UUID', async () => {
+      const service = await reconciled('timeouts');
+      const before = poolOf(await theLb(harness, service), 'tcp/http').listeners[0]!;
+      expect(before).toMatchObject({
+        timeout_client_data_ms: 50000,
+        timeout_member_connect_ms: 5000,
+        timeout_member_data_ms: 50000,
+      });
+      await annotate(namespace, 'timeouts', {
+        [key('loadbalancer-timeout-client-data-ms')]: '61000',
+        [key('loadbalancer-timeout-member-connect-ms')]: '4000',
+        [key('loadbalancer-timeout-member-data-ms')]: '62000',
+      });
+      const { simWrites } = await passOk(harness, ['timeouts'], pass);
+      expect(routes(simWrites)).toEqual(Array(3).fill('PATCH /v1/load-balancers/listeners/{uuid}'));
+      const after = poolOf(await theLb(harness, service), 'tcp/http').listeners[0]!;
+      expect(after).toMatchObject({
+        uuid: before.uuid,
+        timeout_client_data_ms: 61000,
+        timeout_member_connect_ms: 4000,
+        timeout_member_data_ms: 62000,
+      });
+      await expectConverged(harness, ['timeouts'], pass);
+
+      // Removing the annotations restores the defaults, again in place.
+      await annotate(namespace, 'timeouts', {
+        [key('loadbalancer-timeout-client-data-ms')]: null,
+        [key('loadbalancer-timeout-member-connect-ms')]: null,
+        [key('loadbalancer-timeout-member-data-ms')]: null,
+      });
+      await passOk(harness, ['timeouts'], pass);
+      expect(poolOf(await theLb(harness, service), 'tcp/http').listeners[0]).toMatchObject({
+        uuid: before.uuid,
+        timeout_client_data_ms: 50000,
+        timeout_member_connect_ms: 5000,
+        timeout_member_data_ms: 50000,
+      });
+      await expectConverged(harness, ['timeouts'], pass);
+    });
+  });
+
+  describe('health monitor', () => {
+    it('updates delay, timeout and thresholds in place: the monitor keeps its UUID', async () => {
+      const service = await reconciled('monitor-numbers');
+      const before = poolOf(await theLb(harness, service), 'tcp/http').monitors[0]!;
+      expect(before).toMatchObject({ type: 'tcp', delay_s: 2, timeout_s: 1, up_threshold: 2, down_threshold: 3 });
+      await annotate(namespace, 'monitor-numbers', {
+        [key('loadbalancer-health-monitor-delay-s')]: '5',
+        [key('loadbalancer-health-monitor-timeout-s')]: '3',
+        [key('loadbalancer-health-monitor-up-threshold')]: '4',
+        [key('loadbalancer-health-monitor-down-threshold')]: '6',
+      });
+      const { simWrites } = await passOk(harness, ['monitor-numbers'], pass);
+      expect(routes(simWrites)).toEqual(Array(4).fill('PATCH /v1/load-balancers/health-monitors/{uuid}'));
+      expect(poolOf(await theLb(harness, service), 'tcp/http').monitors[0]).toMatchObject({
+        uuid: before.uuid,
+        delay_s: 5,
+        timeout_s: 3,
+        up_threshold: 4,
+        down_threshold: 6,
+      });
+      await expectConverged(harness, ['monitor-numbers'], pass);
+    });
+
+    it('recreates the monitor for a new type or HTTP version, and updates the other http options in place', async () => {
+      const service = await reconciled('monitor-type');
+      const tcp = poolOf(await theLb(harness, service), 'tcp/http').monitors[0]!;
+      expect(tcp.http).toBeNull();
+
+      await annotate(namespace, 'monitor-type', { [key('loadbalancer-health-monitor-type')]: 'http' });
+      let { simWrites } = await passOk(harness, ['monitor-type'], pass);
+      expect(routes(simWrites)).toEqual([
+        'DELETE /v1/load-balancers/health-monitors/{uuid}',
+        'POST /v1/load-balancers/health-monitors',
+      ]);
+      const http = poolOf(await theLb(harness, service), 'tcp/http').monitors[0]!;
+      expect(http.uuid).not.toBe(tcp.uuid);
+      expect(http).toMatchObject({
+        type: 'http',
+        http: { url_path: '/', method: 'GET', version: '1.1', expected_codes: ['200'], host: null },
+      });
+      await expectConverged(harness, ['monitor-type'], pass);
+
+      await annotate(namespace, 'monitor-type', {
+        [key('loadbalancer-health-monitor-http')]: JSON.stringify({
+          url_path: '/healthz',
+          method: 'HEAD',
+          expected_codes: ['200', '204'],
+          host: 'app.example.com',
+        }),
+      });
+      ({ simWrites } = await passOk(harness, ['monitor-type'], pass));
+      expect(routes(simWrites)).toEqual(Array(4).fill('PATCH /v1/load-balancers/health-monitors/{uuid}'));
+      expect(poolOf(await theLb(harness, service), 'tcp/http').monitors[0]).toMatchObject({
+        uuid: http.uuid,
+        http: { url_path: '/healthz', method: 'HEAD', version: '1.1', expected_codes: ['200', '204'], host: 'app.example.com' },
+      });
+      await expectConverged(harness, ['monitor-type'], pass);
+
+      await annotate(namespace, 'monitor-type', {
+        [key('loadbalancer-health-monitor-http')]: JSON.stringify({ url_path: '/healthz', version: '1.0' }),
+      });
+      ({ simWrites } = await passOk(harness, ['monitor-type'], pass));
+      expect(routes(simWrites)).toEqual([
+        'DELETE /v1/load-balancers/health-monitors/{uuid}',
+        'POST /v1/load-balancers/health-monitors',
+      ]);
+      const http10 = poolOf(await theLb(harness, service), 'tcp/http').monitors[0]!;
+      expect(http10.uuid).not.toBe(http.uuid);
+      expect(http10).toMatchObject({ type: 'http', http: { url_path: '/healthz', version: '1.0', host: null } });
+      await expectConverged(harness, ['monitor-type'], pass);
+
+      // Back to the default type: recreated again, as tcp without http options.
+      await annotate(namespace, 'monitor-type', {
+        [key('loadbalancer-health-monitor-type')]: null,
+        [key('loadbalancer-health-monitor-http')]: null,
+      });
+      await passOk(harness, ['monitor-type'], pass);
+      expect(poolOf(await theLb(harness, service), 'tcp/http').monitors[0]).toMatchObject({ type: 'tcp', http: null });
+      await expectConverged(harness, ['monitor-type'], pass);
+    });
+  });
+
+  describe('pool algorithm and protocol', () => {
+    it('recreates the pool (new UUID) with members, listener and monitor for each change', async () => {
+      const service = await reconciled('pool', {
+        annotations: { [key('loadbalancer-health-monitor-delay-s')]: '7' },
+      });
+      let previous = poolOf(await theLb(harness, service), 'tcp/http');
+      expect(previous.pool).toMatchObject({ algorithm: 'round_robin', protocol: 'tcp' });
+
+      for (const [annotation, value, expected] of [
+        ['loadbalancer-pool-algorithm', 'source_ip', { algorithm: 'source_ip', protocol: 'tcp' }],
+        ['loadbalancer-pool-protocol', 'proxy', { algorithm: 'source_ip', protocol: 'proxy' }],
+        ['loadbalancer-pool-protocol', 'proxyv2', { algorithm: 'source_ip', protocol: 'proxyv2' }],
+        ['loadbalancer-pool-algorithm', 'least_connections', { algorithm: 'least_connections', protocol: 'proxyv2' }],
+      ] as const) {
+        await annotate(namespace, 'pool', { [key(annotation)]: value });
+        await passOk(harness, ['pool'], pass);
+        const state = await theLb(harness, service);
+        expect(Object.keys(state.pools)).toEqual(['tcp/http']);
+        expectWellFormed(state);
+        const pool = poolOf(state, 'tcp/http');
+        expect(pool.pool, `${annotation}=${value}`).toMatchObject(expected);
+        expect(pool.pool.uuid).not.toBe(previous.pool.uuid);
+        expect(memberNames(pool)).toEqual(allMembers(service));
+        expect(pool.listeners[0]).toMatchObject({ name: 'tcp/80', protocol_port: 80 });
+        expect(pool.monitors[0]).toMatchObject({ type: 'tcp', delay_s: 7 });
+        await expectConverged(harness, ['pool'], pass);
+        previous = pool;
+      }
+    });
+  });
+
+  describe('loadbalancer-listener-allowed-subnets', () => {
+    it('limits the members to node addresses in the listed subnets', async () => {
+      const service = await reconciled('subnets');
+      const nodePort = service.spec!.ports![0]!.nodePort!;
+      const poolUuid = poolOf(await theLb(harness, service), 'tcp/http').pool.uuid;
+
+      await annotate(namespace, 'subnets', { [key('loadbalancer-listener-allowed-subnets')]: JSON.stringify([SUBNET_A.uuid]) });
+      const { simWrites } = await passOk(harness, ['subnets'], pass);
+      expect(routes(simWrites)).toEqual(['DELETE /v1/load-balancers/pools/{uuid}/members/{uuid}']);
+      let pool = poolOf(await theLb(harness, service), 'tcp/http');
+      expect(pool.pool.uuid).toBe(poolUuid);
+      expect(memberNames(pool)).toEqual([`10.20.0.1:${nodePort}`]);
+      expect(pool.members[0]!.subnet.uuid).toBe(SUBNET_A.uuid);
+      await expectConverged(harness, ['subnets'], pass);
+
+      // A subnet no node has: the pool becomes empty (not an error, as the Go CCM since 1.3.0).
+      await annotate(namespace, 'subnets', {
+        [key('loadbalancer-listener-allowed-subnets')]: '["0d0d0d0d-0000-4000-8000-00000000000d"]',
+      });
+      await passOk(harness, ['subnets'], pass);
+      expect(poolOf(await theLb(harness, service), 'tcp/http').members).toEqual([]);
+      await expectConverged(harness, ['subnets'], pass);
+
+      await annotate(namespace, 'subnets', { [key('loadbalancer-listener-allowed-subnets')]: null });
+      await passOk(harness, ['subnets'], pass);
+      pool = poolOf(await theLb(harness, service), 'tcp/http');
+      expect(pool.pool.uuid).toBe(poolUuid);
+      expect(memberNames(pool)).toEqual(allMembers(service));
+      await expectConverged(harness, ['subnets'], pass);
+    });
+  });
+
+  describe('loadbalancer-node-selector', () => {
+    it('makes the members follow the selector, and warns NoValidNodes (removing every member) when none matches', async () => {
+      const service = await reconciled('selector', {
+        annotations: { [key('loadbalancer-node-selector')]: 'lbtest/role=web' },
+      });
+      const nodePort = service.spec!.ports![0]!.nodePort!;
+      expect(memberNames(poolOf(await theLb(harness, service), 'tcp/http'))).toEqual([`10.20.0.1:${nodePort}`]);
+
+      await annotate(namespace, 'selector', { [key('loadbalancer-node-selector')]: 'lbtest/role in (web, batch)' });
+      await passOk(harness, ['selector'], pass);
+      expect(memberNames(poolOf(await theLb(harness, service), 'tcp/http'))).toEqual(allMembers(service));
+      await expectConverged(harness, ['selector'], pass);
+
+      await annotate(namespace, 'selector', { [key('loadbalancer-node-selector')]: '!lbtest/role' });
+      await passOk(harness, ['selector'], pass);
+      expect(poolOf(await theLb(harness, service), 'tcp/http').members).toEqual([]);
+      const warnings = await warningsOf(service);
+      expect(warnings).toContainEqual(
+        expect.objectContaining({
+          reason: 'NoValidNodes',
+          message: expect.stringContaining(`${key('loadbalancer-node-selector')}: !lbtest/role`),
+        }),
+      );
+      await expectConverged(harness, ['selector'], pass);
+
+      await annotate(namespace, 'selector', { [key('loadbalancer-node-selector')]: null });
+      await passOk(harness, ['selector'], pass);
+      expect(memberNames(poolOf(await theLb(harness, service), 'tcp/http'))).toEqual(allMembers(service));
+      await expectConverged(harness, ['selector'], pass);
+    });
+  });
+
+  describe('status: loadbalancer-force-hostname and loadbalancer-ip-mode', () => {
+    it('publishes the hostname alone, the VIPs with ipMode VIP, and back to Proxy, without cloud writes', async () => {
+      const service = await reconciled('status', {
+        annotations: { [key('loadbalancer-force-hostname')]: 'lb.example.com' },
+      });
+      expect(service.status!.loadBalancer!.ingress).toEqual([{ hostname: 'lb.example.com' }]);
+      const vips = (await theLb(harness, service)).lb.vip_addresses.map((v) => v.address);
+      expect(vips).toHaveLength(2);
+
+      await annotate(namespace, 'status', {
+        [key('loadbalancer-force-hostname')]: null,
+        [key('loadbalancer-ip-mode')]: 'VIP',
+      });
+      let { simWrites } = await passOk(harness, ['status'], pass);
+      expect(simWrites).toEqual([]);
+      expect((await readService(namespace, 'status')).status!.loadBalancer!.ingress).toEqual(
+        vips.map((ip) => ({ ip, ipMode: 'VIP' })),
+      );
+      await expectConverged(harness, ['status'], pass);
+
+      await annotate(namespace, 'status', { [key('loadbalancer-ip-mode')]: null });
+      ({ simWrites } = await passOk(harness, ['status'], pass));
+      expect(simWrites).toEqual([]);
+      expect((await readService(namespace, 'status')).status!.loadBalancer!.ingress).toEqual(
+        vips.map((ip) => ({ ip, ipMode: 'Proxy' })),
+      );
+      await expectConverged(harness, ['status'], pass);
+    });
+  });
+
+  describe('loadbalancer-vip-addresses, -flavor and -zone', () => {
+    it('binds the load balancer to a private subnet (and address); the status shows the private VIP', async () => {
+      const service = await reconciled('private', {
+        annotations: {
+          [key('loadbalancer-vip-addresses')]: JSON.stringify([{ subnet: SUBNET_A.uuid, address: '10.20.0.100' }]),
+          [key('loadbalancer-flavor')]: 'lb-standard',
+          [key('loadbalancer-zone')]: 'rma1',
+        },
+      });
+      const { lb } = await theLb(harness, service);
+      expect(lb.vip_addresses).toEqual([
+        expect.objectContaining({ address: '10.20.0.100', subnet: expect.objectContaining({ uuid: SUBNET_A.uuid }) }),
+      ]);
+      expect(lb).toMatchObject({ flavor: { slug: 'lb-standard' }, zone: { slug: 'rma1' } });
+      expect(service.status!.loadBalancer!.ingress).toEqual([{ ip: '10.20.0.100', ipMode: 'Proxy' }]);
+      expect(service.metadata!.annotations![key('loadbalancer-zone')]).toBe('rma1');
+    });
+
+    it('lets the API pick a free address in the subnet when only the subnet is given', async () => {
+      const service = await reconciled('private-any', {
+        annotations: { [key('loadbalancer-vip-addresses')]: JSON.stringify([{ subnet: SUBNET_A.uuid }]) },
+      });
+      const { lb } = await theLb(harness, service);
+      expect(lb.vip_addresses).toHaveLength(1);
+      expect(lb.vip_addresses[0]!.address.startsWith(`${SUBNET_A.prefix}.`)).toBe(true);
+      expect(service.status!.loadBalancer!.ingress).toEqual([{ ip: lb.vip_addresses[0]!.address, ipMode: 'Proxy' }]);
+    });
+  });
+
+  describe('loadbalancer-name', () => {
+    it('names the load balancer and renames it in place (same UUID, same pool)', async () => {
+      const service = await reconciled('named', { annotations: { [key('loadbalancer-name')]: `${prefix}-first-name` } });
+      const first = await theLb(harness, `${prefix}-first-name`);
+      expect(service.metadata!.annotations![key('loadbalancer-uuid')]).toBe(first.lb.uuid);
+
+      await annotate(namespace, 'named', { [key('loadbalancer-name')]: `${prefix}-second-name` });
+      const { simWrites } = await passOk(harness, ['named'], pass);
+      expect(routes(simWrites)).toEqual(['PATCH /v1/load-balancers/{uuid}']);
+      const renamed = await theLb(harness, `${prefix}-second-name`);
+      expect(renamed.lb.uuid).toBe(first.lb.uuid);
+      expect(poolOf(renamed, 'tcp/http').pool.uuid).toBe(poolOf(first, 'tcp/http').pool.uuid);
+      await expectConverged(harness, ['named'], pass);
+
+      // Back to the default name k8s-service-<uid>: found by the UUID annotation, renamed again.
+      await annotate(namespace, 'named', { [key('loadbalancer-name')]: null });
+      await passOk(harness, ['named'], pass);
+      expect((await theLb(harness, service)).lb.uuid).toBe(first.lb.uuid);
+      await expectConverged(harness, ['named'], pass);
+    });
+  });
+});
