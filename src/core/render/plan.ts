@@ -2,10 +2,10 @@
 // `plan -o json` (schema in docs/plan-json.md); `renderPlanText` is the text view, grouped per
 // Service, ending with a summary line. Both are pure.
 import { Chalk } from 'chalk';
-import type { PlannedAction, Verb } from '../lb/actions.js';
-import { IMPACT_DOC, impactRank, type ImpactClass } from '../lb/impact.js';
-import type { PlanWarning, Problem } from '../lb/problems.js';
-import type { ServicePlan } from '../lb/planner.js';
+import type { PlannedAction, Reason, Verb } from '../lb/actions.js';
+import type { DowntimeClass, ImpactClass } from '../lb/impact.js';
+import type { Problem } from '../lb/problems.js';
+import { countByVerb, worstDowntime, type ServicePlan } from '../lb/planner.js';
 import type { NodeAction } from '../nodes/types.js';
 
 /** Bumped on any incompatible change of the JSON document. */
@@ -41,6 +41,7 @@ export interface PlanSummary {
     readonly service: string;
     readonly object: string;
     readonly impact: ImpactClass;
+    readonly class: DowntimeClass;
     readonly text: string;
     readonly minSeconds: number;
     readonly maxSeconds: number | null;
@@ -63,24 +64,8 @@ export function planDocument(input: {
 }
 
 function summarise(nodeActions: readonly NodeAction[], services: readonly ServicePlan[]): PlanSummary {
-  const counts: Record<Verb, number> = { create: 0, update: 0, delete: 0, refuse: 0, kube: 0 };
-  let worst: PlanSummary['worstDowntime'] = null;
-  for (const plan of services) {
-    for (const action of plan.actions) {
-      counts[action.verb] += 1;
-      if (action.verb === 'refuse' || action.downtime.class === 'none') continue;
-      if (worst === null || isWorse(action, worst)) {
-        worst = {
-          service: `${plan.service.namespace}/${plan.service.name}`,
-          object: action.object,
-          impact: action.impact,
-          text: action.downtime.text,
-          minSeconds: action.downtime.minSeconds,
-          maxSeconds: action.downtime.maxSeconds,
-        };
-      }
-    }
-  }
+  const counts = countByVerb(services);
+  const worst = worstDowntime(services);
   const nodeChanges = nodeActions.filter((a) => a.verb !== 'refuse').length;
   const nodeProblems = nodeActions.filter((a) => a.verb === 'refuse').length;
   const problems = services.reduce((n, s) => n + s.problems.length, 0) + nodeProblems;
@@ -89,14 +74,19 @@ function summarise(nodeActions: readonly NodeAction[], services: readonly Servic
     nodeChanges,
     problems,
     changes: counts.create + counts.update + counts.delete + counts.kube + nodeChanges > 0,
-    worstDowntime: worst,
+    worstDowntime:
+      worst === null
+        ? null
+        : {
+            service: `${worst.service.namespace}/${worst.service.name}`,
+            object: worst.action.object,
+            impact: worst.action.impact,
+            class: worst.downtime.class,
+            text: worst.downtime.text,
+            minSeconds: worst.downtime.minSeconds,
+            maxSeconds: worst.downtime.maxSeconds,
+          },
   };
-}
-
-function isWorse(action: PlannedAction, than: NonNullable<PlanSummary['worstDowntime']>): boolean {
-  const rank = impactRank(action.impact) - impactRank(than.impact);
-  if (rank !== 0) return rank > 0;
-  return (action.downtime.maxSeconds ?? Infinity) > (than.maxSeconds ?? Infinity);
 }
 
 const SYMBOL: { readonly [V in Verb]: string } = {
@@ -107,15 +97,32 @@ const SYMBOL: { readonly [V in Verb]: string } = {
   kube: '*',
 };
 
-const NODE_SYMBOL: { readonly [V in NodeAction['verb']]: string } = {
-  update: '~',
-  delete: '-',
-  refuse: '!',
+const LEGEND: { readonly [V in Verb]: string } = {
+  create: 'create',
+  update: 'update in place',
+  delete: 'delete',
+  refuse: 'refused',
+  kube: 'write to the Service',
 };
 
+/** The order symbols appear in the legend. */
+const LEGEND_ORDER: readonly Verb[] = ['create', 'update', 'delete', 'refuse', 'kube'];
+
+/** Unchanged Services named in the text view before "… and N more". */
+const UNCHANGED_NAMES_SHOWN = 8;
+
+type Paint = (text: string) => string;
+
+/**
+ * The text view: a legend of the symbols used, one block per Service with something to show
+ * (actions, problems, warnings), a block for the nodes, one line naming what is unchanged, and
+ * the summary line. Consecutive actions of a Service with the same reason and impact share one
+ * "because" and one "impact" line, so a pool recreation reads as one change. Colour only when
+ * `color` is set (the caller decides: a TTY without NO_COLOR/--no-color).
+ */
 export function renderPlanText(document: PlanDocument, options: { color: boolean }): string {
   const c = new Chalk({ level: options.color ? 1 : 0 });
-  const paint: { readonly [V in Verb]: (s: string) => string } = {
+  const paint: { readonly [V in Verb]: Paint } = {
     create: c.green,
     update: c.yellow,
     delete: c.red,
@@ -123,77 +130,150 @@ export function renderPlanText(document: PlanDocument, options: { color: boolean
     kube: c.cyan,
   };
   const lines: string[] = [];
-  for (const plan of document.services) {
-    const name = `${plan.service.namespace}/${plan.service.name}`;
-    const lb = plan.loadBalancer
-      ? `load balancer ${plan.loadBalancer.name}${plan.loadBalancer.uuid ? '' : ' (new)'}`
-      : 'no load balancer';
-    const verbWord = plan.mode === 'delete' ? 'being removed' : lb;
-    lines.push(c.bold(`Service ${name}`) + c.dim(` — ${verbWord}`));
-    if (plan.actions.length === 0 && plan.problems.length === 0) lines.push(c.dim('  no changes'));
-    for (const action of plan.actions) {
-      const paintVerb = paint[action.verb];
-      lines.push(`  ${paintVerb(`${SYMBOL[action.verb]} ${action.kind}`)} ${action.object}`);
-      lines.push(c.dim(`      because ${describeReason(action)}`));
-      if (action.verb !== 'kube') {
-        lines.push(c.dim(`      impact: ${action.impact}; downtime: ${action.downtime.text}`));
+  const shown = document.services.filter((s) => s.actions.length + s.problems.length + s.warnings.length > 0);
+  const unchanged = document.services.filter((s) => !shown.includes(s));
+
+  const used = new Set<Verb>([
+    ...shown.flatMap((s) => s.actions.map((a) => a.verb)),
+    ...(document.nodes?.actions ?? []).map((a) => a.verb),
+  ]);
+  if (used.size > 0) {
+    const legend = LEGEND_ORDER.filter((v) => used.has(v)).map((v) => `${paint[v](SYMBOL[v])} ${LEGEND[v]}`);
+    lines.push(c.dim('Symbols: ') + legend.join(c.dim(', ')), '');
+  }
+
+  for (const plan of shown) {
+    lines.push(serviceHeader(plan, c));
+    const width = Math.max(0, ...plan.actions.map((a) => a.kind.length));
+    for (const group of groupActions(plan.actions)) {
+      for (const action of group) {
+        lines.push(`  ${paint[action.verb](`${SYMBOL[action.verb]} ${action.kind.padEnd(width)}`)}  ${action.object}`);
       }
-      if (action.kind === 'refuse') lines.push(`      ${c.bold('how to proceed:')} ${action.problem.hint}`);
+      const first = group[0]!;
+      lines.push(c.dim(`      because ${describeReason(first.reason)}`));
+      if (first.kind === 'refuse') {
+        lines.push(`      ${c.bold('how to proceed:')} ${first.problem.hint}`);
+      } else if (first.verb !== 'kube') {
+        const impact = `impact: ${first.impact}, ${first.downtime.text}`;
+        lines.push(`      ${downtimePaint(first.downtime.class, c)(impact)}`);
+      }
     }
-    for (const problem of plan.problems.filter((p) => !plan.actions.some((a) => a.kind === 'refuse' && a.problem === p))) {
-      lines.push(...renderProblem(problem, c));
-    }
-    for (const warning of plan.warnings) lines.push(...renderWarning(warning, c));
+    const refused = new Set(plan.actions.flatMap((a) => (a.kind === 'refuse' ? [a.problem] : [])));
+    for (const problem of plan.problems) if (!refused.has(problem)) lines.push(...renderProblem(problem, c));
+    for (const warning of plan.warnings) lines.push(`  ${c.yellow('warning')} ${warning.reason}: ${warning.message}`);
     lines.push('');
   }
-  if (document.nodes !== null) {
+
+  const nodes = document.nodes;
+  if (nodes !== null && (nodes.actions.length > 0 || nodes.deletionRefusal !== null)) {
     lines.push(c.bold('Nodes'));
-    if (document.nodes.actions.length === 0) lines.push(c.dim(`  no changes (${document.nodes.unchanged} in sync)`));
-    for (const action of document.nodes.actions) {
-      const paintVerb = action.verb === 'refuse' ? paint.refuse : action.verb === 'delete' ? paint.delete : paint.update;
-      lines.push(`  ${paintVerb(`${NODE_SYMBOL[action.verb]} ${action.kind}`)} ${action.object}`);
-      lines.push(c.dim(`      because ${action.reason.text}`));
+    const width = Math.max(0, ...nodes.actions.map((a) => a.kind.length));
+    for (const action of nodes.actions) {
+      lines.push(`  ${paint[action.verb](`${SYMBOL[action.verb]} ${action.kind.padEnd(width)}`)}  ${action.object}`);
+      lines.push(c.dim(`      because ${describeNodeReason(action)}`));
+      if (action.verb !== 'refuse') lines.push(c.dim(`      impact: ${action.impact}`));
     }
-    if (document.nodes.deletionRefusal !== null) lines.push(`  ${c.magenta('!')} ${document.nodes.deletionRefusal}`);
+    // The refusal is part of every refused deletion's reason; alone it explains a pass-wide stop.
+    const carried = nodes.actions.some((a) => a.kind === 'delete-node' && a.verb === 'refuse');
+    if (nodes.deletionRefusal !== null && !carried) {
+      lines.push(`  ${c.magenta('!')} no node is deleted: ${nodes.deletionRefusal}`);
+    }
     lines.push('');
   }
+
+  const unchangedParts: string[] = [];
+  if (unchanged.length > 0) unchangedParts.push(nameList(unchanged.map((s) => `${s.service.namespace}/${s.service.name}`)));
+  if (nodes !== null && nodes.unchanged > 0) unchangedParts.push(`${nodes.unchanged} node${nodes.unchanged === 1 ? '' : 's'}`);
+  if (unchangedParts.length > 0) lines.push(c.dim(`Unchanged: ${unchangedParts.join('; ')}.`));
+
   lines.push(summaryLine(document.summary, c));
   return `${lines.join('\n')}\n`;
 }
 
-function describeReason(action: PlannedAction): string {
-  const { reason } = action;
+function serviceHeader(plan: ServicePlan, c: InstanceType<typeof Chalk>): string {
+  const name = c.bold(`Service ${plan.service.namespace}/${plan.service.name}`);
+  const lb = plan.loadBalancer;
+  const what =
+    lb === null
+      ? 'no load balancer'
+      : plan.mode === 'delete'
+        ? `load balancer ${lb.name} (the Service gives it up)`
+        : `load balancer ${lb.name}${lb.uuid === null ? ' (new)' : ''}`;
+  return `${name}${c.dim(` — ${what}`)}`;
+}
+
+/** Runs of consecutive actions that share reason and impact. */
+function groupActions(actions: readonly PlannedAction[]): PlannedAction[][] {
+  const groups: PlannedAction[][] = [];
+  for (const action of actions) {
+    const last = groups.at(-1);
+    const head = last?.[0];
+    const joins =
+      head !== undefined &&
+      head.kind !== 'refuse' &&
+      action.kind !== 'refuse' &&
+      head.impact === action.impact &&
+      head.verb !== 'kube' &&
+      action.verb !== 'kube' &&
+      sameReason(head.reason, action.reason);
+    if (joins) last!.push(action);
+    else groups.push([action]);
+  }
+  return groups;
+}
+
+function sameReason(a: Reason, b: Reason): boolean {
+  return a.text === b.text && a.field === b.field && a.from === b.from && a.to === b.to;
+}
+
+function describeReason(reason: Reason): string {
   if (reason.field !== undefined && (reason.from !== undefined || reason.to !== undefined)) {
     return `${reason.text} (${reason.field}: ${reason.from ?? '(none)'} → ${reason.to ?? '(none)'})`;
   }
   return reason.text;
 }
 
-function renderProblem(problem: Problem, c: InstanceType<typeof Chalk>): string[] {
-  return [`  ${c.red('error')} ${problem.subject}: ${problem.message}`, c.dim(`      how to fix: ${problem.hint}`)];
+function describeNodeReason(action: NodeAction): string {
+  const { reason } = action;
+  if (reason.from === null && reason.to === null) return reason.text;
+  return `${reason.text} (${reason.field}: ${reason.from ?? '(none)'} → ${reason.to ?? '(none)'})`;
 }
 
-function renderWarning(warning: PlanWarning, c: InstanceType<typeof Chalk>): string[] {
-  return [`  ${c.yellow('warning')} ${warning.reason}: ${warning.message}`];
+function downtimePaint(cls: DowntimeClass, c: InstanceType<typeof Chalk>): Paint {
+  switch (cls) {
+    case 'none':
+    case 'minimal':
+      return c.dim;
+    case 'short':
+      return c.yellow;
+    case 'considerable':
+    case 'total':
+      return c.red;
+  }
+}
+
+function renderProblem(problem: Problem, c: InstanceType<typeof Chalk>): string[] {
+  return [`  ${c.red('error')} ${problem.subject}: ${problem.message}`, `      ${c.bold('how to fix:')} ${problem.hint}`];
+}
+
+function nameList(names: readonly string[]): string {
+  if (names.length <= UNCHANGED_NAMES_SHOWN) return names.join(', ');
+  return `${names.slice(0, UNCHANGED_NAMES_SHOWN).join(', ')} and ${names.length - UNCHANGED_NAMES_SHOWN} more Services`;
 }
 
 function summaryLine(summary: PlanSummary, c: InstanceType<typeof Chalk>): string {
   if (!summary.changes && summary.refuse === 0 && summary.problems === 0) {
-    return c.bold('No changes.') + ' The cloud and the cluster match the desired state.';
+    return `${c.bold('No changes.')} The cloud and the cluster match the desired state.`;
   }
-  const parts = [
-    `${summary.create} to create`,
-    `${summary.update} to update`,
-    `${summary.delete} to delete`,
-    `${summary.kube} Service writes`,
-    `${summary.nodeChanges} node changes`,
-  ];
-  if (summary.refuse > 0) parts.push(`${summary.refuse} refused`);
-  if (summary.problems > 0) parts.push(`${summary.problems} problems`);
+  const parts = [`${summary.create} to create`, `${summary.update} to update`, `${summary.delete} to delete`];
+  if (summary.kube > 0) parts.push(`${summary.kube} Service write${summary.kube === 1 ? '' : 's'}`);
+  if (summary.nodeChanges > 0) parts.push(`${summary.nodeChanges} node change${summary.nodeChanges === 1 ? '' : 's'}`);
+  if (summary.refuse > 0) parts.push(c.magenta(`${summary.refuse} refused`));
+  if (summary.problems > 0) parts.push(c.red(`${summary.problems} problem${summary.problems === 1 ? '' : 's'}`));
   const worst = summary.worstDowntime;
   const downtime =
     worst === null
       ? 'Expected downtime: none.'
-      : `Worst expected downtime: ${worst.text} (${worst.service}, ${worst.object}: ${IMPACT_DOC[worst.impact].replace(/\.$/, '')}).`;
+      : `Worst expected downtime: ${worst.service}, ${worst.object} (${worst.impact}): ${worst.text}.`;
   return `${c.bold('Plan:')} ${parts.join(', ')}. ${downtime}`;
 }

@@ -1,0 +1,413 @@
+// The plan's text view on exact output. Plans are built from typed actions as the planner
+// emits them (verb from ACTION_VERB, downtime from the impact model), and one from the planner
+// itself (create from scratch), so the view is checked on what users really see.
+import type { V1Node, V1Service } from '@kubernetes/client-node';
+import { describe, expect, test } from 'vitest';
+import type { Server, SubnetStub } from '../../src/core/cloudscale/types.js';
+import { ACTION_VERB, type ActionKind, type PlannedAction, type Reason } from '../../src/core/lb/actions.js';
+import { downtimeOf, type ImpactClass } from '../../src/core/lb/impact.js';
+import { planService, type ServicePlan } from '../../src/core/lb/planner.js';
+import type { Problem } from '../../src/core/lb/problems.js';
+import type { NodeAction } from '../../src/core/nodes/types.js';
+import { planDocument, renderPlanText, type PlanDocument } from '../../src/core/render/plan.js';
+
+const P = 'k8s.cloudscale.ch/';
+
+function act(kind: ActionKind, object: string, impact: ImpactClass, reason: Reason, extra: object = {}): PlannedAction {
+  return { kind, verb: ACTION_VERB[kind], object, reason, impact, downtime: downtimeOf(impact), ...extra } as unknown as PlannedAction;
+}
+
+function servicePlan(name: string, actions: PlannedAction[], more: Partial<ServicePlan> = {}): ServicePlan {
+  return {
+    service: { namespace: 'shop', name, uid: `uid-${name}` },
+    mode: 'ensure',
+    loadBalancer: { name: `k8s-service-uid-${name}`, uuid: `lb-${name}` },
+    actions,
+    problems: [],
+    warnings: [],
+    ...more,
+  };
+}
+
+const text = (document: PlanDocument) => renderPlanText(document, { color: false });
+const doc = (services: ServicePlan[], nodes: PlanDocument['nodes'] = null) => planDocument({ services, nodes });
+
+const portChange: Reason = { text: 'the Service port changed, the pool tcp/http is kept', field: 'spec.ports[http].port', from: '80', to: '8080' };
+const algorithmChange: Reason = {
+  text: 'the pool algorithm cannot change in place: pool tcp/http is recreated',
+  field: `${P}loadbalancer-pool-algorithm`,
+  from: 'round_robin',
+  to: 'source_ip',
+};
+
+function poolRecreation(): PlannedAction[] {
+  const r = (kind: ActionKind, object: string) => act(kind, object, 'pool-recreation', algorithmChange);
+  return [
+    r('delete-listener', 'listener tcp/80'),
+    r('delete-monitor', 'health monitor of pool tcp/http'),
+    r('delete-member', 'member 10.0.0.1:30080 of pool tcp/http'),
+    r('delete-pool', 'pool tcp/http'),
+    r('create-pool', 'pool tcp/http'),
+    r('create-member', 'member 10.0.0.1:30080 of pool tcp/http'),
+    r('create-listener', 'listener tcp/80'),
+    r('create-monitor', 'health monitor of pool tcp/http'),
+  ];
+}
+
+const flavorProblem: Problem = {
+  kind: 'forbidden-change',
+  subject: `${P}loadbalancer-flavor`,
+  message: 'the flavor of load balancer k8s-service-uid-web cannot change (lb-standard → lb-large); nothing was changed',
+  hint: `Set ${P}loadbalancer-flavor back to lb-standard. To really change it, delete and re-create the Service.`,
+};
+
+describe('renderPlanText', () => {
+  test('nothing to do: what was compared, then "No changes."', () => {
+    expect(text(doc([servicePlan('web', [])], { actions: [], unchanged: 2, deletionRefusal: null }))).toBe(
+      ['Unchanged: shop/web; 2 nodes.', 'No changes. The cloud and the cluster match the desired state.', ''].join('\n'),
+    );
+    expect(text(doc([]))).toBe('No changes. The cloud and the cluster match the desired state.\n');
+  });
+
+  test('create from scratch, as the planner plans it', () => {
+    const plan = planService({
+      service: newService(),
+      nodes: [node(1), node(2)],
+      servers: [server(1), server(2)],
+      loadBalancers: [],
+      actual: null,
+      floatingIps: [],
+      otherServices: [],
+      clusterId: 'cluster-1',
+      apiServerMinor: 34,
+    });
+    expect(text(doc([plan]))).toBe(
+      [
+        'Symbols: + create, * write to the Service',
+        '',
+        'Service shop/web — load balancer k8s-service-uid-web (new)',
+        '  * add-finalizer      service shop/web finalizer',
+        '      because protects the load balancer from being left behind when the Service is deleted (metadata.finalizers: (none) → service.kubernetes.io/load-balancer-cleanup)',
+        '  + create-lb          load balancer k8s-service-uid-web',
+        '      because the Service has no load balancer yet',
+        '      impact: none, no interruption',
+        '  + create-pool        pool tcp/http',
+        '  + create-member      member 10.0.0.1:30080 of pool tcp/http',
+        '  + create-member      member 10.0.0.2:30080 of pool tcp/http',
+        '  + create-listener    listener tcp/80',
+        '  + create-monitor     health monitor of pool tcp/http',
+        '      because part of the new load balancer',
+        '      impact: none, no interruption',
+        '  * write-annotations  service shop/web annotations',
+        '      because record the load balancer on the Service: loadbalancer-uuid, loadbalancer-config-version, loadbalancer-zone',
+        '  * write-status       service shop/web status',
+        "      because publish the new load balancer's VIP addresses",
+        '',
+        'Plan: 6 to create, 0 to update, 0 to delete, 3 Service writes. Expected downtime: none.',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  test('a port change keeping the name: only the listener is recreated', () => {
+    const plan = servicePlan('web', [
+      act('delete-listener', 'listener tcp/80', 'listener-recreation', portChange),
+      act('create-listener', 'listener tcp/8080', 'listener-recreation', portChange),
+    ]);
+    expect(text(doc([plan]))).toBe(
+      [
+        'Symbols: + create, - delete',
+        '',
+        'Service shop/web — load balancer k8s-service-uid-web',
+        '  - delete-listener  listener tcp/80',
+        '  + create-listener  listener tcp/8080',
+        '      because the Service port changed, the pool tcp/http is kept (spec.ports[http].port: 80 → 8080)',
+        '      impact: listener-recreation, the port is unreachable for up to ~15 s',
+        '',
+        'Plan: 1 to create, 0 to update, 1 to delete. Worst expected downtime: shop/web, listener tcp/80 (listener-recreation): the port is unreachable for up to ~15 s.',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  test('a pool recreation reads as one change with one reason and one impact', () => {
+    expect(text(doc([servicePlan('web', poolRecreation())]))).toBe(
+      [
+        'Symbols: + create, - delete',
+        '',
+        'Service shop/web — load balancer k8s-service-uid-web',
+        '  - delete-listener  listener tcp/80',
+        '  - delete-monitor   health monitor of pool tcp/http',
+        '  - delete-member    member 10.0.0.1:30080 of pool tcp/http',
+        '  - delete-pool      pool tcp/http',
+        '  + create-pool      pool tcp/http',
+        '  + create-member    member 10.0.0.1:30080 of pool tcp/http',
+        '  + create-listener  listener tcp/80',
+        '  + create-monitor   health monitor of pool tcp/http',
+        '      because the pool algorithm cannot change in place: pool tcp/http is recreated (k8s.cloudscale.ch/loadbalancer-pool-algorithm: round_robin → source_ip)',
+        '      impact: pool-recreation, the port is down for ~60–120 s',
+        '',
+        'Plan: 4 to create, 0 to update, 4 to delete. Worst expected downtime: shop/web, listener tcp/80 (pool-recreation): the port is down for ~60–120 s.',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  test('in-place updates with different reasons are listed separately', () => {
+    const plan = servicePlan('web', [
+      act('update-listener', 'listener tcp/80', 'none', { text: 'timeout_client_data_ms changes in place', field: `${P}loadbalancer-timeout-client-data-ms`, from: '50000', to: '1000' }),
+      act('update-listener', 'listener tcp/80', 'minimal', { text: 'allowed_cidrs changes in place', field: `${P}loadbalancer-listener-allowed-cidrs`, from: '[]', to: '["10.0.0.0/8"]' }),
+    ]);
+    expect(text(doc([plan]))).toBe(
+      [
+        'Symbols: ~ update in place',
+        '',
+        'Service shop/web — load balancer k8s-service-uid-web',
+        '  ~ update-listener  listener tcp/80',
+        '      because timeout_client_data_ms changes in place (k8s.cloudscale.ch/loadbalancer-timeout-client-data-ms: 50000 → 1000)',
+        '      impact: none, no interruption',
+        '  ~ update-listener  listener tcp/80',
+        '      because allowed_cidrs changes in place (k8s.cloudscale.ch/loadbalancer-listener-allowed-cidrs: [] → ["10.0.0.0/8"])',
+        '      impact: minimal, no interruption expected; new connections may be affected for a few seconds',
+        '',
+        'Plan: 0 to create, 2 to update, 0 to delete. Worst expected downtime: shop/web, listener tcp/80 (minimal): no interruption expected; new connections may be affected for a few seconds.',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  test('a refusal shows the reason and how to proceed; it counts as refused and as a problem', () => {
+    const plan = servicePlan(
+      'web',
+      [
+        act('refuse', 'load balancer k8s-service-uid-web', 'refused', { text: 'the flavor of a load balancer is fixed', field: `${P}loadbalancer-flavor`, from: 'lb-standard', to: 'lb-large' }, { problem: flavorProblem }),
+      ],
+      { problems: [flavorProblem] },
+    );
+    expect(text(doc([plan]))).toBe(
+      [
+        'Symbols: ! refused',
+        '',
+        'Service shop/web — load balancer k8s-service-uid-web',
+        '  ! refuse  load balancer k8s-service-uid-web',
+        '      because the flavor of a load balancer is fixed (k8s.cloudscale.ch/loadbalancer-flavor: lb-standard → lb-large)',
+        '      how to proceed: Set k8s.cloudscale.ch/loadbalancer-flavor back to lb-standard. To really change it, delete and re-create the Service.',
+        '',
+        'Plan: 0 to create, 0 to update, 0 to delete, 1 refused, 1 problem. Expected downtime: none.',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  test('a deletion: the load balancer goes, the status is cleared, the finalizer removed', () => {
+    const why = 'the Service is no longer of type LoadBalancer (now ClusterIP)';
+    const plan = servicePlan(
+      'web',
+      [
+        act('delete-lb', 'load balancer k8s-service-uid-web', 'lb-deletion', { text: `${why}; the load balancer and everything on it are deleted` }),
+        act('write-status', 'service shop/web status', 'none', { text: `${why}: clear status.loadBalancer`, field: 'status.loadBalancer.ingress' }),
+        act('remove-finalizer', 'service shop/web finalizer', 'none', { text: `${why}; its load balancer is gone`, field: 'metadata.finalizers', from: 'service.kubernetes.io/load-balancer-cleanup' }),
+      ],
+      { mode: 'delete' },
+    );
+    expect(text(doc([plan]))).toBe(
+      [
+        'Symbols: - delete, * write to the Service',
+        '',
+        'Service shop/web — load balancer k8s-service-uid-web (the Service gives it up)',
+        '  - delete-lb         load balancer k8s-service-uid-web',
+        '      because the Service is no longer of type LoadBalancer (now ClusterIP); the load balancer and everything on it are deleted',
+        '      impact: lb-deletion, the Service loses its load balancer and its addresses',
+        '  * write-status      service shop/web status',
+        '      because the Service is no longer of type LoadBalancer (now ClusterIP): clear status.loadBalancer',
+        '  * remove-finalizer  service shop/web finalizer',
+        '      because the Service is no longer of type LoadBalancer (now ClusterIP); its load balancer is gone (metadata.finalizers: service.kubernetes.io/load-balancer-cleanup → (none))',
+        '',
+        'Plan: 0 to create, 0 to update, 1 to delete, 2 Service writes. Worst expected downtime: shop/web, load balancer k8s-service-uid-web (lb-deletion): the Service loses its load balancer and its addresses.',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  test('problems and warnings: each with what it is about and how to fix it', () => {
+    const plan = servicePlan('web', [], {
+      loadBalancer: null,
+      problems: [
+        {
+          kind: 'annotation',
+          subject: `${P}loadbalancer-pool-algorithm`,
+          message: 'invalid value "fastest": expected one of round_robin, least_connections, source_ip',
+          hint: `Set ${P}loadbalancer-pool-algorithm to round_robin, least_connections or source_ip.`,
+        },
+      ],
+      warnings: [{ reason: 'AnnotationWarning', message: `${P}loadbalancer-health-monitor-http: unknown field "paht" is ignored` }],
+    });
+    const quiet = servicePlan('api', [], { warnings: [{ reason: 'NoValidNodes', message: 'No valid nodes for service found' }] });
+    expect(text(doc([quiet, plan]))).toBe(
+      [
+        'Service shop/api — load balancer k8s-service-uid-api',
+        '  warning NoValidNodes: No valid nodes for service found',
+        '',
+        'Service shop/web — no load balancer',
+        '  error k8s.cloudscale.ch/loadbalancer-pool-algorithm: invalid value "fastest": expected one of round_robin, least_connections, source_ip',
+        '      how to fix: Set k8s.cloudscale.ch/loadbalancer-pool-algorithm to round_robin, least_connections or source_ip.',
+        '  warning AnnotationWarning: k8s.cloudscale.ch/loadbalancer-health-monitor-http: unknown field "paht" is ignored',
+        '',
+        'Plan: 0 to create, 0 to update, 0 to delete, 1 problem. Expected downtime: none.',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  test('node actions, a refused deletion, and a pass-wide refusal without candidates', () => {
+    const nodes: NodeAction[] = [
+      {
+        kind: 'initialize',
+        node: 'worker-1',
+        object: 'node/worker-1',
+        verb: 'update',
+        reason: {
+          field: 'spec.taints[node.cloudprovider.kubernetes.io/uninitialized]',
+          from: 'NoSchedule',
+          to: null,
+          text: 'uninitialised node; server worker-1 (5e000000-0000-4000-8000-000000000001), matched by name',
+        },
+        changes: [],
+        impact: 'none',
+        server: { uuid: '5e000000-0000-4000-8000-000000000001', name: 'worker-1', zone: 'rma1', flavor: 'flex-4-2', status: 'running' },
+        write: {},
+      },
+      {
+        kind: 'add-shutdown-taint',
+        node: 'worker-2',
+        object: 'node/worker-2',
+        verb: 'update',
+        reason: { field: 'spec.taints[node.cloudprovider.kubernetes.io/shutdown]', from: null, to: 'NoSchedule', text: 'server worker-2 is stopped and the node is NotReady (Ready False)' },
+        changes: [],
+        impact: 'minimal',
+        write: {},
+      },
+      {
+        kind: 'delete-node',
+        node: 'worker-3',
+        object: 'node/worker-3',
+        verb: 'refuse',
+        problem: 'deletion-bound',
+        reason: {
+          field: 'spec.providerID',
+          from: 'cloudscale://5e000000-0000-4000-8000-000000000003',
+          to: null,
+          text: 'server 5e000000-0000-4000-8000-000000000003 is not in the server list and the node is NotReady (Ready Unknown); refused: 2 nodes would be deleted, more than --max-node-deletions 1: none is deleted',
+        },
+        changes: [],
+        impact: 'minimal',
+        uid: 'u3',
+        resourceVersion: '7',
+        serverUuid: '5e000000-0000-4000-8000-000000000003',
+      },
+    ];
+    const refusal = '2 nodes would be deleted, more than --max-node-deletions 1: none is deleted';
+    expect(text(doc([], { actions: nodes, unchanged: 1, deletionRefusal: refusal }))).toBe(
+      [
+        'Symbols: ~ update in place, ! refused',
+        '',
+        'Nodes',
+        '  ~ initialize          node/worker-1',
+        '      because uninitialised node; server worker-1 (5e000000-0000-4000-8000-000000000001), matched by name (spec.taints[node.cloudprovider.kubernetes.io/uninitialized]: NoSchedule → (none))',
+        '      impact: none',
+        '  ~ add-shutdown-taint  node/worker-2',
+        '      because server worker-2 is stopped and the node is NotReady (Ready False) (spec.taints[node.cloudprovider.kubernetes.io/shutdown]: (none) → NoSchedule)',
+        '      impact: minimal',
+        '  ! delete-node         node/worker-3',
+        '      because server 5e000000-0000-4000-8000-000000000003 is not in the server list and the node is NotReady (Ready Unknown); refused: 2 nodes would be deleted, more than --max-node-deletions 1: none is deleted (spec.providerID: cloudscale://5e000000-0000-4000-8000-000000000003 → (none))',
+        '',
+        'Unchanged: 1 node.',
+        'Plan: 0 to create, 0 to update, 0 to delete, 2 node changes, 1 problem. Expected downtime: none.',
+        '',
+      ].join('\n'),
+    );
+    const wrongProject = 'the cloudscale project lists no servers at all, but 2 node(s) carry a cloudscale providerID: is the API token for the right project? No node is deleted';
+    expect(text(doc([], { actions: [], unchanged: 2, deletionRefusal: wrongProject }))).toBe(
+      [
+        'Nodes',
+        `  ! no node is deleted: ${wrongProject}`,
+        '',
+        'Unchanged: 2 nodes.',
+        'No changes. The cloud and the cluster match the desired state.',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  test('the summary line counts every verb and names the Service with the worst expected downtime', () => {
+    const web = servicePlan('web', [
+      act('update-listener', 'listener tcp/80', 'none', { text: 'timeout_client_data_ms changes in place' }),
+      act('create-member', 'member 10.0.0.3:30080 of pool tcp/http', 'minimal', { text: 'node worker-3 is selected' }),
+    ]);
+    const api = servicePlan('api', poolRecreation());
+    const db = servicePlan('db', [act('delete-listener', 'listener tcp/5432', 'listener-recreation', portChange), act('write-status', 'service shop/db status', 'none', { text: 'publish' })]);
+    const unchanged = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i'].map((n) => servicePlan(n, []));
+    const output = text(doc([web, db, api, ...unchanged]));
+    const lines = output.trimEnd().split('\n');
+    expect(lines.slice(-2)).toEqual([
+      'Unchanged: shop/a, shop/b, shop/c, shop/d, shop/e, shop/f, shop/g, shop/h and 1 more Services.',
+      'Plan: 5 to create, 1 to update, 5 to delete, 1 Service write. Worst expected downtime: shop/api, listener tcp/80 (pool-recreation): the port is down for ~60–120 s.',
+    ]);
+    // Grouped per Service, in document order; unchanged Services get no block.
+    expect(lines.filter((l) => l.startsWith('Service '))).toEqual([
+      'Service shop/web — load balancer k8s-service-uid-web',
+      'Service shop/db — load balancer k8s-service-uid-db',
+      'Service shop/api — load balancer k8s-service-uid-api',
+    ]);
+  });
+
+  test('colour only when asked for; the words are the same', () => {
+    const document = doc([servicePlan('web', poolRecreation())], { actions: [], unchanged: 1, deletionRefusal: null });
+    const plain = renderPlanText(document, { color: false });
+    const coloured = renderPlanText(document, { color: true });
+    // eslint-disable-next-line no-control-regex
+    const ansi = /\u001b\[[0-9;]*m/g;
+    expect(plain).not.toMatch(ansi);
+    expect(coloured).toMatch(ansi);
+    expect(coloured).toContain('\u001b[31m- delete-pool    \u001b[39m');
+    expect(coloured).toContain('\u001b[32m+ create-pool    \u001b[39m');
+    expect(coloured.replace(ansi, '')).toBe(plain);
+  });
+});
+
+// ---- a small cluster for the planner-built plan ----------------------------------------------
+
+const API = 'https://api.example/v1';
+const SUBNET: SubnetStub = { href: `${API}/subnets/a`, uuid: 'aaaa0001-0000-4000-8000-000000000001', cidr: '10.0.0.0/24' };
+const PUBLIC: SubnetStub = { href: `${API}/subnets/p`, uuid: 'dddd0001-0000-4000-8000-000000000001', cidr: '192.0.2.0/24' };
+
+function server(n: number): Server {
+  const address = (a: string, subnet: SubnetStub) => ({ version: 4 as const, address: a, prefix_length: 24, gateway: null, reverse_ptr: null, subnet });
+  return {
+    href: `${API}/servers/s${n}`,
+    uuid: `5e000000-0000-4000-8000-00000000000${n}`,
+    name: `worker-${n}`,
+    status: 'running',
+    zone: { slug: 'rma1' },
+    flavor: { slug: 'flex-4-2', name: 'Flex-4-2', vcpu_count: 2, memory_gb: 4 },
+    image: null,
+    interfaces: [
+      { type: 'public', network: { href: `${API}/networks/pub`, uuid: 'pub', name: 'public' }, addresses: [address(`192.0.2.${n}`, PUBLIC)] },
+      { type: 'private', network: { href: `${API}/networks/priv`, uuid: 'priv', name: 'private' }, addresses: [address(`10.0.0.${n}`, SUBNET)] },
+    ],
+    created_at: '2024-01-01T00:00:00Z',
+    tags: {},
+  };
+}
+
+function node(n: number): V1Node {
+  return { metadata: { name: `worker-${n}` }, spec: {} };
+}
+
+function newService(): V1Service {
+  return {
+    metadata: { name: 'web', namespace: 'shop', uid: 'uid-web', annotations: {}, finalizers: [] },
+    spec: { type: 'LoadBalancer', ports: [{ name: 'http', protocol: 'TCP', port: 80, nodePort: 30080 }], externalTrafficPolicy: 'Cluster' },
+    status: { loadBalancer: {} },
+  };
+}
