@@ -1,0 +1,175 @@
+// `npm run bench`: measures converge time and cloudscale API requests per pass for many Services
+// (and init-nodes for many Nodes) with the real command code, a real kube-apiserver and the
+// simulator with latency, and records the figures in bench/results.json and bench/results.md.
+// docs/benchmarks.md explains what is measured and how to read it.
+//
+// Settings come from flags or BENCH_* variables (flags win); `--help` lists them.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { cpus, platform, release, totalmem } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { startControlPlane } from './control-plane.js';
+
+const repo = fileURLToPath(new URL('..', import.meta.url));
+
+/**
+ * @typedef {object} BenchSettings
+ * @property {number} latencyMs      added to every simulated API request
+ * @property {number} lbProvisionMs  how long a new load balancer stays `changing`
+ * @property {number} pollSeconds    sync-lb's --poll-seconds
+ * @property {number[]} sizes        numbers of Services
+ * @property {number} concurrency    sync-lb's --concurrency for the size runs
+ * @property {number[]} sweep        concurrencies tried at the largest size
+ * @property {number} nodes          Nodes behind every load balancer
+ * @property {number} initNodes      Nodes initialised by the init-nodes run
+ * @property {string} out            directory for results.json and results.md
+ */
+
+const SETTINGS = [
+  { flag: 'latency-ms', env: 'BENCH_LATENCY_MS', default: '50', parse: number, doc: 'simulated API latency per request' },
+  { flag: 'lb-provision-ms', env: 'BENCH_LB_PROVISION_MS', default: '2000', parse: number, doc: 'how long a new load balancer is "changing"' },
+  { flag: 'poll-seconds', env: 'BENCH_POLL_SECONDS', default: '2', parse: number, doc: "sync-lb's --poll-seconds (its default)" },
+  { flag: 'sizes', env: 'BENCH_SIZES', default: '1,10,50', parse: numbers, doc: 'numbers of Services' },
+  { flag: 'concurrency', env: 'BENCH_CONCURRENCY', default: '4', parse: number, doc: "sync-lb's --concurrency (its default)" },
+  { flag: 'sweep', env: 'BENCH_SWEEP', default: '1,4,8', parse: numbers, doc: 'concurrencies compared at the largest size' },
+  { flag: 'nodes', env: 'BENCH_NODES', default: '3', parse: number, doc: 'Nodes behind every load balancer' },
+  { flag: 'init-nodes', env: 'BENCH_INIT_NODES', default: '50', parse: number, doc: 'Nodes for the init-nodes run' },
+  { flag: 'out', env: 'BENCH_OUT', default: 'bench', parse: (v) => v, doc: 'directory for results.json and results.md' },
+];
+
+async function main() {
+  const settings = readSettings();
+  if (settings === undefined) return 0;
+  ensureBuilt();
+  // dist/ exists only now, so everything that imports it is loaded late.
+  const { runSuite } = await import('./suite.js');
+  const { renderMarkdown } = await import('./report.js');
+
+  const started = Date.now();
+  const abort = new AbortController();
+  let controlPlane;
+  const onSignal = (signal) => {
+    process.stderr.write(`\nbench: ${signal}, stopping the control plane\n`);
+    abort.abort(new Error(`interrupted by ${signal}`));
+    controlPlane?.stop();
+    process.exit(130);
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    log(`starting the control plane (helpers/test-cluster)`);
+    controlPlane = await startControlPlane();
+    const measured = await runSuite({ kubeconfig: controlPlane.kubeconfig, signal: abort.signal, settings, log });
+    const results = resultsDocument(settings, measured, Date.now() - started);
+    const markdown = renderMarkdown(results);
+    writeFileSync(resolve(repo, settings.out, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
+    writeFileSync(resolve(repo, settings.out, 'results.md'), markdown);
+    process.stdout.write(`\n${markdown}\nWritten: ${join(settings.out, 'results.json')}, ${join(settings.out, 'results.md')}\n`);
+    return 0;
+  } finally {
+    controlPlane?.stop();
+  }
+}
+
+/** @returns {BenchSettings | undefined} undefined after --help */
+function readSettings() {
+  const { values } = parseArgs({
+    options: {
+      ...Object.fromEntries(SETTINGS.map((s) => [s.flag, { type: 'string' }])),
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    process.stdout.write(
+      ['usage: npm run bench -- [options]   (each option also as the variable shown)', '']
+        .concat(SETTINGS.map((s) => `  --${s.flag.padEnd(16)} ${s.env.padEnd(22)} ${s.doc} (default ${s.default})`))
+        .join('\n') + '\n',
+    );
+    return undefined;
+  }
+  const settings = {};
+  for (const s of SETTINGS) {
+    const raw = values[s.flag] ?? process.env[s.env] ?? s.default;
+    const key = s.flag.replace(/-(.)/g, (_, c) => c.toUpperCase());
+    settings[key] = s.parse(raw, `--${s.flag}`);
+  }
+  if (settings.nodes > settings.initNodes) throw new Error('--nodes must not exceed --init-nodes (the LB runs keep the first Nodes of the init-nodes run)');
+  return /** @type {BenchSettings} */ (settings);
+}
+
+function number(raw, name) {
+  const value = Number(raw);
+  if (raw === '' || !Number.isFinite(value) || value < 0) throw new Error(`${name}: expected a number ≥ 0, got "${raw}"`);
+  return value;
+}
+
+function numbers(raw, name) {
+  const list = raw.split(',').map((part) => number(part.trim(), name));
+  if (list.length === 0 || list.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`${name}: expected whole numbers ≥ 1, got "${raw}"`);
+  return list;
+}
+
+/** Builds dist/ with `npm run build` when it is missing or older than a file under src/. */
+function ensureBuilt() {
+  const marker = join(repo, 'dist', 'cli.js');
+  const builtAt = existsSync(marker) ? statSync(marker).mtimeMs : 0;
+  if (builtAt >= newestMtime(join(repo, 'src'))) return;
+  log('building dist/ (npm run build)');
+  const result = spawnSync('npm', ['run', 'build'], { cwd: repo, stdio: 'inherit' });
+  if (result.status !== 0) throw new Error('npm run build failed; the benchmark measures the built code');
+}
+
+function newestMtime(dir) {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile()) newest = Math.max(newest, statSync(join(entry.parentPath, entry.name)).mtimeMs);
+  }
+  return newest;
+}
+
+/** The document written to results.json; results.md is rendered from it. */
+export function resultsDocument(settings, measured, totalMs) {
+  const cpu = cpus();
+  return {
+    version: 1,
+    measuredAt: new Date().toISOString(),
+    commit: gitCommit(),
+    totalMs,
+    machine: {
+      cpus: cpu.length,
+      cpuModel: cpu[0]?.model.trim() ?? 'unknown',
+      memoryGb: Math.round(totalmem() / 2 ** 30),
+      platform: `${platform()} ${release()}`,
+      node: process.versions.node,
+    },
+    settings: { ...settings, out: undefined },
+    syncLb: measured.services,
+    concurrency: measured.concurrency,
+    initNodes: measured.initNodes,
+  };
+}
+
+function gitCommit() {
+  try {
+    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: repo, encoding: 'utf8' }).trim();
+    return `commit ${head}`;
+  } catch {
+    // Not a git checkout (e.g. an unpacked release): the figures stand without a commit.
+    return null;
+  }
+}
+
+function log(line) {
+  process.stderr.write(`bench: ${line}\n`);
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error) => {
+    process.stderr.write(`bench: failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(1);
+  },
+);
