@@ -1,13 +1,15 @@
-// The RBAC of deploy/ against a real kube-apiserver: a ServiceAccount token bound to exactly the
-// generated roles can do every step the tool needs, nothing else listed below, and the role is
-// minimal: without any one verb of any one rule, some required step is refused.
+// The RBAC of deploy/ against a real kube-apiserver, with a ServiceAccount token bound to
+// exactly the generated roles:
+// - every request the tool makes (REQUIRED_STEPS) is allowed, and the listed extras are not;
+// - a real `run` pass with that token (Nodes, a gone Node, a LoadBalancer Service, the Lease,
+//   the cluster identity) succeeds without a single warning;
+// - the role is minimal: without any one verb of any one rule, some required step is refused.
 //
 // Each required step is checked twice: by a SelfSubjectAccessReview with the step's attributes
 // and by the real request (writes as server-side dry runs, on objects that need not exist: the
-// answer then is 404 or 409, which proves the request got past authorization). Nothing the
-// tool's other tests use is changed, so the file can run next to them.
-// FIXME(lead): once `cloudscale-ccm run` exists, also run it with `saKubeconfig` against the
-// simulator and assert the pass succeeds (and fails for each variant).
+// answer then is 404 or 409, which proves the request got past authorization). Minimality is
+// proven on the step table, not with `run`: some requests happen only on a conflict (re-reading
+// a Node) or for named arguments, which one pass does not provoke.
 import {
   ApiException,
   AuthorizationV1Api,
@@ -22,7 +24,13 @@ import {
   type V1PolicyRule,
   type V1ResourceAttributes,
 } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { runCommand } from '../../src/commands/run.js';
+import { connectKube, type KubeConnection } from '../../src/core/kube/connection.js';
+import { namespaceUid } from '../../src/core/kube/cluster.js';
 import {
   buildManifests,
   CCM_LEASE_NAME,
@@ -36,6 +44,17 @@ import {
   buildTokenSecretTemplate,
 } from '../../src/core/deploy/manifests.js';
 import { VERSION } from '../../src/version.js';
+import { startHarness } from '../support/ccm.js';
+import {
+  createLoadBalancerService,
+  createNode,
+  deleteCreatedObjects,
+  testConnection,
+  testKubeconfig,
+  uniqueName,
+  UNINITIALIZED_TAINT_KEY,
+} from '../support/kube.js';
+import { eventsOf, lbSeed, serverName } from '../support/lb-scenarios.js';
 
 /** A name no object of the test cluster has: writes to it end in 404 after authorization. */
 const PROBE = 'rbac-probe-does-not-exist';
@@ -203,13 +222,16 @@ let adminObjects: KubernetesObjectApi;
 const created: KubernetesObject[] = [];
 
 beforeAll(async () => {
-  admin.loadFromFile(inject('kubeconfig'));
+  admin.loadFromFile(testKubeconfig());
   adminCore = admin.makeApiClient(CoreV1Api);
   adminObjects = KubernetesObjectApi.makeApiClient(admin);
   await ensureLeaseExists();
 });
 
+const scratch = mkdtempSync(join(tmpdir(), 'ccm-rbac-'));
+
 afterAll(async () => {
+  rmSync(scratch, { recursive: true, force: true });
   if (createdLeaseVersion !== undefined) {
     // Deleted only while nobody took it since (the precondition fails otherwise).
     await admin
@@ -291,6 +313,23 @@ function clientsWithToken(token: string): Clients & { authorization: Authorizati
   };
 }
 
+/** A KubeConnection as `run` builds it, from a kubeconfig holding only the token. */
+function connectionWithToken(token: string): KubeConnection {
+  const cluster = admin.getCurrentCluster();
+  if (cluster === null) throw new Error('the test kubeconfig has no current cluster');
+  const file = join(scratch, `kubeconfig-${Math.random().toString(36).slice(2)}`);
+  const kubeconfig = {
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: 'test', cluster: { server: cluster.server, 'certificate-authority': cluster.caFile } }],
+    users: [{ name: 'service-account', user: { token } }],
+    contexts: [{ name: 'test', context: { cluster: 'test', user: 'service-account' } }],
+    'current-context': 'test',
+  };
+  writeFileSync(file, JSON.stringify(kubeconfig), { mode: 0o600 });
+  return connectKube({ kubeconfig: file });
+}
+
 async function allowed(authorization: AuthorizationV1Api, attributes: V1ResourceAttributes): Promise<boolean> {
   const review = await authorization.createSelfSubjectAccessReview({ body: { spec: { resourceAttributes: attributes } } });
   return review.status?.allowed === true;
@@ -361,6 +400,49 @@ describe('a token bound to exactly the generated RBAC', () => {
 
   test.each(NOT_GRANTED.map((a) => [describeAttributes(a), a] as const))('may not: %s', async (_name, attributes) => {
     expect(await allowed(clients.authorization, attributes)).toBe(false);
+  });
+});
+
+describe('`run` with a token bound to exactly the generated RBAC', () => {
+  afterAll(() => deleteCreatedObjects());
+
+  test('initialises Nodes, deletes a Node whose server is gone, creates a load balancer, records events', async () => {
+    for (const object of rbacObjects()) await apply(object);
+    const conn = connectionWithToken(await tokenFor(CCM_NAME));
+    const prefix = uniqueName('rbac-run');
+    const harness = await startHarness({ seed: lbSeed(prefix, 2) });
+    try {
+      const uninitialized = [{ key: UNINITIALIZED_TAINT_KEY, value: 'true', effect: 'NoSchedule' }];
+      for (const i of [1, 2]) await createNode(serverName(prefix, i), { ready: true, taints: uninitialized });
+      const gone = uniqueName('rbac-run-gone');
+      await createNode(gone, { ready: false, providerID: 'cloudscale://0badc0de-0000-4000-8000-000000000000' });
+      const service = await createLoadBalancerService('default', uniqueName('rbac-run-web'));
+
+      // The context the CronJob's pod gets: the kube connection and cluster identity of the
+      // ServiceAccount token; the cloud is the harness's simulator.
+      const ctx = { ...harness.context(), kube: () => conn, clusterId: () => namespaceUid(conn, CCM_NAMESPACE) };
+      await runCommand(
+        { wait: false, force: false, concurrency: 2, waitTimeout: 30, settleSeconds: 0, pollSeconds: 0.05, leaseSeconds: 30 },
+        ctx,
+      );
+      // Nothing went wrong on the side either (an Event refused, a Lease not released …).
+      expect(ctx.err()).toBe('');
+
+      const core = testConnection().core;
+      for (const i of [1, 2]) {
+        const node = await core.readNode({ name: serverName(prefix, i) });
+        expect(node.spec?.providerID).toMatch(/^cloudscale:\/\/[0-9a-f-]{36}$/);
+        expect(node.spec?.taints ?? []).not.toContainEqual(expect.objectContaining({ key: UNINITIALIZED_TAINT_KEY }));
+        expect(node.status?.addresses?.length ?? 0).toBeGreaterThan(0);
+      }
+      await expect(core.readNode({ name: gone })).rejects.toMatchObject({ code: 404 });
+      const stored = await core.readNamespacedService({ namespace: 'default', name: service.metadata?.name ?? '' });
+      expect(stored.status?.loadBalancer?.ingress?.length ?? 0).toBeGreaterThan(0);
+      expect(stored.metadata?.finalizers).toContain('service.kubernetes.io/load-balancer-cleanup');
+      expect((await eventsOf(stored)).length).toBeGreaterThan(0);
+    } finally {
+      await harness.stop();
+    }
   });
 });
 
