@@ -7,6 +7,7 @@ import { readLbPassSnapshot, type ServiceSelection } from '../core/apply/snapsho
 import { summarise } from '../core/cloudscale/request-counter.js';
 import { PartialFailureError, errorMessage } from '../core/errors.js';
 import type { PlannedAction } from '../core/lb/actions.js';
+import { createPassReporter, reporterMode } from '../core/render/progress.js';
 import type { CommandContext } from './context.js';
 import { parseServiceArgs } from './service-args.js';
 
@@ -59,18 +60,33 @@ export async function syncLbCommand(
   const snapshot = await readLbPassSnapshot({ conn, cloud, clusterId, selection });
   const planned = planLbPass(snapshot, selection);
 
-  const text = ctx.globals.output === 'text';
-  const outcomes = await executeLbPass(planned, snapshot, { conn, cloud }, {
-    concurrency: options.concurrency,
-    waitTimeoutMs: options.waitTimeout * 1000,
-    pollIntervalMs: (options.pollSeconds ?? 2) * 1000,
-    settleMs: (options.settleSeconds ?? 5) * 1000,
-    signal: ctx.signal,
-    onServiceDone: (outcome) => {
-      if (text) ctx.stdout.write(`${describeOutcome(outcome)}\n`);
-    },
-    onEventError: (error) => ctx.stderr.write(`warning: could not record an event: ${error.message}\n`),
-  });
+  const reporter = createPassReporter(
+    planned
+      .filter((p) => p.plan.mode !== 'ignore')
+      .map((p) => ({ service: serviceLabel(p.plan), total: p.plan.actions.length })),
+    ctx.stdout,
+    reporterMode(ctx.globals.output, ctx.stdout.isTTY),
+  );
+  let outcomes: ServiceOutcome[];
+  try {
+    outcomes = await executeLbPass(planned, snapshot, { conn, cloud }, {
+      concurrency: options.concurrency,
+      waitTimeoutMs: options.waitTimeout * 1000,
+      pollIntervalMs: (options.pollSeconds ?? 2) * 1000,
+      settleMs: (options.settleSeconds ?? 5) * 1000,
+      signal: ctx.signal,
+      onProgress: (service, event) => reporter.onProgress(service, event),
+      onServiceDone: (outcome) =>
+        reporter.onServiceDone(
+          serviceLabel(outcome.planned.plan),
+          outcome.status,
+          outcome.status === 'failed' ? outcome.errors.map(errorMessage).join('; ') : null,
+        ),
+      onEventError: (error) => ctx.stderr.write(`warning: could not record an event: ${error.message}\n`),
+    });
+  } finally {
+    await reporter.close();
+  }
 
   const summary = summarise(cloud.requests.entries().slice(requestsBefore));
   const report: SyncLbReport = {
@@ -117,19 +133,8 @@ function serviceReport(outcome: ServiceOutcome): ServiceReport {
   };
 }
 
-function describeOutcome(outcome: ServiceOutcome): string {
-  const { plan } = outcome.planned;
-  const name = `service/${plan.service.namespace}/${plan.service.name}`;
-  const lb = outcome.execution.loadBalancer?.name ?? plan.loadBalancer?.name ?? 'no load balancer';
-  const count = outcome.execution.executed.length;
-  switch (outcome.status) {
-    case 'unchanged':
-      return `${name}: in sync (${lb})`;
-    case 'changed':
-      return `${name}: ${plan.mode === 'delete' ? 'deleted' : 'reconciled'} ${lb} (${count} action${count === 1 ? '' : 's'})`;
-    case 'failed':
-      return `${name}: FAILED after ${count} action${count === 1 ? '' : 's'}: ${outcome.errors.map(errorMessage).join('; ')}`;
-  }
+function serviceLabel(plan: { service: { namespace: string; name: string } }): string {
+  return `service/${plan.service.namespace}/${plan.service.name}`;
 }
 
 function summaryLine(report: SyncLbReport): string {

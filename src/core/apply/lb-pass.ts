@@ -98,7 +98,7 @@ async function executeOne(
   options: SyncPassOptions,
 ): Promise<ServiceOutcome> {
   const { plan, service } = planned;
-  const name = `${plan.service.namespace}/${plan.service.name}`;
+  const name = `service/${plan.service.namespace}/${plan.service.name}`;
   const event = async (type: 'Normal' | 'Warning', reason: string, message: string) => {
     const { error } = await recordEvent(
       deps.conn,

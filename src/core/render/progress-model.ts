@@ -1,0 +1,88 @@
+// The state of a running load-balancer pass, as the progress views show it. Pure: events in,
+// a new state out; the live (ink) view and the plain-line view both read it.
+import type { ExecutorEvent } from '../apply/lb-executor.js';
+
+export type ServiceProgressStatus = 'pending' | 'running' | 'waiting' | 'changed' | 'unchanged' | 'failed';
+
+export interface ServiceProgress {
+  readonly service: string;
+  readonly status: ServiceProgressStatus;
+  /** Actions finished / planned. */
+  readonly done: number;
+  readonly total: number;
+  /** What is happening now: the action in flight, or the load balancer being waited for. */
+  readonly current: string | null;
+  readonly startedAt: number | null;
+  readonly endedAt: number | null;
+  /** Failure message, when failed. */
+  readonly message: string | null;
+}
+
+export interface PassProgress {
+  readonly services: readonly ServiceProgress[];
+}
+
+export function initialProgress(plans: readonly { service: string; total: number }[]): PassProgress {
+  return {
+    services: plans.map(({ service, total }) => ({
+      service,
+      status: 'pending',
+      done: 0,
+      total,
+      current: null,
+      startedAt: null,
+      endedAt: null,
+      message: null,
+    })),
+  };
+}
+
+export type ProgressEvent =
+  | { readonly type: 'executor'; readonly service: string; readonly event: ExecutorEvent; readonly at: number }
+  | {
+      readonly type: 'finished';
+      readonly service: string;
+      readonly status: 'changed' | 'unchanged' | 'failed';
+      readonly message: string | null;
+      readonly at: number;
+    };
+
+export function progressReducer(state: PassProgress, event: ProgressEvent): PassProgress {
+  return {
+    services: state.services.map((s) => (s.service === event.service ? applyTo(s, event) : s)),
+  };
+}
+
+function applyTo(s: ServiceProgress, event: ProgressEvent): ServiceProgress {
+  if (event.type === 'finished') {
+    return { ...s, status: event.status, current: null, endedAt: event.at, message: event.message, startedAt: s.startedAt ?? event.at };
+  }
+  const e = event.event;
+  const startedAt = s.startedAt ?? event.at;
+  switch (e.type) {
+    case 'start':
+      return { ...s, status: 'running', current: `${e.action.kind} ${e.action.object}`, startedAt };
+    case 'done':
+      return { ...s, status: 'running', done: s.done + 1, current: null, startedAt };
+    case 'waiting':
+      return { ...s, status: 'waiting', current: `waiting for ${e.loadBalancer} (${e.status})`, startedAt };
+  }
+}
+
+/** The one-line text of a Service's progress, shared by both views. */
+export function describeProgress(s: ServiceProgress, now: number): string {
+  const seconds = (((s.endedAt ?? now) - (s.startedAt ?? now)) / 1000).toFixed(1);
+  switch (s.status) {
+    case 'pending':
+      return `${s.service}: queued (${s.total} action${s.total === 1 ? '' : 's'})`;
+    case 'running':
+    case 'waiting':
+      return `${s.service}: ${s.done}/${s.total} ${s.current ?? ''} (${seconds} s)`.replace(/ +\(/, ' (');
+    case 'unchanged':
+      return `${s.service}: in sync`;
+    case 'changed':
+      return `${s.service}: done, ${s.done} action${s.done === 1 ? '' : 's'} in ${seconds} s`;
+    case 'failed':
+      return `${s.service}: failed after ${s.done}/${s.total}: ${s.message ?? ''}`;
+  }
+}

@@ -1,0 +1,79 @@
+// How a running pass reports itself: a live ink view in a terminal, plain lines otherwise (a
+// CronJob's log), nothing with -o json/yaml (the document at the end says it all).
+import { render, type Instance } from 'ink';
+import type { ExecutorEvent } from '../apply/lb-executor.js';
+import { describeProgress, initialProgress, progressReducer, type PassProgress, type ProgressEvent } from './progress-model.js';
+import { PassProgressView } from './progress-view.js';
+
+export type ReporterMode = 'live' | 'lines' | 'silent';
+
+export interface PassReporter {
+  onProgress(service: string, event: ExecutorEvent): void;
+  onServiceDone(service: string, status: 'changed' | 'unchanged' | 'failed', message: string | null): void;
+  /** Draws the final state and releases the terminal. */
+  close(): Promise<void>;
+}
+
+export function reporterMode(output: string, isTTY: boolean | undefined): ReporterMode {
+  if (output !== 'text') return 'silent';
+  return isTTY === true ? 'live' : 'lines';
+}
+
+export function createPassReporter(
+  plans: readonly { service: string; total: number }[],
+  stream: { write(text: string): unknown },
+  mode: ReporterMode,
+  now: () => number = Date.now,
+): PassReporter {
+  let state: PassProgress = initialProgress(plans);
+  const apply = (event: ProgressEvent) => {
+    state = progressReducer(state, event);
+  };
+  if (mode === 'silent') {
+    return { onProgress: () => {}, onServiceDone: () => {}, close: async () => {} };
+  }
+  if (mode === 'lines') {
+    return {
+      onProgress(service, event) {
+        const wasWaiting = state.services.find((s) => s.service === service)?.status === 'waiting';
+        apply({ type: 'executor', service, event, at: now() });
+        if (event.type === 'done') stream.write(`${service}: ${event.action.kind} ${event.action.object} (${event.ms} ms)\n`);
+        // One line per wait, not one per poll: a log line every few seconds for minutes says nothing.
+        if (event.type === 'waiting' && !wasWaiting) {
+          stream.write(`${service}: waiting for ${event.loadBalancer} (${event.status})\n`);
+        }
+      },
+      onServiceDone(service, status, message) {
+        apply({ type: 'finished', service, status, message, at: now() });
+        const line = state.services.find((s) => s.service === service);
+        if (line) stream.write(`${describeProgress(line, now())}\n`);
+      },
+      close: async () => {},
+    };
+  }
+  const instance: Instance = render(<PassProgressView progress={state} now={now()} />, {
+    stdout: stream as NodeJS.WriteStream,
+    patchConsole: false,
+    exitOnCtrlC: false,
+  });
+  const redraw = () => instance.rerender(<PassProgressView progress={state} now={now()} />);
+  // Elapsed times tick while load balancers provision (minutes on the real cloud).
+  const ticker = setInterval(redraw, 500);
+  ticker.unref();
+  return {
+    onProgress(service, event) {
+      apply({ type: 'executor', service, event, at: now() });
+      redraw();
+    },
+    onServiceDone(service, status, message) {
+      apply({ type: 'finished', service, status, message, at: now() });
+      redraw();
+    },
+    async close() {
+      clearInterval(ticker);
+      redraw();
+      instance.unmount();
+      await instance.waitUntilExit();
+    },
+  };
+}

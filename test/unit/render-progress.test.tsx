@@ -1,0 +1,80 @@
+import { render } from 'ink-testing-library';
+import { describe, expect, it } from 'vitest';
+import type { ExecutorEvent } from '../../src/core/apply/lb-executor.js';
+import type { PlannedAction } from '../../src/core/lb/actions.js';
+import { createPassReporter } from '../../src/core/render/progress.js';
+import { describeProgress, initialProgress, progressReducer, type PassProgress } from '../../src/core/render/progress-model.js';
+import { PassProgressView } from '../../src/core/render/progress-view.js';
+
+const action = (kind: PlannedAction['kind'], object: string) => ({ kind, object }) as PlannedAction;
+const at = (ms: number) => 1_000_000 + ms;
+
+function run(events: [string, ExecutorEvent | { finished: 'changed' | 'unchanged' | 'failed'; message?: string }, number][]): PassProgress {
+  let state = initialProgress([
+    { service: 'service/a/web', total: 2 },
+    { service: 'service/a/api', total: 1 },
+  ]);
+  for (const [service, event, ms] of events) {
+    state = progressReducer(
+      state,
+      'finished' in event
+        ? { type: 'finished', service, status: event.finished, message: event.message ?? null, at: at(ms) }
+        : { type: 'executor', service, event, at: at(ms) },
+    );
+  }
+  return state;
+}
+
+describe('progress model', () => {
+  it('follows a Service from queued through waiting to done', () => {
+    const create = action('create-lb', 'load balancer lb-web');
+    const steps: [string, ExecutorEvent, number][] = [
+      ['service/a/web', { type: 'start', action: create, index: 0 }, 0],
+      ['service/a/web', { type: 'done', action: create, index: 0, ms: 100 }, 100],
+      ['service/a/web', { type: 'waiting', loadBalancer: 'lb-web', status: 'changing' }, 1500],
+    ];
+    const waiting = run(steps);
+    expect(waiting.services.map((s) => describeProgress(s, at(2000)))).toEqual([
+      'service/a/web: 1/2 waiting for lb-web (changing) (2.0 s)',
+      'service/a/api: queued (1 action)',
+    ]);
+    const done = run([...steps, ['service/a/web', { finished: 'changed' }, 3000], ['service/a/api', { finished: 'failed', message: 'boom' }, 3100]]);
+    expect(done.services.map((s) => describeProgress(s, at(9999)))).toEqual([
+      'service/a/web: done, 1 action in 3.0 s',
+      'service/a/api: failed after 0/1: boom',
+    ]);
+  });
+});
+
+describe('live view (ink)', () => {
+  it('shows Services in flight and the queue, then finished ones as permanent lines', () => {
+    const create = action('create-pool', 'pool tcp/http');
+    const inFlight = run([['service/a/web', { type: 'start', action: create, index: 1 }, 0]]);
+    const view = render(<PassProgressView progress={inFlight} now={at(1200)} />);
+    expect(view.lastFrame()).toBe('› service/a/web: 0/2 create-pool pool tcp/http (1.2 s)\n1 Service(s) queued');
+    const finished = run([
+      ['service/a/web', { finished: 'changed' }, 2000],
+      ['service/a/api', { finished: 'unchanged' }, 2100],
+    ]);
+    view.rerender(<PassProgressView progress={finished} now={at(3000)} />);
+    expect(view.frames.join('\n')).toContain('✓ service/a/web: done, 0 actions in 0.0 s');
+    expect(view.frames.join('\n')).toContain('= service/a/api: in sync');
+    view.unmount();
+  });
+});
+
+describe('plain-line reporter (not a terminal)', () => {
+  it('writes one line per finished action and per Service, without escape codes', async () => {
+    let out = '';
+    let clock = at(0);
+    const reporter = createPassReporter([{ service: 'service/a/web', total: 1 }], { write: (t: string) => (out += t) }, 'lines', () => clock);
+    const update = action('update-listener', 'listener tcp/80');
+    reporter.onProgress('service/a/web', { type: 'start', action: update, index: 0 });
+    clock = at(40);
+    reporter.onProgress('service/a/web', { type: 'done', action: update, index: 0, ms: 40 });
+    reporter.onServiceDone('service/a/web', 'changed', null);
+    await reporter.close();
+    expect(out).toBe('service/a/web: update-listener listener tcp/80 (40 ms)\nservice/a/web: done, 1 action in 0.0 s\n');
+    expect(out).not.toMatch(/\u001b\[/);
+  });
+});
