@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ApiException, CoreV1Api, KubeConfig, type V1Service } from '@kubernetes/client-node';
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import {
   completeCommand,
   completionCommand,
@@ -20,6 +20,7 @@ import {
 } from '../../src/commands/completion.js';
 import type { CommandContext } from '../../src/commands/context.js';
 import { connectKube } from '../../src/core/kube/connection.js';
+import { testKubeconfig } from '../support/kube.js';
 
 const bashScript = completionScriptPath('bash');
 const scratch = mkdtempSync(join(tmpdir(), 'ccm-completion-'));
@@ -252,7 +253,7 @@ describe('__complete services against the test cluster', () => {
   const clusterIpName = `completion-internal-${suffix}`;
 
   test('prints the LoadBalancer Services of the namespace, one per line', async () => {
-    const kubeconfig = inject('kubeconfig');
+    const kubeconfig = testKubeconfig();
     const admin = new KubeConfig();
     admin.loadFromFile(kubeconfig);
     const core = admin.makeApiClient(CoreV1Api);
@@ -309,7 +310,7 @@ describe('the real binary', () => {
   });
 
   test('plan completes LoadBalancer Service names read from the cluster', async () => {
-    const kubeconfig = inject('kubeconfig');
+    const kubeconfig = testKubeconfig();
     const admin = new KubeConfig();
     admin.loadFromFile(kubeconfig);
     const core = admin.makeApiClient(CoreV1Api);
