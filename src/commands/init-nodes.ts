@@ -158,13 +158,14 @@ export async function initNodesCommand(
   };
   print(result, ctx);
   if (ctx.signal.aborted) {
-    throw new PartialFailureError('init-nodes interrupted: nodes after the last line were not processed', failures);
+    throw new PartialFailureError('init-nodes interrupted: nodes after the last line were not processed', failures, result);
   }
   if (failures.length > 0) {
     const refusal = pass.plan.deletions.refusal === null ? '' : ` (${pass.plan.deletions.refusal})`;
     throw new PartialFailureError(
       `init-nodes: ${failures.length} of ${results.length} node(s) left unchanged or failed${refusal}`,
       failures,
+      result,
     );
   }
   return result;

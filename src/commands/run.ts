@@ -5,9 +5,10 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { LockHeldError, PartialFailureError, RefusedError } from '../core/errors.js';
 import { acquireLease, readLease, type LeaseHandle } from '../core/kube/lease.js';
+import { stringify as toYaml } from 'yaml';
 import type { CommandContext, OutputStream } from './context.js';
-import { initNodesCommand } from './init-nodes.js';
-import { syncLbCommand } from './sync-lb.js';
+import { initNodesCommand, type InitNodesResult } from './init-nodes.js';
+import { syncLbCommand, type SyncLbReport } from './sync-lb.js';
 
 export const RUN_LEASE = { namespace: 'kube-system', name: 'cloudscale-ccm' } as const;
 export const GO_CCM_LEASE = { namespace: 'kube-system', name: 'cloud-controller-manager' } as const;
@@ -27,8 +28,9 @@ export interface RunOptions {
 export interface RunReport {
   readonly version: 1;
   readonly holder: string;
-  readonly nodes: unknown;
-  readonly loadBalancers: unknown;
+  readonly summary: RunSummary;
+  readonly nodes: InitNodesResult | null;
+  readonly loadBalancers: SyncLbReport | null;
   readonly failures: readonly { readonly object: string; readonly message: string }[];
   readonly requests: { readonly total: number; readonly writes: number };
   readonly durationMs: number;
@@ -60,21 +62,22 @@ export async function runCommand(options: RunOptions, ctx: CommandContext): Prom
   }, (leaseSeconds * 1000) / 3);
   renewal.unref();
 
-  const json = ctx.globals.output !== 'text';
-  const captured = { nodes: '', loadBalancers: '' };
+  const text = ctx.globals.output === 'text';
+  // With -o json/yaml the steps print nothing; their results go into one document at the end.
+  const stepCtx = text ? ctx : withStdout(ctx, { write: () => true, isTTY: false });
   const failures: { object: string; message: string }[] = [];
+  let nodes: InitNodesResult | undefined;
+  let loadBalancers: SyncLbReport | undefined;
   try {
-    const nodesCtx = json ? withStdout(ctx, capture((t) => (captured.nodes += t))) : ctx;
-    await collectFailures(failures, () =>
+    nodes = await collect(failures, () =>
       initNodesCommand(
         [],
         { dryRun: false, ...(options.maxNodeDeletions === undefined ? {} : { maxNodeDeletions: options.maxNodeDeletions }) },
-        nodesCtx,
+        stepCtx,
       ),
     );
     if (!ctx.signal.aborted) {
-      const lbCtx = json ? withStdout(ctx, capture((t) => (captured.loadBalancers += t))) : ctx;
-      await collectFailures(failures, () =>
+      loadBalancers = await collect(failures, () =>
         syncLbCommand(
           [],
           {
@@ -85,7 +88,7 @@ export async function runCommand(options: RunOptions, ctx: CommandContext): Prom
             ...(options.settleSeconds === undefined ? {} : { settleSeconds: options.settleSeconds }),
             ...(options.pollSeconds === undefined ? {} : { pollSeconds: options.pollSeconds }),
           },
-          lbCtx,
+          stepCtx,
         ),
       );
     }
@@ -100,26 +103,61 @@ export async function runCommand(options: RunOptions, ctx: CommandContext): Prom
   const report: RunReport = {
     version: 1,
     holder,
-    nodes: json ? parseJson(captured.nodes) : null,
-    loadBalancers: json ? parseJson(captured.loadBalancers) : null,
+    summary: summarise(nodes, loadBalancers),
+    nodes: nodes ?? null,
+    loadBalancers: loadBalancers ?? null,
     failures,
     requests: { total: requests.total, writes: requests.writes },
     durationMs: Date.now() - started,
   };
-  if (json) {
-    ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-  } else {
-    ctx.stdout.write(
-      `run: ${failures.length === 0 ? 'done' : `${failures.length} failure(s)`}; ${requests.total} API requests (${requests.writes} writes) in ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
-    );
-  }
+  if (ctx.globals.output === 'json') ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  else if (ctx.globals.output === 'yaml') ctx.stdout.write(toYaml(report));
+  else ctx.stdout.write(`${summaryLine(report)}\n`);
   if (failures.length > 0) {
     throw new PartialFailureError(
       `run: ${failures.length} failure(s)`,
       failures.map((f) => ({ object: f.object, error: new Error(f.message) })),
+      report,
     );
   }
   return report;
+}
+
+export interface RunSummary {
+  readonly nodesInitialized: number;
+  readonly nodesRefreshed: number;
+  readonly nodesDeleted: number;
+  readonly loadBalancersCreated: number;
+  readonly loadBalancersUpdated: number;
+  readonly loadBalancersDeleted: number;
+  readonly servicesFailed: number;
+}
+
+function summarise(nodes: InitNodesResult | undefined, lbs: SyncLbReport | undefined): RunSummary {
+  const nodeCount = (outcome: string) => nodes?.nodes.filter((n) => n.outcome === outcome).length ?? 0;
+  const services = lbs?.services ?? [];
+  const did = (kind: string) => (s: SyncLbReport['services'][number]) => s.actions.some((a) => a.kind === kind);
+  return {
+    nodesInitialized: nodeCount('initialized'),
+    nodesRefreshed: nodeCount('refreshed'),
+    nodesDeleted: nodeCount('deleted'),
+    loadBalancersCreated: services.filter(did('create-lb')).length,
+    loadBalancersDeleted: services.filter(did('delete-lb')).length,
+    loadBalancersUpdated: services.filter(
+      (s) => s.status === 'changed' && !did('create-lb')(s) && !did('delete-lb')(s),
+    ).length,
+    servicesFailed: services.filter((s) => s.status === 'failed').length,
+  };
+}
+
+function summaryLine(report: RunReport): string {
+  const s = report.summary;
+  return (
+    `run: nodes ${s.nodesInitialized} initialized, ${s.nodesRefreshed} refreshed, ${s.nodesDeleted} deleted; ` +
+    `load balancers ${s.loadBalancersCreated} created, ${s.loadBalancersUpdated} updated, ${s.loadBalancersDeleted} deleted; ` +
+    `${report.failures.length} failure(s); ${report.requests.total} API requests (${report.requests.writes} writes); ` +
+    `${(report.durationMs / 1000).toFixed(1)} s`
+  );
 }
 
 async function takeLease(
@@ -153,26 +191,17 @@ async function takeLease(
   }
 }
 
-async function collectFailures(
-  failures: { object: string; message: string }[],
-  step: () => Promise<unknown>,
-): Promise<void> {
+/** Runs one step; a partial failure is recorded and its result kept, so the next step still runs. */
+async function collect<T>(failures: { object: string; message: string }[], step: () => Promise<T>): Promise<T | undefined> {
   try {
-    await step();
+    return await step();
   } catch (error) {
     if (!(error instanceof PartialFailureError)) throw error;
     for (const failure of error.failures) failures.push({ object: failure.object, message: failure.error.message });
+    return error.result as T | undefined;
   }
-}
-
-function capture(write: (text: string) => void): OutputStream {
-  return { write, isTTY: false };
 }
 
 function withStdout(ctx: CommandContext, stdout: OutputStream): CommandContext {
   return { ...ctx, stdout, kube: () => ctx.kube(), cloudscale: () => ctx.cloudscale(), clusterId: () => ctx.clusterId() };
-}
-
-function parseJson(text: string): unknown {
-  return text.trim() === '' ? null : JSON.parse(text);
 }

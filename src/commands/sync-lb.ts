@@ -109,6 +109,7 @@ export async function syncLbCommand(
     throw new PartialFailureError(
       `${failed} of ${outcomes.length} Service(s) failed to sync`,
       failures,
+      report,
     );
   }
   return report;

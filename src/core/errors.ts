@@ -85,9 +85,12 @@ export class LockHeldError extends CcmError {}
 /** A pass in which some objects failed; the failures were already reported one by one. */
 export class PartialFailureError extends CcmError {
   readonly failures: readonly { object: string; error: Error }[];
-  constructor(message: string, failures: readonly { object: string; error: Error }[]) {
+  /** What the pass did achieve (the command's result), for callers that go on, like `run`. */
+  readonly result: unknown;
+  constructor(message: string, failures: readonly { object: string; error: Error }[], result?: unknown) {
     super(message);
     this.failures = failures;
+    this.result = result;
   }
 }
 

@@ -1,0 +1,107 @@
+// `run`: init-nodes then sync-lb under the tool's own Lease, refusing while the Go CCM holds
+// its Lease, with one summary at the end.
+import { V1MicroTime } from '@kubernetes/client-node';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { GO_CCM_LEASE, RUN_LEASE, runCommand, type RunOptions } from '../../src/commands/run.js';
+import { LockHeldError, RefusedError } from '../../src/core/errors.js';
+import { startHarness, type Harness } from '../support/ccm.js';
+import {
+  UNINITIALIZED_TAINT_KEY,
+  createLoadBalancerService,
+  createNode,
+  deleteCreatedObjects,
+  ensureNamespace,
+  ignoreNotFound,
+  testConnection,
+  uniqueName,
+} from '../support/kube.js';
+
+const options: RunOptions = { wait: false, force: false, concurrency: 2, waitTimeout: 30, settleSeconds: 0, pollSeconds: 0.05 };
+
+async function holdLease(name: string, holder: string, seconds: number): Promise<void> {
+  await testConnection().coordination.createNamespacedLease({
+    namespace: 'kube-system',
+    body: {
+      metadata: { name, namespace: 'kube-system' },
+      spec: { holderIdentity: holder, leaseDurationSeconds: seconds, renewTime: new V1MicroTime(Date.now()), acquireTime: new V1MicroTime(Date.now()) },
+    },
+  });
+}
+
+async function deleteLease(name: string): Promise<void> {
+  await ignoreNotFound(testConnection().coordination.deleteNamespacedLease({ namespace: 'kube-system', name }));
+}
+
+describe('run', () => {
+  let harness: Harness;
+  const namespace = uniqueName('run');
+  const prefix = uniqueName('rn');
+
+  beforeAll(async () => {
+    harness = await startHarness({
+      seed: `
+networks: [{name: p, zone: rma1, subnets: [{cidr: 10.40.0.0/24}]}]
+servers:
+  - {name: ${prefix}-1, flavor: flex-4-2, zone: rma1, interfaces: [{type: public, addresses: [5.102.147.1]}, {type: private, network: p, addresses: [10.40.0.1]}]}
+`,
+    });
+    await ensureNamespace(namespace);
+    await createNode(`${prefix}-1`, {
+      ready: true,
+      taints: [{ key: UNINITIALIZED_TAINT_KEY, value: 'true', effect: 'NoSchedule' }],
+    });
+    await createLoadBalancerService(namespace, 'web');
+  });
+  afterEach(async () => {
+    await deleteLease(RUN_LEASE.name);
+    await deleteLease(GO_CCM_LEASE.name);
+  });
+  afterAll(async () => {
+    await deleteCreatedObjects();
+    await harness.stop();
+  });
+
+  it('refuses while the Go CCM holds its Lease, and acts with --force', async () => {
+    await holdLease(GO_CCM_LEASE.name, 'go-ccm-pod_1234', 60);
+    const refused = harness.context();
+    await expect(runCommand(options, refused)).rejects.toThrow(RefusedError);
+    await expect(runCommand(options, harness.context())).rejects.toThrow(/holder go-ccm-pod_1234/);
+    expect(await harness.cloud.loadBalancers.list()).toEqual([]);
+
+    const forced = harness.context();
+    const report = await runCommand({ ...options, force: true }, forced);
+    expect(report.summary).toMatchObject({ nodesInitialized: 1, loadBalancersCreated: 1, servicesFailed: 0 });
+    expect(forced.out()).toMatch(/^run: nodes 1 initialized, 0 refreshed, 0 deleted; load balancers 1 created, 0 updated, 0 deleted; 0 failure\(s\); \d+ API requests \(\d+ writes\); \d+\.\d s$/m);
+  });
+
+  it('releases its Lease at the end; the next run finds everything in sync', async () => {
+    const ctx = harness.context({ output: 'json' });
+    const report = await runCommand(options, ctx);
+    const document = JSON.parse(ctx.out());
+    expect(document.summary).toEqual(report.summary);
+    expect(document.summary).toMatchObject({ nodesInitialized: 0, loadBalancersCreated: 0, loadBalancersUpdated: 0 });
+    expect(document.loadBalancers.requests.writes).toBe(0);
+    const lease = await testConnection().coordination.readNamespacedLease({ namespace: 'kube-system', name: RUN_LEASE.name });
+    expect(lease.spec?.holderIdentity ?? '').toBe('');
+  });
+
+  it('exits with a clear message while another run holds the Lease, or waits for it with --wait', async () => {
+    await holdLease(RUN_LEASE.name, 'other-run', 60);
+    const error = await runCommand(options, harness.context()).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LockHeldError);
+    expect((error as LockHeldError).message).toContain('other-run');
+    expect((error as LockHeldError).hint).toContain('--wait');
+
+    const waiting = harness.context();
+    const released = (async () => {
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      await testConnection().coordination.patchNamespacedLease(
+        { namespace: 'kube-system', name: RUN_LEASE.name, body: [{ op: 'replace', path: '/spec/holderIdentity', value: '' }] },
+      );
+    })();
+    const report = await runCommand({ ...options, wait: true }, waiting);
+    await released;
+    expect(waiting.err()).toContain('waiting: ');
+    expect(report.failures).toEqual([]);
+  });
+});
