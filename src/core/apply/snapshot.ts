@@ -14,7 +14,8 @@ import type {
 } from '../cloudscale/types.js';
 import { RefusedError } from '../errors.js';
 import { serverVersion } from '../kube/cluster.js';
-import { kubeCall, type KubeConnection } from '../kube/connection.js';
+import type { KubeConnection } from '../kube/connection.js';
+import { listNodeObjects } from '../kube/nodes.js';
 import { listServices } from '../kube/services.js';
 import { findLoadBalancer } from '../lb/actual.js';
 import { mapConcurrent } from './concurrency.js';
@@ -53,20 +54,6 @@ export async function readCloudLists(cloud: CloudscaleClient): Promise<CloudList
   return { servers, loadBalancers, pools, listeners, monitors, floatingIps };
 }
 
-/** Every Node of the cluster, page by page. */
-export async function listAllNodes(conn: KubeConnection): Promise<V1Node[]> {
-  const nodes: V1Node[] = [];
-  let continueToken: string | undefined;
-  do {
-    const page = await kubeCall('list nodes', () =>
-      conn.core.listNode({ limit: 500, ...(continueToken === undefined ? {} : { _continue: continueToken }) }),
-    );
-    nodes.push(...page.items);
-    continueToken = page.metadata?._continue || undefined;
-  } while (continueToken !== undefined);
-  return nodes;
-}
-
 export async function readLbPassSnapshot(input: {
   readonly conn: KubeConnection;
   readonly cloud: CloudscaleClient;
@@ -77,7 +64,7 @@ export async function readLbPassSnapshot(input: {
 }): Promise<LbPassSnapshot> {
   const [liveServices, nodes, version, lists] = await Promise.all([
     listServices(input.conn),
-    listAllNodes(input.conn),
+    listNodeObjects(input.conn),
     serverVersion(input.conn),
     readCloudLists(input.cloud),
   ]);

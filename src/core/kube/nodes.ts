@@ -20,7 +20,15 @@ export async function listNodes(
   conn: KubeConnection,
   options: { labelSelector?: string } = {},
 ): Promise<NodeSnapshot[]> {
-  const nodes: NodeSnapshot[] = [];
+  return (await listNodeObjects(conn, options)).map(toNodeSnapshot);
+}
+
+/** Every Node as the API returns it (or those matching `labelSelector`), read page by page. */
+export async function listNodeObjects(
+  conn: KubeConnection,
+  options: { labelSelector?: string } = {},
+): Promise<V1Node[]> {
+  const nodes: V1Node[] = [];
   let continueToken: string | undefined;
   do {
     const page = await kubeCall('list nodes', () =>
@@ -30,7 +38,7 @@ export async function listNodes(
         ...(continueToken === undefined ? {} : { _continue: continueToken }),
       }),
     );
-    for (const node of page.items) nodes.push(toNodeSnapshot(node));
+    nodes.push(...page.items);
     continueToken = page.metadata?._continue || undefined;
   } while (continueToken !== undefined);
   return nodes;
