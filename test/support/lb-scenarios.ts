@@ -321,3 +321,95 @@ export async function eventsOf(service: V1Service): Promise<EventSummary[]> {
 export async function warningsOf(service: V1Service): Promise<EventSummary[]> {
   return (await eventsOf(service)).filter((e) => e.type === 'Warning');
 }
+
+// ---- load balancers made by others -----------------------------------------------------------
+
+/**
+ * Builds, through the API, the load balancer cloudscale's Go CCM builds for `service` (one TCP
+ * port per pool, default annotations, the given nodes' private addresses): name
+ * `k8s-service-<uid>`, no tags unless given, pools/members/listeners/monitors with the bodies
+ * of research/reference-ccm.md §3.11 (members without `enabled`, `http: {}` for tcp monitors).
+ * Returns the load balancer's UUID.
+ */
+export async function buildGoCcmLoadBalancer(
+  harness: Harness,
+  service: V1Service,
+  servers: readonly number[],
+  options: { readonly tags?: Record<string, string>; readonly name?: string } = {},
+): Promise<string> {
+  const { cloud } = harness;
+  const lb = await cloud.loadBalancers.create({
+    name: options.name ?? `k8s-service-${service.metadata!.uid!}`,
+    flavor: 'lb-standard',
+    zone: 'rma1',
+    vip_addresses: [],
+    ...(options.tags === undefined ? {} : { tags: options.tags }),
+  });
+  for (const port of service.spec!.ports!) {
+    const pool = await cloud.pools.create({
+      name: port.name ? `tcp/${port.name}` : 'tcp',
+      load_balancer: lb.uuid,
+      algorithm: 'round_robin',
+      protocol: 'tcp',
+    });
+    for (const i of servers) {
+      const address = privateAddress(i);
+      await cloud.poolMembers.create(pool.uuid, {
+        name: `${address}:${port.nodePort!}`,
+        protocol_port: port.nodePort!,
+        monitor_port: port.nodePort!,
+        address,
+        subnet: (i % 2 === 1 ? SUBNET_A : SUBNET_B).uuid,
+      });
+    }
+    await cloud.listeners.create({
+      pool: pool.uuid,
+      name: `tcp/${port.port}`,
+      protocol: 'tcp',
+      protocol_port: port.port,
+      allowed_cidrs: [],
+      timeout_client_data_ms: 50000,
+      timeout_member_connect_ms: 5000,
+      timeout_member_data_ms: 50000,
+    });
+    await cloud.healthMonitors.create({
+      pool: pool.uuid,
+      type: 'tcp',
+      delay_s: 2,
+      timeout_s: 1,
+      up_threshold: 2,
+      down_threshold: 3,
+      http: {},
+    });
+  }
+  return lb.uuid;
+}
+
+/**
+ * Leaves the Service as the Go CCM and the generic service controller leave it after a sync:
+ * finalizer, the uuid/config-version/zone annotations, and the status (VIPs with ipMode Proxy).
+ */
+export async function markAsGoCcmManaged(harness: Harness, service: V1Service, lbUuid: string): Promise<V1Service> {
+  const namespace = service.metadata!.namespace!;
+  const name = service.metadata!.name!;
+  const lb = await harness.cloud.loadBalancers.get(lbUuid);
+  await patchService(namespace, name, {
+    metadata: {
+      finalizers: ['service.kubernetes.io/load-balancer-cleanup'],
+      annotations: {
+        [key('loadbalancer-uuid')]: lbUuid,
+        [key('loadbalancer-config-version')]: '1',
+        [key('loadbalancer-zone')]: lb.zone.slug,
+      },
+    },
+  });
+  await testConnection().core.patchNamespacedServiceStatus(
+    {
+      namespace,
+      name,
+      body: { status: { loadBalancer: { ingress: lb.vip_addresses.map((v) => ({ ip: v.address, ipMode: 'Proxy' })) } } },
+    },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
+  return readService(namespace, name);
+}
