@@ -1,7 +1,7 @@
 // Events, cluster facts and the no-access user against the real apiserver.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { KubeApiError } from '../../src/core/errors.js';
-import { namespaceUid, readSecretValue, serverVersion } from '../../src/core/kube/cluster.js';
+import { namespaceUid, parseServerVersion, readSecretValue, serverVersion } from '../../src/core/kube/cluster.js';
 import { connectKube, kubeCall } from '../../src/core/kube/connection.js';
 import { recordEvent } from '../../src/core/kube/events.js';
 import { listServices } from '../../src/core/kube/services.js';
@@ -106,6 +106,18 @@ describe('cluster facts', () => {
     expect(version).toEqual({ major: Number(raw.major), minor: Number(raw.minor), gitVersion: raw.gitVersion });
     expect(version.major).toBe(1);
     expect(version.minor).toBeGreaterThanOrEqual(30);
+  });
+
+  test.each([
+    ['1', '36', 'v1.36.3', { major: 1, minor: 36 }],
+    ['1', '30+', 'v1.30.2-gke.1', { major: 1, minor: 30 }],
+    ['', '', 'v1.29.0-eks-1234', { major: 1, minor: 29 }],
+  ])('parseServerVersion(%j, %j, %j)', (major, minor, gitVersion, expected) => {
+    expect(parseServerVersion(major, minor, gitVersion)).toEqual({ ...expected, gitVersion });
+  });
+
+  test('parseServerVersion refuses a version it cannot read', () => {
+    expect(() => parseServerVersion('', 'x', 'devel')).toThrow(/cannot understand the server version/);
   });
 
   test('readSecretValue decodes a key; a missing Secret or key is undefined', async () => {
