@@ -77,4 +77,11 @@ if ((status != 0)); then
   printf '\n---- vitest summary ----\n'
   sed 's/\x1b\[[0-9;]*m//g' "$output" | grep -E '^ *(Test Files|Tests|Errors|Start at|Duration) ' || true
 fi
+# The plain closing line CI reads: "N passed, N failed[, N skipped]" from vitest's Tests line.
+tests_line=$(sed 's/\x1b\[[0-9;]*m//g' "$output" | grep -E '^ *Tests ' | tail -n 1 || true)
+count() { [[ $tests_line =~ ([0-9]+)\ $1 ]] && echo "${BASH_REMATCH[1]}" || echo 0; }
+if [[ -n $tests_line ]]; then
+  skipped=$(count skipped)
+  printf '\n%s passed, %s failed%s\n' "$(count passed)" "$(count failed)" "$( ((skipped > 0)) && echo ", $skipped skipped")"
+fi
 exit "$status"

@@ -3,6 +3,7 @@
 // cloud controller manager (e.g. the Go CCM) holds `kube-system/cloud-controller-manager`.
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
+import { CCM_LEASE_NAME, CCM_NAMESPACE, GO_CCM_LEASE_NAME } from '../core/deploy/manifests.js';
 import { LockHeldError, PartialFailureError, RefusedError } from '../core/errors.js';
 import { acquireLease, readLease, type LeaseHandle } from '../core/kube/lease.js';
 import { stringify as toYaml } from 'yaml';
@@ -10,8 +11,9 @@ import type { CommandContext, OutputStream } from './context.js';
 import { initNodesCommand, type InitNodesResult } from './init-nodes.js';
 import { syncLbCommand, type SyncLbReport } from './sync-lb.js';
 
-export const RUN_LEASE = { namespace: 'kube-system', name: 'cloudscale-ccm' } as const;
-export const GO_CCM_LEASE = { namespace: 'kube-system', name: 'cloud-controller-manager' } as const;
+/** The Lease this tool holds for a pass, and the Go CCM's; the generated Role grants exactly these. */
+export const RUN_LEASE = { namespace: CCM_NAMESPACE, name: CCM_LEASE_NAME } as const;
+export const GO_CCM_LEASE = { namespace: CCM_NAMESPACE, name: GO_CCM_LEASE_NAME } as const;
 
 export interface RunOptions {
   wait: boolean;
