@@ -39,6 +39,8 @@ export function initialProgress(plans: readonly { service: string; total: number
 
 export type ProgressEvent =
   | { readonly type: 'executor'; readonly service: string; readonly event: ExecutorEvent; readonly at: number }
+  /** Another round for a Service whose re-read state still differs; `total` more actions. */
+  | { readonly type: 'requeued'; readonly service: string; readonly total: number; readonly at: number }
   | {
       readonly type: 'finished';
       readonly service: string;
@@ -54,6 +56,9 @@ export function progressReducer(state: PassProgress, event: ProgressEvent): Pass
 }
 
 function applyTo(s: ServiceProgress, event: ProgressEvent): ServiceProgress {
+  if (event.type === 'requeued') {
+    return { ...s, status: 'pending', total: s.done + event.total, current: null, endedAt: null, message: null };
+  }
   if (event.type === 'finished') {
     return { ...s, status: event.status, current: null, endedAt: event.at, message: event.message, startedAt: s.startedAt ?? event.at };
   }

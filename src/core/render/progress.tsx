@@ -10,6 +10,8 @@ export type ReporterMode = 'live' | 'lines' | 'silent';
 export interface PassReporter {
   onProgress(service: string, event: ExecutorEvent): void;
   onServiceDone(service: string, status: 'changed' | 'unchanged' | 'failed', message: string | null): void;
+  /** The Service gets another round of `total` actions (its re-read state still differs). */
+  onRequeued(service: string, total: number): void;
   /** Draws the final state and releases the terminal. */
   close(): Promise<void>;
 }
@@ -30,7 +32,7 @@ export function createPassReporter(
     state = progressReducer(state, event);
   };
   if (mode === 'silent') {
-    return { onProgress: () => {}, onServiceDone: () => {}, close: async () => {} };
+    return { onProgress: () => {}, onServiceDone: () => {}, onRequeued: () => {}, close: async () => {} };
   }
   if (mode === 'lines') {
     return {
@@ -47,6 +49,10 @@ export function createPassReporter(
         apply({ type: 'finished', service, status, message, at: now() });
         const line = state.services.find((s) => s.service === service);
         if (line) stream.write(`${describeProgress(line, now())}\n`);
+      },
+      onRequeued(service, total) {
+        apply({ type: 'requeued', service, total, at: now() });
+        stream.write(`${service}: the state read back still differs: ${total} more action(s)\n`);
       },
       close: async () => {},
     };
@@ -67,6 +73,10 @@ export function createPassReporter(
     },
     onServiceDone(service, status, message) {
       apply({ type: 'finished', service, status, message, at: now() });
+      redraw();
+    },
+    onRequeued(service, total) {
+      apply({ type: 'requeued', service, total, at: now() });
       redraw();
     },
     async close() {
