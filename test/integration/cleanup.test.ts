@@ -1,0 +1,88 @@
+// `cleanup`: deletes only load balancers tagged for this cluster whose Service is gone (or, with
+// --all, every one of this cluster); never untagged or foreign ones, never Floating IPs.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cleanupCommand } from '../../src/commands/cleanup.js';
+import { syncLbCommand } from '../../src/commands/sync-lb.js';
+import { UsageError } from '../../src/core/errors.js';
+import { startHarness, type Harness } from '../support/ccm.js';
+import {
+  createLoadBalancerService,
+  createNode,
+  deleteCreatedObjects,
+  deleteServiceForced,
+  ensureNamespace,
+  uniqueName,
+} from '../support/kube.js';
+
+describe('cleanup', () => {
+  let harness: Harness;
+  const namespace = uniqueName('clean');
+  const prefix = uniqueName('cl');
+  const sync = { namespace, concurrency: 2, waitTimeout: 30, settleSeconds: 0, pollSeconds: 0.05, dryRun: false };
+  const names = async () => (await harness.cloud.loadBalancers.list()).map((lb) => lb.name).sort();
+
+  beforeAll(async () => {
+    harness = await startHarness({
+      seed: `
+networks: [{name: p, zone: rma1, subnets: [{cidr: 10.50.0.0/24}]}]
+servers:
+  - {name: ${prefix}-1, flavor: flex-4-2, zone: rma1, interfaces: [{type: private, network: p, addresses: [10.50.0.1]}]}
+floating_ips:
+  - {network: 5.102.151.7/32, type: regional, region: rma}
+`,
+    });
+    await ensureNamespace(namespace);
+    await createNode(`${prefix}-1`, { ready: true });
+    await createLoadBalancerService(namespace, 'kept');
+    await createLoadBalancerService(namespace, 'gone', {
+      annotations: { 'k8s.cloudscale.ch/loadbalancer-floating-ips': '["5.102.151.7/32"]' },
+    });
+    await syncLbCommand(['service/kept', 'service/gone'], sync, harness.context());
+    // The Service disappears without its load balancer being deleted (finalizer removed by force).
+    await deleteServiceForced(namespace, 'gone');
+    // Not ours: an untagged load balancer (the Go CCM's, or made by hand) and another cluster's.
+    await harness.cloud.loadBalancers.create({ name: 'untagged', flavor: 'lb-standard', zone: 'rma1', vip_addresses: [] });
+    await harness.cloud.loadBalancers.create({
+      name: 'foreign',
+      flavor: 'lb-standard',
+      zone: 'rma1',
+      vip_addresses: [],
+      tags: { 'k8s.cloudscale.ch/cluster': 'another-cluster', 'k8s.cloudscale.ch/service-uid': 'x' },
+    });
+  });
+  afterAll(async () => {
+    await deleteCreatedObjects();
+    await harness.stop();
+  });
+
+  it('lists with --dry-run and deletes nothing', async () => {
+    const before = await names();
+    const ctx = harness.context();
+    const report = await cleanupCommand({ all: false, yes: false, dryRun: true }, ctx);
+    expect(report.candidates.map((c) => c.service)).toEqual([`${namespace}/gone`]);
+    expect(ctx.out()).toMatch(new RegExp(`load balancer k8s-service-\\S+ \\(\\S+\\): its Service ${namespace}/gone no longer exists`));
+    expect(await names()).toEqual(before);
+  });
+
+  it('refuses to delete without --yes when nobody can be asked', async () => {
+    await expect(cleanupCommand({ all: false, yes: false, dryRun: false }, harness.context())).rejects.toThrow(UsageError);
+    expect(await names()).toHaveLength(4);
+  });
+
+  it('deletes the orphan only; its Floating IP stays in the project, unassigned', async () => {
+    const report = await cleanupCommand({ all: false, yes: true, dryRun: false }, harness.context());
+    expect(report.deleted).toHaveLength(1);
+    const left = await names();
+    expect(left).toHaveLength(3);
+    expect(left).toEqual(expect.arrayContaining(['foreign', 'untagged']));
+    const fip = await harness.cloud.floatingIps.get('5.102.151.7');
+    expect(fip.load_balancer).toBeNull();
+  });
+
+  it('with --all deletes every load balancer of this cluster, and only those', async () => {
+    const ctx = harness.context({ output: 'json' });
+    await cleanupCommand({ all: true, yes: true, dryRun: false }, ctx);
+    expect(JSON.parse(ctx.out()).candidates.map((c: { service: string }) => c.service)).toEqual([`${namespace}/kept`]);
+    expect(await names()).toEqual(['foreign', 'untagged']);
+  });
+});
