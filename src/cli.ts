@@ -27,16 +27,36 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     await program.parseAsync([...argv], { from: 'user' });
   } catch (error) {
     if (error instanceof CommanderError) {
-      // --help and --version end here with exit code 0; usage errors were already printed.
+      // --help and --version end here with exit code 0.
       if (error.exitCode === 0) return 0;
-      throw new UsageError(error.message.replace(/^error: /, ''), {
-        hint: 'run with --help for usage',
-      });
+      throw usageErrorOf(error, program);
     }
     throw error;
   }
   return exitCode;
 }
+
+/** The subcommand whose arguments a CommanderError is about (see the exitOverride in buildProgram). */
+const commandOfError = new WeakMap<CommanderError, string>();
+
+function usageErrorOf(error: CommanderError, program: Command): UsageError {
+  const commandName = commandOfError.get(error);
+  const helpCommand = commandName === undefined ? 'cloudscale-ccm --help' : `cloudscale-ccm ${commandName} --help`;
+  if (error.code === 'commander.help') {
+    // Commander printed the program's help to stderr because no (known) command was named;
+    // its message is only a placeholder.
+    const commands = program.commands.filter((c) => !hiddenCommands.has(c.name())).map((c) => c.name());
+    const [first, second] = program.args;
+    const message =
+      first === 'help' && second !== undefined
+        ? `unknown command '${second}'`
+        : `no command given: name one of ${commands.join(', ')}`;
+    return new UsageError(message, { hint: `${helpCommand} describes every command` });
+  }
+  return new UsageError(error.message.replace(/^error: /, ''), { hint: `run ${helpCommand} for usage` });
+}
+
+const hiddenCommands = new Set(['__complete']);
 
 function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
   const program = new Command('cloudscale-ccm')
@@ -55,6 +75,8 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     .addOption(new Option('--cluster-id <id>', 'cluster identity for ownership tags (default: uid of namespace kube-system)'))
     .addOption(new Option('-v, --verbose', 'print request counts and error causes'))
     .showSuggestionAfterError(true)
+    // Subcommand help lists the global options too: they are accepted after the subcommand.
+    .configureHelp({ showGlobalOptions: true })
     .exitOverride()
     .configureOutput({
       writeOut: (text) => io.stdout.write(text),
@@ -174,7 +196,7 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     .command('sim')
     .description('start the built-in cloudscale API simulator (prints CLOUDSCALE_API_URL=… first)')
     .option('--seed <file>', 'seed file (YAML or JSON) with servers, networks and floating IPs')
-    .addOption(new Option('--port <n>', 'port on 127.0.0.1 (default: a free one)').argParser(portNumber))
+    .addOption(new Option('--port <n>', 'port on 127.0.0.1 (default: a free one)').argParser(portNumber('--port', 0)))
     .addOption(new Option('--lb-provision-seconds <s>', 'how long new load balancers stay "changing"').argParser(nonNegativeNumber('--lb-provision-seconds')))
     .option('--token <token>', 'require this bearer token')
     .action(
@@ -193,7 +215,7 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     .option('--image <ref>', 'container image of cloudscale-ccm')
     .option('--schedule <cron>', 'CronJob schedule', '* * * * *')
     .option('--api-server-host <host>', 'reach the API server at this address (before a CNI or kube-proxy exists)')
-    .addOption(new Option('--api-server-port <n>', 'with --api-server-host (default 6443)').argParser(portNumber))
+    .addOption(new Option('--api-server-port <n>', 'with --api-server-host (default 6443)').argParser(portNumber('--api-server-port', 1)))
     .action(
       run(async (command, ctx) => {
         const { manifestsCommand } = await import('./commands/manifests.js');
@@ -217,7 +239,7 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
 
   // Used by the completion scripts for dynamic candidates; not shown in --help.
   program
-    .command('__complete', { hidden: true })
+    .command('__complete', { hidden: hiddenCommands.has('__complete') })
     .addArgument(new Argument('<kind>').choices(['services']))
     .option('-n, --namespace <ns>', 'namespace', 'default')
     .action(
@@ -226,6 +248,14 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
         await completeCommand('services', command.opts<{ namespace: string }>(), ctx);
       }),
     );
+
+  // Remember which subcommand a usage error concerns, so the hint can point at its --help.
+  for (const command of program.commands) {
+    command.exitOverride((error) => {
+      commandOfError.set(error, command.name());
+      throw error;
+    });
+  }
 
   return program;
 }
@@ -254,9 +284,13 @@ function globalsOf(command: Command, io: CliIo): GlobalOptions {
   };
 }
 
+/** Digits only: Number() alone would also take "0x10", "1e3", " 7" and "" (as 0). */
+const wholeNumber = /^\d+$/;
+const decimalNumber = /^\d+(\.\d+)?$/;
+
 function positiveInt(flag: string) {
   return (value: string): number => {
-    const n = Number(value);
+    const n = wholeNumber.test(value) ? Number(value) : Number.NaN;
     if (!Number.isInteger(n) || n < 1) {
       throw new InvalidArgumentError(`${flag} takes a whole number ≥ 1, got "${value}"`);
     }
@@ -266,7 +300,7 @@ function positiveInt(flag: string) {
 
 function nonNegativeNumber(flag: string) {
   return (value: string): number => {
-    const n = Number(value);
+    const n = decimalNumber.test(value) ? Number(value) : Number.NaN;
     if (!Number.isFinite(n) || n < 0) {
       throw new InvalidArgumentError(`${flag} takes a number ≥ 0, got "${value}"`);
     }
@@ -274,10 +308,13 @@ function nonNegativeNumber(flag: string) {
   };
 }
 
-function portNumber(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 65535) {
-    throw new InvalidArgumentError(`--port takes 0–65535, got "${value}"`);
-  }
-  return n;
+/** A TCP port; `min` 0 where 0 means "any free port". */
+function portNumber(flag: string, min: 0 | 1) {
+  return (value: string): number => {
+    const n = wholeNumber.test(value) ? Number(value) : Number.NaN;
+    if (!Number.isInteger(n) || n < min || n > 65535) {
+      throw new InvalidArgumentError(`${flag} takes ${min}–65535, got "${value}"`);
+    }
+    return n;
+  };
 }
