@@ -1,0 +1,67 @@
+// Usage errors: whatever is wrong on the command line is reported once, on stderr, as
+// `error: …` naming the flag or argument, then `hint: …`; exit code 1; nothing on stdout; no
+// stack trace; and nothing is contacted (the cluster and the API are unreachable here, so a
+// command that got past its arguments would fail differently).
+import { describe, expect, test } from 'vitest';
+import { runBinary } from '../support/ccm.js';
+import { expectUserError } from './cli-support.js';
+
+/** Nothing to reach: a usage error must be found before any connection is made. */
+const unreachable = {
+  env: { KUBECONFIG: '/nonexistent/kubeconfig', CLOUDSCALE_API_URL: 'http://127.0.0.1:9', CLOUDSCALE_API_TOKEN: undefined },
+};
+
+const cases: { args: string[]; names: (string | RegExp)[]; hint?: RegExp }[] = [
+  { args: ['bogus'], names: ["unknown command 'bogus'"] },
+  { args: ['synclb'], names: ["unknown command 'synclb'", 'Did you mean sync-lb?'] },
+  { args: ['sync-lb', '--bogus'], names: ["unknown option '--bogus'"], hint: /cloudscale-ccm sync-lb --help/ },
+  { args: ['sync-lb', '--concurency', '2'], names: ['--concurency', 'Did you mean --concurrency?'], hint: /cloudscale-ccm sync-lb --help/ },
+  { args: ['--bogus', 'plan'], names: ["unknown option '--bogus'"] },
+  { args: ['-o', 'xml', 'plan'], names: ['--output', "'xml'", 'text, json, yaml'] },
+  { args: ['plan', '-o', 'xml'], names: ['--output', "'xml'", 'text, json, yaml'] },
+  { args: ['-o'], names: ['--output', 'argument missing'] },
+  { args: ['sync-lb', '--concurrency', '0'], names: ['--concurrency', '"0"', '≥ 1'], hint: /cloudscale-ccm sync-lb --help/ },
+  { args: ['sync-lb', '--concurrency', '2.5'], names: ['--concurrency', '"2.5"'] },
+  // Number() would read these as 10, 16 and 0.
+  { args: ['sync-lb', '--concurrency', '1e1'], names: ['--concurrency', '"1e1"'] },
+  { args: ['sim', '--port', ''], names: ['--port', '""'] },
+  { args: ['sync-lb', '--concurrency'], names: ['--concurrency', 'argument missing'] },
+  { args: ['run', '--concurrency', 'many'], names: ['--concurrency', '"many"'], hint: /cloudscale-ccm run --help/ },
+  { args: ['sync-lb', '--settle-seconds', '-1'], names: ['--settle-seconds', '"-1"'] },
+  { args: ['sync-lb', '--poll-seconds', 'soon'], names: ['--poll-seconds', '"soon"'] },
+  { args: ['sync-lb', '--wait-timeout', '0'], names: ['--wait-timeout', '"0"'] },
+  { args: ['init-nodes', '--max-node-deletions', '0'], names: ['--max-node-deletions', '"0"'] },
+  { args: ['sim', '--port', '70000'], names: ['--port', '"70000"', '65535'], hint: /cloudscale-ccm sim --help/ },
+  { args: ['sim', '--lb-provision-seconds', 'x'], names: ['--lb-provision-seconds', '"x"'] },
+  { args: ['manifests', '--api-server-port', '0x10'], names: ['--api-server-port', '"0x10"', '1–65535'], hint: /cloudscale-ccm manifests --help/ },
+  { args: ['completion'], names: ["missing required argument 'shell'"], hint: /cloudscale-ccm completion --help/ },
+  { args: ['completion', 'tcsh'], names: ["'tcsh'", 'bash, zsh, fish'] },
+  { args: ['cleanup', 'extra'], names: ['too many arguments', 'extra'] },
+  { args: ['plan', '-f'], names: ['--filename', 'argument missing'] },
+  { args: ['plan', 'web/hello'], names: ['"web/hello"', 'Service'], hint: /service\/NAME/ },
+  { args: ['sync-lb', 'web/hello'], names: ['"web/hello"', 'Service'], hint: /service\/NAME/ },
+  { args: ['plan', 'deployment/hello'], names: ['"deployment/hello"'] },
+];
+
+describe('usage errors', () => {
+  test.each(cases)('$args', async ({ args, names, hint }) => {
+    const result = await runBinary(args, unreachable);
+    expectUserError(result, ...names);
+    if (hint !== undefined) expect(result.stderr).toMatch(new RegExp(`^hint: .*${hint.source}`, 'm'));
+    // Reported once: a single error line.
+    expect(result.stderr.match(/^error: /gm)).toHaveLength(1);
+  });
+
+  test('no command at all: the help on stderr, then one error naming the commands', async () => {
+    const result = await runBinary([], unreachable);
+    expectUserError(result, 'sync-lb', 'init-nodes');
+    expect(result.stderr).toMatch(/^Usage: cloudscale-ccm /);
+    expect(result.stderr).not.toContain('(outputHelp)');
+  });
+
+  test('`help` of an unknown command is a usage error naming it', async () => {
+    const result = await runBinary(['help', 'nope'], unreachable);
+    expectUserError(result, 'nope');
+    expect(result.stderr).not.toContain('(outputHelp)');
+  });
+});
