@@ -22,6 +22,8 @@ export interface SyncLbOptions {
   /** Seconds between reads of a `changing` load balancer. */
   pollSeconds?: number;
   dryRun: boolean;
+  /** Test seam: runs after each round's execution, before the state is read back. */
+  afterRound?: (round: number) => Promise<void>;
 }
 
 export const SYNC_LB_JSON_VERSION = 1;
@@ -99,6 +101,7 @@ export async function syncLbCommand(
         (o) => o.status === 'changed' && o.planned.plan.mode === 'ensure' && o.execution.executed.some((e) => isStructural(e.action)),
       );
       if (restructured.length === 0 || ctx.signal.aborted) break;
+      await options.afterRound?.(round);
       const again: ServiceSelection = { names: restructured.map((o) => o.planned.plan.service) };
       snapshot = await readLbPassSnapshot({ conn, cloud, clusterId, selection: again });
       planned = planLbPass(snapshot, again).filter((p) => p.plan.actions.some((a) => a.verb !== 'refuse'));
