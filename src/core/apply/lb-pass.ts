@@ -9,6 +9,7 @@ import { recordEvent } from '../kube/events.js';
 import { patchServiceMetadata, patchServiceStatus } from '../kube/services.js';
 import { assembleActualLoadBalancer, findLoadBalancer } from '../lb/actual.js';
 import { planService, type ServicePlan } from '../lb/planner.js';
+import type { Problem } from '../lb/problems.js';
 import { mapConcurrent } from './concurrency.js';
 import {
   executeServicePlan,
@@ -135,7 +136,7 @@ async function executeOne(
   );
 
   const errors: Error[] = [
-    ...plan.problems.map((p) => Object.assign(new Error(`${p.subject}: ${p.message}`), { hint: p.hint })),
+    ...plan.problems.map((p) => Object.assign(new Error(problemText(p)), { hint: p.hint })),
     ...(execution.failed ? [execution.failed.error] : []),
   ];
   if (errors.length > 0) {
@@ -168,4 +169,9 @@ function serviceWriter(conn: KubeConnection, service: V1Service): ServiceWriter 
     setAnnotations: (annotations) => patchServiceMetadata(conn, namespace, name, { annotations }).then(() => undefined),
     setIngress: (ingress) => patchServiceStatus(conn, namespace, name, { ingress: [...ingress] }).then(() => undefined),
   };
+}
+
+/** A problem as one line: its subject first, unless the message already starts with it. */
+function problemText(problem: Problem): string {
+  return problem.message.startsWith(problem.subject) ? problem.message : `${problem.subject}: ${problem.message}`;
 }
