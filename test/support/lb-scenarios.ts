@@ -11,6 +11,9 @@ import {
   type CoreV1Event,
   type V1Service,
 } from '@kubernetes/client-node';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
 import { syncLbCommand, type SyncLbOptions, type SyncLbReport } from '../../src/commands/sync-lb.js';
 import type {
@@ -23,8 +26,8 @@ import type {
 } from '../../src/core/cloudscale/types.js';
 import { PartialFailureError } from '../../src/core/errors.js';
 import type { RequestLogEntry, SimSeed } from '../../src/sim/index.js';
-import type { Harness, TestContext } from './ccm.js';
-import { createNode, testConnection, type TestNodeOptions } from './kube.js';
+import { TEST_TOKEN, type BinaryResult, type Harness, type TestContext } from './ccm.js';
+import { createNode, testConnection, testKubeconfig, type TestNodeOptions } from './kube.js';
 
 // ---- the seed --------------------------------------------------------------------------------
 
@@ -412,4 +415,61 @@ export async function markAsGoCcmManaged(harness: Harness, service: V1Service, l
     setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
   );
   return readService(namespace, name);
+}
+
+// ---- the real binary, as a process the test can signal -----------------------------------------
+
+const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
+
+/** Fails clearly when dist/ is missing: the binary runs the built code (`npm run build`). */
+export function requireBuiltBinary(): void {
+  if (!existsSync(`${repoRoot}dist/cli.js`)) {
+    throw new Error('dist/cli.js is missing: run `npm run build` before this test (npm test does)');
+  }
+}
+
+/**
+ * Starts `bin/cloudscale-ccm.js` against the test cluster and `apiUrl`, and hands back the
+ * process (to signal it) and its result once it exited. Unlike `runBinary`, it does not wait.
+ */
+export function spawnBinary(
+  args: readonly string[],
+  options: { apiUrl: string },
+): { child: ChildProcess; done: Promise<BinaryResult & { signal: NodeJS.Signals | null }> } {
+  const child = spawn(process.execPath, [`${repoRoot}bin/cloudscale-ccm.js`, ...args], {
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      KUBECONFIG: testKubeconfig(),
+      CLOUDSCALE_API_TOKEN: TEST_TOKEN,
+      CLOUDSCALE_API_URL: options.apiUrl,
+      NO_COLOR: '1',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const done = new Promise<BinaryResult & { signal: NodeJS.Signals | null }>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
+  return { child, done };
+}
+
+/** Resolves once the simulator's log holds a request matching `METHOD route` (polled every 2 ms). */
+export async function untilRequest(
+  harness: Harness,
+  methodAndRoute: string,
+  options: { readonly count?: number; readonly timeoutMs?: number } = {},
+): Promise<void> {
+  const wanted = options.count ?? 1;
+  const deadline = Date.now() + (options.timeoutMs ?? 30_000);
+  for (;;) {
+    const seen = harness.sim.admin.requests().filter((r) => `${r.method} ${r.route}` === methodAndRoute).length;
+    if (seen >= wanted) return;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${wanted} × ${methodAndRoute} in the simulator log`);
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
 }
