@@ -5,7 +5,7 @@ import { stringify as toYaml } from 'yaml';
 import { executeLbPass, planLbPass, type ServiceOutcome } from '../core/apply/lb-pass.js';
 import { readLbPassSnapshot, type ServiceSelection } from '../core/apply/snapshot.js';
 import { summarise } from '../core/cloudscale/request-counter.js';
-import { InternalError, PartialFailureError, errorMessage } from '../core/errors.js';
+import { CcmError, InternalError, PartialFailureError, errorMessage } from '../core/errors.js';
 import type { PlannedAction } from '../core/lb/actions.js';
 import type { ExecutedAction } from '../core/apply/lb-executor.js';
 import { createPassReporter, reporterMode } from '../core/render/progress.js';
@@ -164,10 +164,10 @@ function serviceReport(outcome: ServiceOutcome): ServiceReport {
     actions: outcome.execution.executed.map((e) => ({ kind: e.action.kind, object: e.action.object, ms: e.ms })),
     errors:
       outcome.status === 'failed'
-        ? outcome.errors.map((e) => {
-            const hint = (e as { hint?: unknown }).hint;
-            return { message: errorMessage(e), ...(typeof hint === 'string' ? { hint } : {}) };
-          })
+        ? outcome.errors.map((e) => ({
+            message: errorMessage(e),
+            ...(e instanceof CcmError && e.hint !== undefined ? { hint: e.hint } : {}),
+          }))
         : [],
   };
 }

@@ -3,7 +3,7 @@
 // with the Kubernetes events the generic service controller and the Go CCM emit.
 import type { V1Service } from '@kubernetes/client-node';
 import type { CloudscaleClient } from '../cloudscale/client.js';
-import { errorMessage } from '../errors.js';
+import { CcmError, errorMessage } from '../errors.js';
 import type { KubeConnection } from '../kube/connection.js';
 import { recordEvent } from '../kube/events.js';
 import { patchServiceMetadata, patchServiceStatus } from '../kube/services.js';
@@ -136,7 +136,7 @@ async function executeOne(
   );
 
   const errors: Error[] = [
-    ...plan.problems.map((p) => Object.assign(new Error(problemText(p)), { hint: p.hint })),
+    ...plan.problems.map((p) => new ServiceProblemError(p)),
     ...(execution.failed ? [execution.failed.error] : []),
   ];
   if (errors.length > 0) {
@@ -172,6 +172,13 @@ function serviceWriter(conn: KubeConnection, service: V1Service): ServiceWriter 
 }
 
 /** A problem as one line: its subject first, unless the message already starts with it. */
-function problemText(problem: Problem): string {
-  return problem.message.startsWith(problem.subject) ? problem.message : `${problem.subject}: ${problem.message}`;
+/** A planner problem (bad annotation, refusal, conflict) as the error of its Service. */
+export class ServiceProblemError extends CcmError {
+  readonly problem: Problem;
+  constructor(problem: Problem) {
+    // Annotation, node and load-balancer messages already start with their subject.
+    const text = problem.message.startsWith(problem.subject) ? problem.message : `${problem.subject}: ${problem.message}`;
+    super(text, { hint: problem.hint });
+    this.problem = problem;
+  }
 }
