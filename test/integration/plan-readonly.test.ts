@@ -1,0 +1,145 @@
+// `plan` writes nothing: in all three forms (whole cluster, named Service, -f manifests), as a
+// function and as the real binary, with changes pending on nodes and Services, the simulator
+// receives only GETs, and the Services, Nodes, Events and Leases of the cluster stay as they were.
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { planCommand } from '../../src/commands/plan.js';
+import { syncLbCommand } from '../../src/commands/sync-lb.js';
+import type { PlanDocument } from '../../src/core/render/plan.js';
+import { runBinary, startHarness, type Harness } from '../support/ccm.js';
+import {
+  createLoadBalancerService,
+  createNode,
+  deleteCreatedObjects,
+  ensureNamespace,
+  testConnection,
+  uniqueName,
+  UNINITIALIZED_TAINT_KEY,
+} from '../support/kube.js';
+
+const P = 'k8s.cloudscale.ch/';
+
+const seed = (prefix: string) => `
+networks:
+  - name: private
+    zone: rma1
+    subnets: [{cidr: 10.40.0.0/24}]
+servers:
+${[1, 2, 3]
+  .map(
+    (i) => `  - name: ${prefix}-${i}
+    flavor: flex-4-2
+    zone: rma1
+    interfaces:
+      - {type: public, addresses: [5.102.148.${i}]}
+      - {type: private, network: private, addresses: [10.40.0.${i}]}`,
+  )
+  .join('\n')}
+floating_ips:
+  - {network: 5.102.151.20/32, type: regional, region: rma}
+`;
+
+/** What could change on the Kubernetes side, as comparable strings. */
+async function kubeState(namespace: string, nodes: readonly string[]) {
+  const conn = testConnection();
+  const [services, allNodes, events, systemLeases, namespaceLeases] = await Promise.all([
+    conn.core.listNamespacedService({ namespace }),
+    conn.core.listNode(),
+    conn.core.listNamespacedEvent({ namespace }),
+    conn.coordination.listNamespacedLease({ namespace: 'kube-system' }),
+    conn.coordination.listNamespacedLease({ namespace }),
+  ]);
+  return {
+    services: services.items.map((s) => `${s.metadata!.name}@${s.metadata!.resourceVersion}`).sort(),
+    nodes: allNodes.items.filter((n) => nodes.includes(n.metadata!.name!)).map((n) => `${n.metadata!.name}@${n.metadata!.resourceVersion}`).sort(),
+    events: events.items.map((e) => e.metadata!.name).sort(),
+    // The API server renews its own identity Lease on a timer: compare ours only.
+    leases: [...systemLeases.items, ...namespaceLeases.items]
+      .filter((l) => !l.metadata!.name!.startsWith('apiserver-') && l.metadata!.name !== 'kube-apiserver')
+      .map((l) => `${l.metadata!.namespace}/${l.metadata!.name}@${l.metadata!.resourceVersion}`)
+      .sort(),
+  };
+}
+
+describe('plan is strictly read-only', () => {
+  let harness: Harness;
+  let dir: string;
+  const namespace = uniqueName('plan-ro');
+  const prefix = uniqueName('n');
+  const nodes = [1, 2, 3].map((i) => `${prefix}-${i}`);
+
+  beforeAll(async () => {
+    harness = await startHarness({ seed: seed(prefix) });
+    dir = await mkdtemp(join(tmpdir(), 'ccm-plan-ro-'));
+    await ensureNamespace(namespace);
+    await createNode(nodes[0]!, { ready: true });
+    await createNode(nodes[1]!, { ready: true });
+    await createLoadBalancerService(namespace, 'web');
+    await syncLbCommand(['service/web'], { namespace, concurrency: 2, waitTimeout: 30, settleSeconds: 0, pollSeconds: 0.05, dryRun: false }, harness.context());
+    // Pending work of every kind: an uninitialised node, a changed and a new Service, a Floating IP.
+    await createNode(nodes[2]!, { taints: [{ key: UNINITIALIZED_TAINT_KEY, value: 'true', effect: 'NoSchedule' }] });
+    await testConnection().core.patchNamespacedService(
+      {
+        namespace,
+        name: 'web',
+        body: { metadata: { annotations: { [`${P}loadbalancer-pool-algorithm`]: 'source_ip', [`${P}loadbalancer-floating-ips`]: '["5.102.151.20/32"]' } } },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    await createLoadBalancerService(namespace, 'fresh');
+  });
+  afterAll(async () => {
+    await deleteCreatedObjects();
+    await rm(dir, { recursive: true, force: true });
+    await harness.stop();
+  });
+
+  it('sends only GETs to the cloud and changes nothing in Kubernetes, in every form', async () => {
+    const manifest = join(dir, 'services.yaml');
+    await writeFile(
+      manifest,
+      `apiVersion: v1
+kind: Service
+metadata: {name: web, annotations: {${P}loadbalancer-pool-algorithm: least_connections}}
+spec: {type: LoadBalancer, selector: {app: web}, ports: [{name: http, protocol: TCP, port: 81, targetPort: 8080}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: api}
+spec: {type: LoadBalancer, selector: {app: api}, ports: [{name: grpc, port: 9000, targetPort: 9000}]}
+`,
+    );
+    const before = await kubeState(namespace, nodes);
+    const logStart = harness.sim.admin.requests().length;
+
+    const forms: { args: string[]; filename?: string }[] = [{ args: [] }, { args: ['service/web', 'service/fresh'] }, { args: [], filename: manifest }];
+    for (const form of forms) {
+      for (const output of ['json', 'text', 'yaml'] as const) {
+        const ctx = harness.context({ output });
+        const result = await planCommand(form.args, { namespace, detailedExitcode: true, ...(form.filename === undefined ? {} : { filename: form.filename }) }, ctx);
+        expect(result.exitCode, `plan ${form.args.join(' ')} ${form.filename ?? ''} -o ${output}: ${ctx.err()}`).toBe(2);
+        if (output === 'json') {
+          // The plans were not empty: what is proven read-only had writes to show.
+          const document = JSON.parse(ctx.out()) as PlanDocument;
+          expect(document.summary.create + document.summary.update + document.summary.delete).toBeGreaterThan(0);
+        }
+      }
+    }
+    const binary = await runBinary(['--cluster-id', harness.clusterId, 'plan', '--detailed-exitcode'], { apiUrl: harness.sim.url });
+    expect(binary.code, binary.stderr).toBe(2);
+    expect(binary.stdout).toContain(`~ initialize  node/${nodes[2]}`);
+    const fromStdin = await runBinary(['--cluster-id', harness.clusterId, 'plan', '-n', namespace, '-f', '-', '--detailed-exitcode'], {
+      apiUrl: harness.sim.url,
+      stdin: await import('node:fs/promises').then((fs) => fs.readFile(manifest, 'utf8')),
+    });
+    expect(fromStdin.code, fromStdin.stderr).toBe(2);
+
+    const requests = harness.sim.admin.requests().slice(logStart);
+    expect(requests.length).toBeGreaterThan(0);
+    expect(requests.filter((r) => r.method !== 'GET').map((r) => `${r.method} ${r.path}`)).toEqual([]);
+    expect(await kubeState(namespace, nodes)).toEqual(before);
+  });
+});
