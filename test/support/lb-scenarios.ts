@@ -106,7 +106,7 @@ export const TEST_PASS: SyncLbOptions = {
 };
 
 export interface PassResult {
-  /** The report; for a failed pass, the one the command printed is not returned, so undefined. */
+  /** The report; for a failed pass the one the PartialFailureError carries, if any. */
   readonly report: SyncLbReport | undefined;
   /** The PartialFailureError (or any other error) the pass threw. */
   readonly error: unknown;
@@ -136,6 +136,7 @@ export async function runPass(
     );
   } catch (caught) {
     error = caught;
+    if (caught instanceof PartialFailureError) report = caught.result as SyncLbReport | undefined;
   }
   const simRequests = harness.sim.admin.requests().slice(before);
   return { report, error, ctx, simRequests, simWrites: simRequests.filter((r) => r.method !== 'GET') };
@@ -458,18 +459,26 @@ export function spawnBinary(
   return { child, done };
 }
 
-/** Resolves once the simulator's log holds a request matching `METHOD route` (polled every 2 ms). */
-export async function untilRequest(
-  harness: Harness,
-  methodAndRoute: string,
-  options: { readonly count?: number; readonly timeoutMs?: number } = {},
-): Promise<void> {
-  const wanted = options.count ?? 1;
-  const deadline = Date.now() + (options.timeoutMs ?? 30_000);
-  for (;;) {
-    const seen = harness.sim.admin.requests().filter((r) => `${r.method} ${r.route}` === methodAndRoute).length;
-    if (seen >= wanted) return;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${wanted} × ${methodAndRoute} in the simulator log`);
-    await new Promise((resolve) => setTimeout(resolve, 2));
-  }
+/**
+ * Watches the simulator's request log from now on: `until` resolves once it holds `count`
+ * requests matching `METHOD route` that arrived after the watcher was made (polled every 2 ms).
+ */
+export function watchRequests(harness: Harness): {
+  until(methodAndRoute: string, count?: number, timeoutMs?: number): Promise<void>;
+} {
+  const since = harness.sim.admin.requests().length;
+  return {
+    async until(methodAndRoute, count = 1, timeoutMs = 30_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const seen = harness.sim.admin
+          .requests()
+          .slice(since)
+          .filter((r) => `${r.method} ${r.route}` === methodAndRoute).length;
+        if (seen >= count) return;
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${count} × ${methodAndRoute} in the simulator log`);
+        await new Promise((resolve) => setTimeout(resolve, 2));
+      }
+    },
+  };
 }
