@@ -4,6 +4,7 @@ import { createInterface } from 'node:readline/promises';
 import type { CliIo } from './cli.js';
 import type { CommandContext, GlobalOptions } from './commands/context.js';
 import { createCloudscaleClient, type CloudscaleClient } from './core/cloudscale/client.js';
+import { checkedToken } from './core/cloudscale/settings.js';
 import { resolveApiTimeoutMs, resolveApiUrl, resolveCloudscaleToken } from './core/cloudscale/token.js';
 import { namespaceUid, readSecretValue } from './core/kube/cluster.js';
 import { connectKube, type KubeConnection } from './core/kube/connection.js';
@@ -11,6 +12,18 @@ import { ConfigError } from './core/errors.js';
 
 /** The Secret the Go CCM reads its token from; reused so a switch-over needs no new Secret. */
 export const TOKEN_SECRET = { namespace: 'kube-system', name: 'cloudscale', key: 'access-token' } as const;
+
+/** The token from the Go CCM's Secret, checked like the other sources so errors name the Secret. */
+async function tokenFromSecret(kube: KubeConnection): Promise<string> {
+  const { namespace, name, key } = TOKEN_SECRET;
+  const token = (await readSecretValue(kube, namespace, name, key))?.trim();
+  if (token === undefined || token === '') {
+    throw new ConfigError('no cloudscale API token found', {
+      hint: `set CLOUDSCALE_API_TOKEN, pass --token-file, or create the Secret ${namespace}/${name} with key ${key}`,
+    });
+  }
+  return checkedToken(token, `the Secret ${namespace}/${name} (key ${key})`);
+}
 
 export function createCommandContext(globals: GlobalOptions, io: CliIo): CommandContext {
   let kube: KubeConnection | undefined;
@@ -36,15 +49,8 @@ export function createCommandContext(globals: GlobalOptions, io: CliIo): Command
         const baseUrl = resolveApiUrl({ flag: globals.apiUrl, env: io.env });
         const timeoutMs = resolveApiTimeoutMs(io.env);
         const fromFlagOrEnv = await resolveCloudscaleToken({ tokenFile: globals.tokenFile, env: io.env });
-        const token =
-          fromFlagOrEnv?.token ??
-          (await readSecretValue(context.kube(), TOKEN_SECRET.namespace, TOKEN_SECRET.name, TOKEN_SECRET.key));
-        if (token === undefined || token.trim() === '') {
-          throw new ConfigError('no cloudscale API token found', {
-            hint: `set CLOUDSCALE_API_TOKEN, pass --token-file, or create the Secret ${TOKEN_SECRET.namespace}/${TOKEN_SECRET.name} with key ${TOKEN_SECRET.key}`,
-          });
-        }
-        return createCloudscaleClient({ baseUrl, token: token.trim(), timeoutMs, signal: io.signal });
+        const token = fromFlagOrEnv?.token ?? (await tokenFromSecret(context.kube()));
+        return createCloudscaleClient({ baseUrl, token, timeoutMs, signal: io.signal });
       })();
       return cloudscale;
     },
