@@ -1,0 +1,92 @@
+// What a pass costs in cloudscale API requests, for 1, 10 and 50 Services (one port each, two
+// nodes, so two members per pool). The contract: a pass that changes nothing costs the six list
+// calls plus one member list per pool, whatever the number of Services; a full converge writes
+// exactly the creations. The figures (reads of a converge included) are printed for the record.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startHarness, type Harness } from '../support/ccm.js';
+import { createLoadBalancerService, deleteCreatedObjects, ensureNamespace, uniqueName } from '../support/kube.js';
+import { createNodes, lbSeed, passOk } from '../support/lb-scenarios.js';
+
+const LIST_ROUTES = [
+  'GET /v1/servers',
+  'GET /v1/load-balancers',
+  'GET /v1/load-balancers/pools',
+  'GET /v1/load-balancers/listeners',
+  'GET /v1/load-balancers/health-monitors',
+  'GET /v1/floating-ips',
+];
+const MEMBER_LIST_ROUTE = 'GET /v1/load-balancers/pools/{uuid}/members';
+/** Per Service: load balancer, pool, two members, listener, monitor. */
+const CREATIONS_PER_SERVICE = 6;
+
+describe('sync-lb: requests per pass', () => {
+  let harness: Harness;
+  const prefix = uniqueName('req');
+  const figures: string[] = [];
+
+  beforeAll(async () => {
+    harness = await startHarness({ seed: lbSeed(prefix, 2) });
+    await createNodes(prefix, 2);
+  });
+  afterAll(async () => {
+    if (figures.length > 0) {
+      console.info(
+        [
+          'sync-lb requests (cloudscale API; lbProvisionMs 0):',
+          'services | converge total (reads/writes) | minimum | no-op total | minimum',
+          ...figures,
+        ].join('\n'),
+      );
+    }
+    await deleteCreatedObjects();
+    await harness?.stop();
+  });
+
+  it.each([1, 10, 50])('%i Service(s): a converge writes exactly the creations; a no-op pass costs 6 lists + 1 member list per pool', async (count) => {
+    const namespace = uniqueName(`lb-req-${count}`);
+    await ensureNamespace(namespace);
+    const names = Array.from({ length: count }, (_, i) => `svc-${i}`);
+    for (const name of names) await createLoadBalancerService(namespace, name);
+
+    const converge = await passOk(harness, names, { namespace });
+    expect(converge.report.services.map((s) => s.status)).toEqual(Array(count).fill('changed'));
+    expect(converge.report.requests.writes).toBe(CREATIONS_PER_SERVICE * count);
+    expect(converge.report.requests.retries).toBe(0);
+    const convergeMinimum = CREATIONS_PER_SERVICE * count + LIST_ROUTES.length + count;
+
+    const noop = await passOk(harness, names, { namespace });
+    const requests = (await noop.ctx.client()).requests.summary();
+    expect(noop.report.requests).toEqual({ total: LIST_ROUTES.length + count, reads: LIST_ROUTES.length + count, writes: 0, retries: 0 });
+    expect(Object.fromEntries(requests.byRoute.map((r) => [r.route, r.count]))).toEqual({
+      ...Object.fromEntries(LIST_ROUTES.map((route) => [route, 1])),
+      [MEMBER_LIST_ROUTE]: count,
+    });
+    // The simulator saw the same: every member list of a distinct pool.
+    const memberPaths = noop.simRequests.filter((r) => `${r.method} ${r.route}` === MEMBER_LIST_ROUTE).map((r) => r.path);
+    expect(new Set(memberPaths).size).toBe(count);
+
+    const { total, reads, writes } = converge.report.requests;
+    figures.push(
+      `${String(count).padStart(8)} | ${String(total).padStart(14)} (${reads}/${writes}) | ${String(convergeMinimum).padStart(7)} | ${String(noop.report.requests.total).padStart(11)} | ${LIST_ROUTES.length + count}`,
+    );
+  });
+
+  it('with provisioning time, the waits add polls of the new load balancers, and no write', async () => {
+    const slow = await startHarness({ seed: lbSeed(prefix, 2), lbProvisionMs: 100 });
+    try {
+      const namespace = uniqueName('lb-req-slow');
+      await ensureNamespace(namespace);
+      const names = Array.from({ length: 10 }, (_, i) => `svc-${i}`);
+      for (const name of names) await createLoadBalancerService(namespace, name);
+      const converge = await passOk(slow, names, { namespace });
+      expect(converge.report.requests.writes).toBe(CREATIONS_PER_SERVICE * names.length);
+      const polls = converge.simRequests.filter((r) => `${r.method} ${r.route}` === 'GET /v1/load-balancers/{uuid}').length;
+      expect(polls).toBeGreaterThanOrEqual(names.length);
+      figures.push(
+        `${String(names.length).padStart(8)} | ${String(converge.report.requests.total).padStart(14)} (${converge.report.requests.reads}/${converge.report.requests.writes}) | lbProvisionMs 100, poll 0.05 s: ${polls} polls`,
+      );
+    } finally {
+      await slow.stop();
+    }
+  });
+});
