@@ -159,3 +159,40 @@ async function inBatches(items, limit, fn) {
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
+
+/**
+ * Counts the Kubernetes API requests sent through a connection, by wrapping the HTTP library of
+ * each of its API clients (a benchmark-only reach into client-node's generated classes; it
+ * fails loudly if their shape changes). Call before the command's first request.
+ */
+export function countKubeRequests(conn) {
+  const records = [];
+  for (const client of [conn.core, conn.coordination, conn.events, conn.version]) {
+    const http = client?.api?.configuration?.httpApi;
+    if (typeof http?.send !== 'function') {
+      throw new Error('cannot count Kubernetes requests: client-node API objects no longer expose api.configuration.httpApi');
+    }
+    const send = http.send.bind(http);
+    http.send = (request) => {
+      records.push(`${request.getHttpMethod()} ${kubeRoute(request.getUrl())}`);
+      return send(request);
+    };
+  }
+  return {
+    summary() {
+      const reads = records.filter((r) => r.startsWith('GET ')).length;
+      const byRoute = {};
+      for (const route of [...records].sort()) byRoute[route] = (byRoute[route] ?? 0) + 1;
+      return { total: records.length, reads, writes: records.length - reads, byRoute };
+    },
+  };
+}
+
+/** `/api/v1/namespaces/ns/services/web/status` → `services/{name}/status`; lists stay `services`. */
+function kubeRoute(url) {
+  const segments = new URL(url).pathname.split('/').filter(Boolean);
+  const rest = segments[0] === 'api' ? segments.slice(2) : segments[0] === 'apis' ? segments.slice(3) : segments;
+  const scoped = rest[0] === 'namespaces' && rest.length > 2 ? rest.slice(2) : rest;
+  const [resource = '/', name, ...sub] = scoped;
+  return [resource, ...(name === undefined ? [] : ['{name}']), ...sub].join('/');
+}

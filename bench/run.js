@@ -6,7 +6,7 @@
 // Settings come from flags or BENCH_* variables (flags win); `--help` lists them.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-import { cpus, platform, release, totalmem } from 'node:os';
+import { cpus, loadavg, platform, release, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -29,8 +29,8 @@ const repo = fileURLToPath(new URL('..', import.meta.url));
 
 const SETTINGS = [
   { flag: 'latency-ms', env: 'BENCH_LATENCY_MS', default: '50', parse: number, doc: 'simulated API latency per request' },
-  { flag: 'lb-provision-ms', env: 'BENCH_LB_PROVISION_MS', default: '2000', parse: number, doc: 'how long a new load balancer is "changing"' },
-  { flag: 'poll-seconds', env: 'BENCH_POLL_SECONDS', default: '2', parse: number, doc: "sync-lb's --poll-seconds (its default)" },
+  { flag: 'lb-provision-ms', env: 'BENCH_LB_PROVISION_MS', default: '1000', parse: number, doc: 'how long a new load balancer is "changing"' },
+  { flag: 'poll-seconds', env: 'BENCH_POLL_SECONDS', default: '1', parse: number, doc: "sync-lb's --poll-seconds (the CLI's default is 2)" },
   { flag: 'sizes', env: 'BENCH_SIZES', default: '1,10,50', parse: numbers, doc: 'numbers of Services' },
   { flag: 'concurrency', env: 'BENCH_CONCURRENCY', default: '4', parse: number, doc: "sync-lb's --concurrency (its default)" },
   { flag: 'sweep', env: 'BENCH_SWEEP', default: '1,4,8', parse: numbers, doc: 'concurrencies compared at the largest size' },
@@ -48,6 +48,7 @@ async function main() {
   const { renderMarkdown } = await import('./report.js');
 
   const started = Date.now();
+  const loadBefore = loadavg()[0];
   const abort = new AbortController();
   let controlPlane;
   const onSignal = (signal) => {
@@ -62,7 +63,7 @@ async function main() {
     log(`starting the control plane (helpers/test-cluster)`);
     controlPlane = await startControlPlane();
     const measured = await runSuite({ kubeconfig: controlPlane.kubeconfig, signal: abort.signal, settings, log });
-    const results = resultsDocument(settings, measured, Date.now() - started);
+    const results = resultsDocument(settings, measured, Date.now() - started, [loadBefore, loadavg()[0]]);
     const markdown = renderMarkdown(results);
     writeFileSync(resolve(repo, settings.out, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
     writeFileSync(resolve(repo, settings.out, 'results.md'), markdown);
@@ -131,7 +132,7 @@ function newestMtime(dir) {
 }
 
 /** The document written to results.json; results.md is rendered from it. */
-export function resultsDocument(settings, measured, totalMs) {
+export function resultsDocument(settings, measured, totalMs, load) {
   const cpu = cpus();
   return {
     version: 1,
@@ -144,6 +145,8 @@ export function resultsDocument(settings, measured, totalMs) {
       memoryGb: Math.round(totalmem() / 2 ** 30),
       platform: `${platform()} ${release()}`,
       node: process.versions.node,
+      /** One-minute load average at the start and the end: other work on the machine shows here. */
+      loadAverage: load.map((l) => Math.round(l * 10) / 10),
     },
     settings: { ...settings, out: undefined },
     syncLb: measured.services,
