@@ -124,6 +124,21 @@ describe('sync-lb: annotations', () => {
       const again = await passFails(harness, ['fip-missing'], pass);
       expect(again.simWrites).toEqual([]);
     });
+    it('never unassigns: a Floating IP dropped from the list stays until another Service claims it, which moves it', async () => {
+      const from = await reconciled('fip-from', {
+        annotations: { [key('loadbalancer-floating-ips')]: JSON.stringify([FLOATING_IPS[2]]) },
+      });
+      await annotate(namespace, 'fip-from', { [key('loadbalancer-floating-ips')]: null });
+      await expectConverged(harness, ['fip-from'], pass);
+      expect((await theLb(harness, from)).floatingIps.map((f) => f.network)).toEqual([FLOATING_IPS[2]]);
+
+      const to = await reconciled('fip-to', {
+        annotations: { [key('loadbalancer-floating-ips')]: JSON.stringify([FLOATING_IPS[2]]) },
+      });
+      expect((await theLb(harness, to)).floatingIps.map((f) => f.network)).toEqual([FLOATING_IPS[2]]);
+      expect((await theLb(harness, from)).floatingIps).toEqual([]);
+      await expectConverged(harness, ['fip-from', 'fip-to'], pass);
+    });
   });
 
   describe('loadbalancer-listener-allowed-cidrs', () => {

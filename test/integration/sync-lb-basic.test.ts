@@ -90,4 +90,26 @@ describe('sync-lb: a new Service', () => {
     expect(again.requests.writes).toBe(0);
     expect(second.out()).toContain('in sync');
   });
+
+  it('without arguments: every Service of type LoadBalancer in every namespace, and no other', async () => {
+    const other = uniqueName('lb-other');
+    await ensureNamespace(other);
+    const elsewhere = await createLoadBalancerService(other, 'elsewhere');
+    await createLoadBalancerService(namespace, 'classy', { loadBalancerClass: 'example.com/other' });
+    await createLoadBalancerService(namespace, 'plain', { spec: { type: 'ClusterIP', ports: [{ name: 'http', port: 80 }] } });
+    const options = { namespace: 'default', concurrency: 2, waitTimeout: 30, settleSeconds: 0, pollSeconds: 0.05, dryRun: false };
+
+    const report = await syncLbCommand([], options, harness.context());
+    expect(report.services.map((s) => [s.service, s.status]).sort()).toEqual([
+      [`${namespace}/web`, 'unchanged'],
+      [`${other}/elsewhere`, 'changed'],
+    ]);
+    const lbs = await harness.cloud.loadBalancers.list();
+    expect(lbs).toHaveLength(2);
+    expect(lbs.map((lb) => lb.name)).toContain(`k8s-service-${elsewhere.metadata!.uid}`);
+
+    const again = await syncLbCommand([], options, harness.context());
+    expect(again.requests.writes).toBe(0);
+    expect(again.services.map((s) => s.status)).toEqual(['unchanged', 'unchanged']);
+  });
 });

@@ -99,6 +99,92 @@ describe('sync-lb: lifecycle', () => {
     });
   });
 
+  describe('drift made directly in the API', () => {
+    it('a load balancer deleted by hand is created again; annotations and status follow the new one', async () => {
+      const service = await reconciled('drift-lb');
+      const { lb: old } = await theLb(harness, service);
+      await harness.cloud.deleteByHref(old.href);
+      await passOk(harness, ['drift-lb'], pass);
+      const { lb } = await theLb(harness, service);
+      expect(lb.uuid).not.toBe(old.uuid);
+      const stored = await readService(namespace, 'drift-lb');
+      expect(stored.metadata!.annotations![key('loadbalancer-uuid')]).toBe(lb.uuid);
+      expect(stored.status!.loadBalancer!.ingress!.map((i) => i.ip)).toEqual(lb.vip_addresses.map((v) => v.address));
+      await expectConverged(harness, ['drift-lb'], pass);
+    });
+
+    it('a member, listener or monitor deleted by hand is recreated; the rest is kept', async () => {
+      const service = await reconciled('drift-children', {
+        ports: [
+          { name: 'http', protocol: 'TCP', port: 80 },
+          { name: 'https', protocol: 'TCP', port: 443 },
+        ],
+      });
+      const before = await theLb(harness, service);
+      const http = poolOf(before, 'tcp/http');
+      const https = poolOf(before, 'tcp/https');
+      await harness.cloud.deleteByHref(http.listeners[0]!.href);
+      await harness.cloud.deleteByHref(https.members[0]!.href);
+      await harness.cloud.deleteByHref(https.monitors[0]!.href);
+      const { simWrites } = await passOk(harness, ['drift-children'], pass);
+      expect(routes(simWrites).sort()).toEqual(
+        [
+          'POST /v1/load-balancers/listeners',
+          'POST /v1/load-balancers/pools/{uuid}/members',
+          'POST /v1/load-balancers/health-monitors',
+        ].sort(),
+      );
+      const after = await theLb(harness, service);
+      expectWellFormed(after);
+      expect(poolOf(after, 'tcp/http').pool.uuid).toBe(http.pool.uuid);
+      expect(poolOf(after, 'tcp/https').pool.uuid).toBe(https.pool.uuid);
+      expect(poolOf(after, 'tcp/https').listeners[0]!.uuid).toBe(https.listeners[0]!.uuid);
+      expect(memberNames(poolOf(after, 'tcp/https'))).toEqual(memberNames(https));
+      await expectConverged(harness, ['drift-children'], pass);
+    });
+
+    // BUG (reported, not fixed here: src/core/lb/planner.ts is outside this test area). A pool
+    // deleted directly in the API leaves its listener with `pool: null` (the simulator's reading
+    // of the API). The planner never touches such "free" listeners (as the Go CCM), so the
+    // listener of the recreated pool clashes with it on the same port: 400 on every pass, the
+    // Service never converges. Fix: delete a free listener of the load balancer whose protocol
+    // and port a desired listener needs, before creating that listener.
+    it('BUG: a pool deleted by hand is recreated with its listener, although the old listener was left without a pool', async () => {
+      const service = await reconciled('drift-pool');
+      const before = await theLb(harness, service);
+      const http = poolOf(before, 'tcp/http');
+      await harness.cloud.deleteByHref(http.pool.href);
+      expect((await lbState(harness, before.lb.uuid)).freeListeners.map((l) => l.name)).toEqual(['tcp/80']);
+
+      await passOk(harness, ['drift-pool'], pass);
+      const after = await theLb(harness, service);
+      expectWellFormed(after);
+      expect(poolOf(after, 'tcp/http').pool.uuid).not.toBe(http.pool.uuid);
+      expect(memberNames(poolOf(after, 'tcp/http'))).toEqual(memberNames(http));
+      await expectConverged(harness, ['drift-pool'], pass);
+    });
+
+    it('refuses when the uuid annotation and the name point to different load balancers: nothing written', async () => {
+      const service = await reconciled('ambiguous');
+      const { lb } = await theLb(harness, service);
+      const impostor = await harness.cloud.loadBalancers.create({
+        name: 'an-impostor',
+        flavor: 'lb-standard',
+        zone: 'rma1',
+        vip_addresses: [],
+      });
+      await annotate(namespace, 'ambiguous', { [key('loadbalancer-name')]: 'an-impostor' });
+      const { error, simWrites } = await passFails(harness, ['ambiguous'], pass);
+      expect(simWrites).toEqual([]);
+      const [message] = failuresOf(error, namespace, 'ambiguous');
+      expect(message).toContain('found more than one load balancer');
+      expect(message).toContain(lb.uuid);
+      expect(message).toContain(impostor.uuid);
+      expect(await warningsOf(service)).toContainEqual(expect.objectContaining({ reason: 'SyncLoadBalancerFailed' }));
+      await harness.cloud.deleteByHref(impostor.href);
+    });
+  });
+
   describe('deletion', () => {
     it('a deleted Service: the load balancer is deleted, then the finalizer removed; its Floating IP stays in the project', async () => {
       const service = await reconciled('deleted', {
