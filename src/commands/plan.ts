@@ -7,11 +7,12 @@ import { readLbPassSnapshot, type ServiceSelection } from '../core/apply/snapsho
 import { planLbPass } from '../core/apply/lb-pass.js';
 import { dryRunService } from '../core/kube/dry-run.js';
 import { LB_ANNOTATIONS } from '../core/lb/annotations.js';
+import { UsageError } from '../core/errors.js';
 import { planDocument, renderPlanText, type PlanDocument } from '../core/render/plan.js';
 import type { CommandContext, CommandResult } from './context.js';
 import { planNodePass } from './init-nodes.js';
 import { readServiceManifests } from './service-manifests.js';
-import { parseServiceArgs } from './service-args.js';
+import { parseServiceArgs, type ServiceName } from './service-args.js';
 
 export interface PlanOptions {
   namespace: string;
@@ -25,14 +26,16 @@ export async function planCommand(
   options: PlanOptions,
   ctx: CommandContext,
 ): Promise<CommandResult> {
-  const document = await computePlan(args, options, ctx);
+  const { document, missing } = await planWithLookups(args, options, ctx);
   writePlan(document, ctx);
-  const blocked = document.summary.problems > 0;
-  if (blocked) {
-    // Problems are part of the plan output; the exit code still has to say "error".
-    ctx.stderr.write(`error: the plan has ${document.summary.problems} problem(s); see above\n`);
-    return { exitCode: 1 };
+  // Problems and missing Services are errors: the plan is printed, the exit code says "error".
+  for (const name of missing) {
+    ctx.stderr.write(`error: service ${name.namespace}/${name.name} not found\nhint: check the name and the namespace (-n)\n`);
   }
+  if (document.summary.problems > 0) {
+    ctx.stderr.write(`error: the plan has ${document.summary.problems} problem(s); see above\n`);
+  }
+  if (missing.length > 0 || document.summary.problems > 0) return { exitCode: 1 };
   return { exitCode: options.detailedExitcode && document.summary.changes ? 2 : 0 };
 }
 
@@ -42,7 +45,21 @@ export async function computePlan(
   options: PlanOptions,
   ctx: CommandContext,
 ): Promise<PlanDocument> {
+  return (await planWithLookups(args, options, ctx)).document;
+}
+
+/** The plan, and the named Services that do not exist. */
+async function planWithLookups(
+  args: readonly string[],
+  options: PlanOptions,
+  ctx: CommandContext,
+): Promise<{ document: PlanDocument; missing: ServiceName[] }> {
   const names = parseServiceArgs(args, options.namespace);
+  if (names.length > 0 && options.filename !== undefined) {
+    throw new UsageError('plan takes Service names or -f FILE, not both', {
+      hint: 'to plan a proposed manifest, pass only -f; to plan live Services, only their names',
+    });
+  }
   const conn = ctx.kube();
   const [cloud, clusterId] = await Promise.all([ctx.cloudscale(), ctx.clusterId()]);
 
@@ -78,12 +95,10 @@ export async function computePlan(
       : Promise.resolve(null),
   ]);
   const planned = planLbPass(snapshot, selection, proposed);
-  for (const name of names) {
-    if (!planned.some((p) => p.plan.service.namespace === name.namespace && p.plan.service.name === name.name)) {
-      ctx.stderr.write(`warning: service ${name.namespace}/${name.name} does not exist\n`);
-    }
-  }
-  return planDocument({
+  const missing = names.filter(
+    (name) => !snapshot.services.some((s) => s.metadata?.namespace === name.namespace && s.metadata?.name === name.name),
+  );
+  const document = planDocument({
     nodes:
       nodePass === null
         ? null
@@ -94,6 +109,7 @@ export async function computePlan(
           },
     services: planned.map((p) => p.plan),
   });
+  return { document, missing };
 }
 
 function writePlan(document: PlanDocument, ctx: CommandContext): void {

@@ -19,11 +19,12 @@ export async function readServiceManifests(
   } catch (error) {
     throw new ConfigError(`cannot read manifest ${file}: ${(error as Error).message}`, { cause: error });
   }
-  return parseServiceManifests(text, file, defaultNamespace);
+  return parseServiceManifests(text, file === '-' ? 'standard input' : file, defaultNamespace);
 }
 
 export function parseServiceManifests(text: string, source: string, defaultNamespace: string): V1Service[] {
   const services: V1Service[] = [];
+  const seen = new Map<string, string>();
   parseAllDocuments(text).forEach((document, index) => {
     const where = `${source}: document ${index + 1}`;
     if (document.errors.length > 0) {
@@ -34,7 +35,17 @@ export function parseServiceManifests(text: string, source: string, defaultNames
     const items = isObject(value) && value.kind === 'List' && Array.isArray(value.items) ? value.items : [value];
     items.forEach((item: unknown, itemIndex: number) => {
       const at = items.length > 1 || value !== item ? `${where}, item ${itemIndex + 1}` : where;
-      services.push(asService(item, at, defaultNamespace));
+      const service = asService(item, at, defaultNamespace);
+      // Two proposals for one Service cannot both be planned: which one would be applied?
+      const key = `${service.metadata!.namespace}/${service.metadata!.name}`;
+      const first = seen.get(key);
+      if (first !== undefined) {
+        throw new ConfigError(`${at}: Service ${key} is already defined in ${first}`, {
+          hint: 'give each Service once per manifest',
+        });
+      }
+      seen.set(key, at);
+      services.push(service);
     });
   });
   if (services.length === 0) {

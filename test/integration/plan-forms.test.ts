@@ -14,6 +14,7 @@ import {
   createLoadBalancerService,
   createNode,
   deleteCreatedObjects,
+  deleteServiceForced,
   ensureNamespace,
   ignoreNotFound,
   testConnection,
@@ -90,6 +91,22 @@ describe('plan: whole cluster, named Services, manifests', () => {
     const cli = await binary(['plan', 'service/web', '-n', namespace, '--detailed-exitcode']);
     expect(cli).toMatchObject({ code: 0, stderr: '' });
     expect(cli.stdout).toContain('No changes.');
+  });
+
+  it('plan service/NAME of a Service that does not exist: the others are planned, exit 1 naming it', async () => {
+    const ctx = harness.context({ output: 'json' });
+    const result = await planCommand(['service/web', 'service/nope'], { namespace, detailedExitcode: true }, ctx);
+    expect(result.exitCode).toBe(1);
+    expect((JSON.parse(ctx.out()) as PlanDocument).services.map((s) => s.service.name)).toEqual(['web']);
+    expect(ctx.err()).toBe(`error: service ${namespace}/nope not found\nhint: check the name and the namespace (-n)\n`);
+
+    const cli = await binary(['plan', 'service/nope', '-n', namespace]);
+    expect(cli.code).toBe(1);
+    expect(cli.stderr).toContain(`error: service ${namespace}/nope not found`);
+  });
+
+  it('Service names and -f together are a usage error', async () => {
+    await expect(plan(['service/web'], { filename: 'x.yaml' })).rejects.toThrow('plan takes Service names or -f FILE, not both');
   });
 
   it('plan service/NAME -n NS: a changed annotation shows its actions, impact and downtime (exit 2)', async () => {
@@ -252,6 +269,8 @@ spec:
     // The node port of the kept port is the allocated one, not a fresh allocation.
     expect(document.services[0]!.actions.some((a) => a.kind === 'create-member')).toBe(false);
     expect((await conn.core.readNamespacedService({ namespace, name: 'multi' })).metadata!.resourceVersion).toBe(live.metadata!.resourceVersion);
+    // Out of the way of the whole-cluster test (its load balancer stays behind in the simulator).
+    await deleteServiceForced(namespace, 'multi');
   });
 
   it('plan -f: a bad manifest is an error naming the file and the document; nothing is planned', async () => {
