@@ -10,7 +10,7 @@ import type { PlannedAction } from '../core/lb/actions.js';
 import type { ExecutedAction } from '../core/apply/lb-executor.js';
 import { createPassReporter, reporterMode } from '../core/render/progress.js';
 import type { CommandContext } from './context.js';
-import { parseServiceArgs } from './service-args.js';
+import { parseServiceArgs, type ServiceName } from './service-args.js';
 
 export interface SyncLbOptions {
   namespace: string;
@@ -65,6 +65,10 @@ export async function syncLbCommand(
   const requestsBefore = cloud.requests.entries().length;
   let snapshot = await readLbPassSnapshot({ conn, cloud, clusterId, selection });
   let planned = planLbPass(snapshot, selection);
+  // A named Service that does not exist is an error (a typo must not pass silently, as in plan).
+  const missing = names.filter(
+    (name) => !snapshot.services.some((s) => s.metadata?.namespace === name.namespace && s.metadata?.name === name.name),
+  );
 
   const reporter = createPassReporter(
     planned
@@ -129,7 +133,7 @@ export async function syncLbCommand(
   const summary = summarise(cloud.requests.entries().slice(requestsBefore));
   const report: SyncLbReport = {
     version: SYNC_LB_JSON_VERSION,
-    services: outcomes.map(serviceReport),
+    services: [...outcomes.map(serviceReport), ...missing.map(missingServiceReport)],
     requests: { total: summary.total, reads: summary.reads, writes: summary.writes, retries: summary.retries },
     durationMs: Date.now() - started,
   };
@@ -137,15 +141,18 @@ export async function syncLbCommand(
   else if (ctx.globals.output === 'yaml') ctx.stdout.write(toYaml(report));
   else ctx.stdout.write(`${summaryLine(report)}\n`);
 
-  const failures = outcomes.flatMap((o) =>
-    o.status === 'failed'
-      ? o.errors.map((error) => ({ object: `service/${o.planned.plan.service.namespace}/${o.planned.plan.service.name}`, error }))
-      : [],
-  );
+  const failures = [
+    ...outcomes.flatMap((o) =>
+      o.status === 'failed'
+        ? o.errors.map((error) => ({ object: `service/${o.planned.plan.service.namespace}/${o.planned.plan.service.name}`, error }))
+        : [],
+    ),
+    ...missing.map((name) => ({ object: `service/${name.namespace}/${name.name}`, error: serviceNotFound(name) })),
+  ];
   if (failures.length > 0) {
     const failed = new Set(failures.map((f) => f.object)).size;
     throw new PartialFailureError(
-      `${failed} of ${outcomes.length} Service(s) failed to sync`,
+      `${failed} of ${report.services.length} Service(s) failed to sync`,
       failures,
       report,
     );
@@ -169,6 +176,23 @@ function serviceReport(outcome: ServiceOutcome): ServiceReport {
             ...(e instanceof CcmError && e.hint !== undefined ? { hint: e.hint } : {}),
           }))
         : [],
+  };
+}
+
+function serviceNotFound(name: ServiceName): CcmError {
+  return new CcmError(`service ${name.namespace}/${name.name} not found`, {
+    hint: 'check the name and the namespace (-n)',
+  });
+}
+
+function missingServiceReport(name: ServiceName): ServiceReport {
+  const error = serviceNotFound(name);
+  return {
+    service: `${name.namespace}/${name.name}`,
+    status: 'failed',
+    loadBalancer: null,
+    actions: [],
+    errors: [{ message: error.message, hint: error.hint! }],
   };
 }
 

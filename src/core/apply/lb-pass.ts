@@ -171,7 +171,6 @@ function serviceWriter(conn: KubeConnection, service: V1Service): ServiceWriter 
   };
 }
 
-/** A problem as one line: its subject first, unless the message already starts with it. */
 /** A planner problem (bad annotation, refusal, conflict) as the error of its Service. */
 export class ServiceProblemError extends CcmError {
   readonly problem: Problem;
