@@ -263,6 +263,22 @@ describe('sync-lb: lifecycle', () => {
     });
   });
 
+  describe('named Services', () => {
+    it('a named Service that does not exist fails the pass (as plan and init-nodes), the others are still reconciled', async () => {
+      const present = await createLoadBalancerService(namespace, 'present');
+      const { error, report } = await passFails(harness, ['present', 'absent'], pass);
+      expect(error.failures.map((f) => [f.object, f.error.message])).toEqual([
+        [`service/${namespace}/absent`, `service ${namespace}/absent not found`],
+      ]);
+      expect((error.failures[0]!.error as { hint?: string }).hint).toContain('-n');
+      expect(report!.services.map((s) => [s.service, s.status]).sort()).toEqual([
+        [`${namespace}/absent`, 'failed'],
+        [`${namespace}/present`, 'changed'],
+      ]);
+      expectWellFormed(await theLb(harness, present));
+    });
+  });
+
   describe('spec.loadBalancerClass', () => {
     it('a Service of another class is not touched: no finalizer, no load balancer, no event', async () => {
       const service = await createLoadBalancerService(namespace, 'other-class', {
