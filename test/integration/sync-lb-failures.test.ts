@@ -77,7 +77,7 @@ describe('sync-lb: failures', () => {
       const good = await createLoadBalancerService(namespace, 'good');
       const names = [...bad.keys(), 'good'];
 
-      const { error, simWrites, ctx } = await passFails(harness, names, pass);
+      const { error, simWrites, ctx, report } = await passFails(harness, names, pass);
       expect(error.message).toContain(`${cases.length} of ${names.length} Service(s) failed`);
 
       // The only cloud writes are the good Service's load balancer.
@@ -95,6 +95,9 @@ describe('sync-lb: failures', () => {
         expect(messages[0], name).toContain(says);
         expect(messages[0], name).toContain(`expected ${format.startsWith('`') ? 'one of ' : ''}`);
         expect(messages[0], name).toContain(format);
+        const reported = report!.services.find((r) => r.service === `${namespace}/${name}`);
+        expect(reported?.status, name).toBe('failed');
+        expect(reported?.errors[0]?.hint, `the hint of ${name}`).toContain(`Fix the annotation ${key(annotation)}`);
         expect(ctx.out(), `the error line of ${name}`).toContain(`service/${namespace}/${name}`);
         expect(ctx.out(), `the error line of ${name}`).toContain(messages[0]!.slice(0, 120));
 
