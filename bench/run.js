@@ -10,7 +10,7 @@ import { cpus, loadavg, platform, release, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { startControlPlane } from './control-plane.js';
+import { createControlPlane } from './control-plane.js';
 
 const repo = fileURLToPath(new URL('..', import.meta.url));
 
@@ -50,18 +50,18 @@ async function main() {
   const started = Date.now();
   const loadBefore = loadavg()[0];
   const abort = new AbortController();
-  let controlPlane;
+  const controlPlane = createControlPlane();
   const onSignal = (signal) => {
     process.stderr.write(`\nbench: ${signal}, stopping the control plane\n`);
     abort.abort(new Error(`interrupted by ${signal}`));
-    controlPlane?.stop();
+    controlPlane.stop();
     process.exit(130);
   };
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
     log(`starting the control plane (helpers/test-cluster)`);
-    controlPlane = await startControlPlane();
+    await controlPlane.start();
     const measured = await runSuite({ kubeconfig: controlPlane.kubeconfig, signal: abort.signal, settings, log });
     const results = resultsDocument(settings, measured, Date.now() - started, [loadBefore, loadavg()[0]]);
     const markdown = renderMarkdown(results);
@@ -70,7 +70,7 @@ async function main() {
     process.stdout.write(`\n${markdown}\nWritten: ${join(settings.out, 'results.json')}, ${join(settings.out, 'results.md')}\n`);
     return 0;
   } finally {
-    controlPlane?.stop();
+    controlPlane.stop();
   }
 }
 
