@@ -164,6 +164,18 @@ describe('exit codes', () => {
     expect(good.code, describeResult(good)).toBe(0);
   });
 
+  test('run (what the CronJob runs) with the broken Service: exit 1, its JSON names the failure; cleanup has nothing to do (0)', async () => {
+    const result = await run(['-o', 'json', 'run', ...fastSync]);
+    expect(result.code, describeResult(result)).toBe(1);
+    const report = JSON.parse(result.stdout) as { failures: { object: string }[] };
+    expect(report.failures.map((f) => f.object)).toEqual([`service/${namespace}/broken`]);
+    expect(result.stderr).toContain(`${namespace}/broken`);
+
+    const cleanup = await run(['-o', 'json', 'cleanup', '--yes']);
+    expect(cleanup.code, describeResult(cleanup)).toBe(0);
+    expect(JSON.parse(cleanup.stdout)).toMatchObject({ candidates: [], deleted: [] });
+  });
+
   test('init-nodes with one missing node among good ones: the good one is initialised, exit 1 names the missing one', async () => {
     await createNode(`${prefix}-3`, { ready: true, taints: [uninitialized] });
     const missing = `${prefix}-gone`;
