@@ -211,7 +211,7 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
 
   program
     .command('manifests')
-    .description('print the CronJob, RBAC and Secret manifests for kubectl apply -f -')
+    .description('print the CronJob and RBAC manifests for kubectl apply -f - (the token Secret is created separately, see the output)')
     .option('--image <ref>', 'container image of cloudscale-ccm')
     .option('--schedule <cron>', 'CronJob schedule', '* * * * *')
     .option('--api-server-host <host>', 'reach the API server at this address (before a CNI or kube-proxy exists)')
