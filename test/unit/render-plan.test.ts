@@ -214,7 +214,7 @@ describe('renderPlanText', () => {
       [
         'Symbols: - delete, * write to the Service',
         '',
-        'Service shop/web — load balancer k8s-service-uid-web (the Service gives it up)',
+        'Service shop/web — load balancer k8s-service-uid-web (no longer wanted)',
         '  - delete-lb         load balancer k8s-service-uid-web',
         '      because the Service is no longer of type LoadBalancer (now ClusterIP); the load balancer and everything on it are deleted',
         '      impact: lb-deletion, the Service loses its load balancer and its addresses',
@@ -224,6 +224,26 @@ describe('renderPlanText', () => {
         '      because the Service is no longer of type LoadBalancer (now ClusterIP); its load balancer is gone (metadata.finalizers: service.kubernetes.io/load-balancer-cleanup → (none))',
         '',
         'Plan: 0 to create, 0 to update, 1 to delete, 2 Service writes. Worst expected downtime: shop/web, load balancer k8s-service-uid-web (lb-deletion): the Service loses its load balancer and its addresses.',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  test('a deletion whose load balancer is already gone: only the finalizer', () => {
+    const plan = servicePlan(
+      'web',
+      [act('remove-finalizer', 'service shop/web finalizer', 'none', { text: 'the Service is being deleted; its load balancer is gone', field: 'metadata.finalizers', from: 'service.kubernetes.io/load-balancer-cleanup' })],
+      { mode: 'delete', loadBalancer: null },
+    );
+    expect(text(doc([plan]))).toBe(
+      [
+        'Symbols: * write to the Service',
+        '',
+        'Service shop/web — no load balancer',
+        '  * remove-finalizer  service shop/web finalizer',
+        '      because the Service is being deleted; its load balancer is gone (metadata.finalizers: service.kubernetes.io/load-balancer-cleanup → (none))',
+        '',
+        'Plan: 0 to create, 0 to update, 0 to delete, 1 Service write. Expected downtime: none.',
         '',
       ].join('\n'),
     );
@@ -248,7 +268,7 @@ describe('renderPlanText', () => {
         'Service shop/api — load balancer k8s-service-uid-api',
         '  warning NoValidNodes: No valid nodes for service found',
         '',
-        'Service shop/web — no load balancer',
+        'Service shop/web — load balancer not planned (see the errors)',
         '  error k8s.cloudscale.ch/loadbalancer-pool-algorithm: invalid value "fastest": expected one of round_robin, least_connections, source_ip',
         '      how to fix: Set k8s.cloudscale.ch/loadbalancer-pool-algorithm to round_robin, least_connections or source_ip.',
         '  warning AnnotationWarning: k8s.cloudscale.ch/loadbalancer-health-monitor-http: unknown field "paht" is ignored',

@@ -195,9 +195,11 @@ function serviceHeader(plan: ServicePlan, c: InstanceType<typeof Chalk>): string
   const lb = plan.loadBalancer;
   const what =
     lb === null
-      ? 'no load balancer'
+      ? plan.problems.length > 0
+        ? 'load balancer not planned (see the errors)'
+        : 'no load balancer'
       : plan.mode === 'delete'
-        ? `load balancer ${lb.name} (the Service gives it up)`
+        ? `load balancer ${lb.name} (no longer wanted)`
         : `load balancer ${lb.name}${lb.uuid === null ? ' (new)' : ''}`;
   return `${name}${c.dim(` — ${what}`)}`;
 }
