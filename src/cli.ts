@@ -100,7 +100,7 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     .option('--dry-run', 'show what would be done, write nothing', false)
     .option('-l, --selector <selector>', 'only nodes with these labels (kubectl syntax)')
     .addOption(
-      new Option('--max-node-deletions <n>', 'refuse to delete more Nodes than this in one pass').argParser(positiveInt('--max-node-deletions')),
+      new Option('--max-node-deletions <n>', 'refuse to delete more Nodes than this in one pass; 0 never deletes (default: 10 % of the nodes, at least 1)').argParser(wholeNumberFrom('--max-node-deletions', 0)),
     )
     .action(
       run(async (command, ctx) => {
@@ -170,7 +170,7 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     .option('--wait', 'wait for another run holding the Lease instead of exiting', false)
     .option('--force', 'act even while another cloud controller manager holds kube-system/cloud-controller-manager', false)
     .addOption(new Option('--concurrency <n>', 'Services reconciled at once').argParser(positiveInt('--concurrency')).default(4))
-    .addOption(new Option('--max-node-deletions <n>', 'refuse to delete more Nodes than this in one pass').argParser(positiveInt('--max-node-deletions')))
+    .addOption(new Option('--max-node-deletions <n>', 'refuse to delete more Nodes than this in one pass; 0 never deletes (default: 10 % of the nodes, at least 1)').argParser(wholeNumberFrom('--max-node-deletions', 0)))
     .addOption(new Option('--wait-timeout <seconds>', 'give up waiting for a load balancer after this long').argParser(positiveInt('--wait-timeout')).default(600))
     .addOption(new Option('--settle-seconds <s>', 'pause between deleting and re-creating similar objects (the API needs ~5 s)').argParser(nonNegativeNumber('--settle-seconds')).default(5))
     .addOption(new Option('--poll-seconds <s>', 'interval between reads of a load balancer that is "changing"').argParser(nonNegativeNumber('--poll-seconds')).default(2))
@@ -289,10 +289,14 @@ const wholeNumber = /^\d+$/;
 const decimalNumber = /^\d+(\.\d+)?$/;
 
 function positiveInt(flag: string) {
+  return wholeNumberFrom(flag, 1);
+}
+
+function wholeNumberFrom(flag: string, min: number) {
   return (value: string): number => {
     const n = wholeNumber.test(value) ? Number(value) : Number.NaN;
-    if (!Number.isInteger(n) || n < 1) {
-      throw new InvalidArgumentError(`${flag} takes a whole number ≥ 1, got "${value}"`);
+    if (!Number.isInteger(n) || n < min) {
+      throw new InvalidArgumentError(`${flag} takes a whole number ≥ ${min}, got "${value}"`);
     }
     return n;
   };
