@@ -164,8 +164,14 @@ describe('exit codes', () => {
     expect(good.code, describeResult(good)).toBe(0);
   });
 
+  test('init-nodes --max-node-deletions 0 (never delete a Node) is accepted', async () => {
+    const result = await run(['init-nodes', '--dry-run', '--max-node-deletions', '0']);
+    expect(result.code, describeResult(result)).toBe(0);
+    expect(result.stdout).toContain(`node/${prefix}-1`);
+  });
+
   test('run (what the CronJob runs) with the broken Service: exit 1, its JSON names the failure; cleanup has nothing to do (0)', async () => {
-    const result = await run(['-o', 'json', 'run', ...fastSync]);
+    const result = await run(['-o', 'json', 'run', ...fastSync, '--max-node-deletions', '0']);
     expect(result.code, describeResult(result)).toBe(1);
     const report = JSON.parse(result.stdout) as { failures: { object: string }[] };
     expect(report.failures.map((f) => f.object)).toEqual([`service/${namespace}/broken`]);
