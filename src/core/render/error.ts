@@ -1,4 +1,4 @@
-import { CcmError, PartialFailureError } from '../errors.js';
+import { CcmError, PartialFailureError, UsageError } from '../errors.js';
 
 /**
  * The one place a failure is turned into text for a person: the message, the hint that says
@@ -19,6 +19,8 @@ export function formatTopLevelError(error: unknown, options: { verbose: boolean 
     lines.push(`error: ${String(error)}`);
   }
   if (error instanceof CcmError && error.hint) lines.push(`hint: ${error.hint}`);
+  // Every usage error says where the usage is described, even when its thrower gave no hint.
+  else if (error instanceof UsageError) lines.push('hint: run the command with --help for its usage');
   if (options.verbose) {
     let cause = error instanceof Error ? error.cause : undefined;
     while (cause !== undefined) {
