@@ -42,6 +42,11 @@ const cases: { args: string[]; names: (string | RegExp)[]; hint?: RegExp }[] = [
   { args: ['plan', 'web/hello'], names: ['"web/hello"', 'Service'], hint: /service\/NAME/ },
   { args: ['sync-lb', 'web/hello'], names: ['"web/hello"', 'Service'], hint: /service\/NAME/ },
   { args: ['plan', 'deployment/hello'], names: ['"deployment/hello"'] },
+  // Combinations a command refuses itself, after commander.
+  { args: ['init-nodes', '-l', 'role=worker', 'node-1'], names: ['--selector', 'not both'] },
+  { args: ['plan', '-f', 'service.yaml', 'service/web'], names: ['-f', 'not both'] },
+  { args: ['manifests', '--api-server-port', '6443'], names: ['--api-server-port', '--api-server-host'] },
+  { args: ['manifests', '--schedule', 'every minute'], names: ['--schedule', '"every minute"'] },
 ];
 
 describe('usage errors', () => {
