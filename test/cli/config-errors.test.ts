@@ -120,3 +120,19 @@ describe('API URL and timeout', () => {
     expectUserError(result, '127.0.0.1:9');
   });
 });
+
+describe('known gaps (FIXME: remove `.fails` once fixed)', () => {
+  // FIXME(src/commands/init-nodes.ts): an invalid --selector reaches the apiserver and comes back
+  // as "list nodes: unable to parse requirement: …": it does not name --selector and has no hint.
+  test.fails('an invalid --selector is a usage error naming the flag', async () => {
+    const result = await runBinary(['init-nodes', '-l', '!!x'], { apiUrl: nothingListens });
+    expectUserError(result, '--selector');
+  });
+
+  // FIXME(src/commands/plan.ts): "cannot read manifest FILE: ENOENT …" has no hint.
+  test.fails('plan -f naming a missing file names it and hints', async () => {
+    const missing = join(dir, 'no-such-service.yaml');
+    const result = await runBinary(['plan', '-f', missing], { apiUrl: nothingListens });
+    expectUserError(result, missing);
+  });
+});
