@@ -73,7 +73,7 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     .addOption(new Option('--api-url <url>', 'cloudscale API base URL (default: CLOUDSCALE_API_URL or https://api.cloudscale.ch)'))
     .addOption(new Option('--token-file <file>', 'file holding the cloudscale API token (default: CLOUDSCALE_API_TOKEN, CLOUDSCALE_ACCESS_TOKEN, Secret kube-system/cloudscale)'))
     .addOption(new Option('--cluster-id <id>', 'cluster identity for ownership tags (default: uid of namespace kube-system)'))
-    .addOption(new Option('-v, --verbose', 'print request counts and error causes'))
+    .addOption(new Option('-v, --verbose', 'on an error, also print its causes (and the stack trace of an unexpected one)'))
     .showSuggestionAfterError(true)
     // Subcommand help lists the global options too: they are accepted after the subcommand.
     .configureHelp({ showGlobalOptions: true })
