@@ -115,9 +115,14 @@ describe('API URL and timeout', () => {
     expectUserError(result, 'CLOUDSCALE_API_TIMEOUT', `"${value}"`);
   });
 
-  test('an API nobody answers at names the address after its retries', async () => {
+  test('an API nobody answers at names the address after its retries; -v adds the causes', async () => {
     const result = await runBinary(['plan'], { apiUrl: nothingListens, env: { CLOUDSCALE_API_TIMEOUT: '2' } });
     expectUserError(result, '127.0.0.1:9');
+    expect(result.stderr).not.toMatch(/^cause: /m);
+
+    const verbose = await runBinary(['-v', 'plan'], { apiUrl: nothingListens, env: { CLOUDSCALE_API_TIMEOUT: '2' } });
+    expectUserError(verbose, '127.0.0.1:9');
+    expect(verbose.stderr).toMatch(/^cause: \S/m);
   });
 });
 
