@@ -1098,3 +1098,52 @@ test('cloud actions of a plan are executable in order: every symbolic reference 
   }
   expect(defined).toEqual(new Set(['lb', 'pool:tcp/a', 'pool:udp/b']));
 });
+
+describe('listeners moving between pools or left without one', () => {
+  const shape = (actions: readonly PlannedAction[]) => actions.map((a) => `${a.verb} ${a.kind} ${a.object}`);
+
+  test('two named ports swapping numbers: every listener delete comes before any create; the pools are kept', () => {
+    const world = converged(
+      svc([
+        { name: 'http', protocol: 'TCP', port: 80, nodePort: 30080 },
+        { name: 'https', protocol: 'TCP', port: 443, nodePort: 30443 },
+      ]),
+    );
+    const [http, https] = world.service.spec!.ports!;
+    http!.port = 443;
+    https!.port = 80;
+    const plan = world.plan();
+    expect(shape(plan.actions)).toEqual([
+      'delete delete-listener listener tcp/80',
+      'delete delete-listener listener tcp/443',
+      'create create-listener listener tcp/443',
+      'create create-listener listener tcp/80',
+    ]);
+    world.apply(plan.actions);
+    expect(world.plan().actions).toEqual([]);
+  });
+
+  test('a listener left without a pool blocks the recreated pool’s port: it is deleted first; other free listeners stay', () => {
+    const world = converged();
+    const [pool] = world.pools;
+    world.pools = [];
+    world.monitors = [];
+    delete world.members[pool!.uuid];
+    world.listeners = world.listeners.map((l) => ({ ...l, pool: null }));
+    const unrelated = { ...world.listeners[0]!, uuid: 'free-0000', name: 'tcp/9999', protocol_port: 9999 };
+    world.listeners.push(unrelated);
+
+    const plan = world.plan();
+    expect(shape(plan.actions.filter((a) => a.kind.endsWith('listener') || a.kind === 'create-pool'))).toEqual([
+      'create create-pool pool tcp/http',
+      'delete delete-listener listener tcp/80',
+      'create create-listener listener tcp/80',
+    ]);
+    expect(plan.actions.find((a) => a.kind === 'delete-listener')!.reason.text).toBe(
+      'left without a pool (its pool was deleted), it blocks port http TCP 80 of pool tcp/http',
+    );
+    world.apply(plan.actions);
+    expect(world.listeners.map((l) => l.name).sort()).toEqual(['tcp/80', 'tcp/9999']);
+    expect(world.plan().actions).toEqual([]);
+  });
+});

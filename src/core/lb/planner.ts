@@ -637,7 +637,10 @@ class CloudPlan {
   private readonly poolCreates: PlannedAction[] = [];
   private readonly memberDeletes: PlannedAction[] = [];
   private readonly memberCreates: PlannedAction[] = [];
-  private readonly listenerChanges: PlannedAction[] = [];
+  // Every listener delete comes before every create: a port may move between pools (two named
+  // ports swapping numbers), and the API allows one listener per port and protocol.
+  private readonly listenerDeletes: PlannedAction[] = [];
+  private readonly listenerCreates: PlannedAction[] = [];
   private readonly monitorChanges: PlannedAction[] = [];
   private readonly updates: PlannedAction[] = [];
   private readonly lbChanges: PlannedAction[] = [];
@@ -655,7 +658,8 @@ class CloudPlan {
       ...this.poolCreates,
       ...this.memberDeletes,
       ...this.memberCreates,
-      ...this.listenerChanges,
+      ...this.listenerDeletes,
+      ...this.listenerCreates,
       ...this.monitorChanges,
       ...this.updates,
       ...this.lbChanges,
@@ -739,6 +743,7 @@ class CloudPlan {
       };
     });
     this.createPools(targets, { uuid: actual.lb.uuid });
+    this.deleteBlockingFreeListeners(actual);
 
     if (d.name !== actual.lb.name) {
       this.lbChanges.push(
@@ -770,6 +775,31 @@ class CloudPlan {
           impact: 'none',
           loadBalancer: { uuid: actual.lb.uuid },
           patch: { tags },
+        }),
+      );
+    }
+  }
+
+  /**
+   * Listeners without a pool are never touched (as the Go CCM), except one on a port and
+   * protocol a desired listener needs: it is what is left when a pool was deleted outside this
+   * tool, serves nothing, and would make the API refuse the new listener on every pass.
+   */
+  private deleteBlockingFreeListeners(actual: ActualLoadBalancer): void {
+    for (const listener of actual.freeListeners) {
+      const needed = this.desired.pools.find(
+        (p) => p.listener.protocol === listener.protocol && p.listener.protocol_port === listener.protocol_port,
+      );
+      if (needed === undefined) continue;
+      this.listenerDeletes.push(
+        this.act({
+          kind: 'delete-listener',
+          object: `listener ${listener.name}`,
+          reason: {
+            text: `left without a pool (its pool was deleted), it blocks port ${describePort(needed)} of pool ${needed.name}`,
+          },
+          impact: 'none',
+          listener: { uuid: listener.uuid, href: listener.href, name: listener.name },
         }),
       );
     }
@@ -919,7 +949,7 @@ class CloudPlan {
         },
       });
     if (actual === undefined) {
-      this.listenerChanges.push(createListener(target.newPool!));
+      this.listenerCreates.push(createListener(target.newPool!));
       return;
     }
     const { create, remove, matched } = diffBy([wanted], actual.listeners, listenerKey, listenerKey);
@@ -937,7 +967,7 @@ class CloudPlan {
             }
           : { text: 'the listener protocol changed', field: LB_ANNOTATIONS.listenerProtocol.key, from: old.protocol, to: wanted.protocol };
     for (const listener of remove) {
-      this.listenerChanges.push(
+      this.listenerDeletes.push(
         this.act({
           kind: 'delete-listener',
           object: `listener ${listener.name}`,
@@ -948,7 +978,7 @@ class CloudPlan {
       );
     }
     if (create.length > 0) {
-      this.listenerChanges.push(
+      this.listenerCreates.push(
         createListener(
           recreated
             ? { impact: 'listener-recreation', reason: recreation! }
