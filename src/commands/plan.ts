@@ -60,12 +60,14 @@ async function planWithLookups(
       hint: 'to plan a proposed manifest, pass only -f; to plan live Services, only their names',
     });
   }
+  // The manifest is checked before anything is asked of the cluster or the cloud.
+  const manifests =
+    options.filename === undefined ? [] : await readServiceManifests(options.filename, options.namespace, () => ctx.readStdin());
   const conn = ctx.kube();
   const [cloud, clusterId] = await Promise.all([ctx.cloudscale(), ctx.clusterId()]);
 
   let proposed: V1Service[] = [];
   if (options.filename !== undefined) {
-    const manifests = await readServiceManifests(options.filename, options.namespace, () => ctx.readStdin());
     // What the tool writes back stays on the Service when a manifest without it is applied;
     // the zone annotation is both user input and written back, so it is kept too.
     const toolAnnotations = [

@@ -17,7 +17,10 @@ export async function readServiceManifests(
   try {
     text = file === '-' ? await readStdin() : await readFile(file, 'utf8');
   } catch (error) {
-    throw new ConfigError(`cannot read manifest ${file}: ${(error as Error).message}`, { cause: error });
+    throw new ConfigError(`cannot read manifest ${file}: ${(error as Error).message}`, {
+      cause: error,
+      hint: 'check the path given to -f (--filename); use -f - to read the manifest from standard input',
+    });
   }
   return parseServiceManifests(text, file === '-' ? 'standard input' : file, defaultNamespace);
 }
