@@ -4,7 +4,7 @@
 import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { createCommandContext } from './composition.js';
 import type { CommandContext, GlobalOptions, OutputFormat } from './commands/context.js';
-import { UsageError } from './core/errors.js';
+import { KubeApiError, UsageError } from './core/errors.js';
 import { VERSION } from './version.js';
 
 export interface CliIo {
@@ -89,8 +89,12 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
   ) =>
     async function (this: Command) {
       const ctx = createCommandContext(globalsOf(this, io), io);
-      const code = await action(this, ctx);
-      setExitCode(code ?? 0);
+      try {
+        const code = await action(this, ctx);
+        setExitCode(code ?? 0);
+      } catch (error) {
+        throw withApiServer(error, ctx);
+      }
     };
 
   program
@@ -113,7 +117,7 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
   program
     .command('sync-lb')
     .description('reconcile the cloudscale load balancers of Services of type LoadBalancer (one pass)')
-    .argument('[service...]', 'only these Services: service/NAME or NAMESPACE/NAME')
+    .argument('[service...]', 'only these Services: service/NAME (in --namespace)')
     .option('-n, --namespace <ns>', 'namespace of the named Services', 'default')
     .addOption(new Option('--concurrency <n>', 'Services reconciled at once').argParser(positiveInt('--concurrency')).default(4))
     .addOption(new Option('--wait-timeout <seconds>', 'give up waiting for a load balancer after this long').argParser(positiveInt('--wait-timeout')).default(600))
@@ -138,7 +142,7 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
   program
     .command('plan')
     .description('show every change init-nodes and sync-lb would make, with impact and expected downtime; writes nothing')
-    .argument('[service...]', 'only these Services: service/NAME or NAMESPACE/NAME')
+    .argument('[service...]', 'only these Services: service/NAME (in --namespace)')
     .option('-n, --namespace <ns>', 'namespace of the named Services and of -f manifests without one', 'default')
     .option('-f, --filename <file>', 'plan a proposed Service manifest (YAML/JSON, several documents allowed; - for stdin)')
     .option('--detailed-exitcode', 'exit 0 when nothing would change, 2 when changes are pending, 1 on error', false)
@@ -258,6 +262,18 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
   }
 
   return program;
+}
+
+/** An API server that did not answer at all: the message names it and where it was configured. */
+function withApiServer(error: unknown, ctx: CommandContext): unknown {
+  if (!(error instanceof KubeApiError) || error.status !== 0) return error;
+  const { config, source } = ctx.kube();
+  const server = config.getCurrentCluster()?.server ?? '(no server)';
+  return new KubeApiError(`${error.message} (API server ${server}, from ${source})`, {
+    status: 0,
+    cause: error,
+    ...(error.hint === undefined ? {} : { hint: error.hint }),
+  });
 }
 
 function globalsOf(command: Command, io: CliIo): GlobalOptions {

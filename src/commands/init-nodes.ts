@@ -9,6 +9,7 @@ import {
   PartialFailureError,
   RefusedError,
   UsageError,
+  errorMessage,
 } from '../core/errors.js';
 import type { KubeConnection } from '../core/kube/connection.js';
 import { recordEvent } from '../core/kube/events.js';
@@ -28,6 +29,7 @@ import type {
   NodeProblem,
   NodeSnapshot,
 } from '../core/nodes/types.js';
+import { parseLabelSelector } from '../core/lb/selector.js';
 import type { CommandContext } from './context.js';
 
 export interface InitNodesOptions {
@@ -103,6 +105,15 @@ export async function initNodesCommand(
   }
   if (options.selector !== undefined && nodeNames.length > 0) {
     throw new UsageError('name nodes or give --selector, not both');
+  }
+  if (options.selector !== undefined) {
+    try {
+      parseLabelSelector(options.selector);
+    } catch (error) {
+      throw new UsageError(`--selector "${options.selector}": ${errorMessage(error)}`, {
+        hint: 'use the kubectl label-selector syntax, e.g. -l node-role.kubernetes.io/worker or -l zone=rma1,env!=test',
+      });
+    }
   }
   const kube = ctx.kube();
   const cloudscale = await ctx.cloudscale();

@@ -75,7 +75,7 @@ export async function syncLbCommand(
       .filter((p) => p.plan.mode !== 'ignore')
       .map((p) => ({ service: serviceLabel(p.plan), total: p.plan.actions.length })),
     ctx.stdout,
-    reporterMode(ctx.globals.output, ctx.stdout.isTTY),
+    { mode: reporterMode(ctx.globals.output, ctx.stdout.isTTY), color: ctx.globals.color },
   );
   const results = new Map<string, ServiceOutcome>();
   try {

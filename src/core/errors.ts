@@ -63,8 +63,8 @@ export class CloudscaleUnavailableError extends CcmError {}
 export class KubeApiError extends CcmError {
   readonly status: number;
   readonly reason: string | undefined;
-  constructor(message: string, init: { status: number; reason?: string; cause?: unknown }) {
-    super(message, { cause: init.cause });
+  constructor(message: string, init: { status: number; reason?: string; cause?: unknown; hint?: string }) {
+    super(message, { cause: init.cause, ...(init.hint === undefined ? {} : { hint: init.hint }) });
     this.status = init.status;
     this.reason = init.reason;
   }

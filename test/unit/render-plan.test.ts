@@ -87,7 +87,7 @@ describe('renderPlanText', () => {
         '',
         'Service shop/web — load balancer k8s-service-uid-web (new)',
         '  * add-finalizer      service shop/web finalizer',
-        '      because protects the load balancer from being left behind when the Service is deleted (metadata.finalizers: (none) → service.kubernetes.io/load-balancer-cleanup)',
+        '      because protect the load balancer from being left behind when the Service is deleted (metadata.finalizers: (none) → service.kubernetes.io/load-balancer-cleanup)',
         '  + create-lb          load balancer k8s-service-uid-web',
         '      because the Service has no load balancer yet',
         '      impact: none, no interruption',

@@ -50,13 +50,13 @@ describe('live view (ink)', () => {
   it('shows Services in flight and the queue, then finished ones as permanent lines', () => {
     const create = action('create-pool', 'pool tcp/http');
     const inFlight = run([['service/a/web', { type: 'start', action: create, index: 1 }, 0]]);
-    const view = render(<PassProgressView progress={inFlight} now={at(1200)} />);
+    const view = render(<PassProgressView progress={inFlight} now={at(1200)} color={false} />);
     expect(view.lastFrame()).toBe('› service/a/web: 0/2 create-pool pool tcp/http (1.2 s)\n1 Service(s) queued');
     const finished = run([
       ['service/a/web', { finished: 'changed' }, 2000],
       ['service/a/api', { finished: 'unchanged' }, 2100],
     ]);
-    view.rerender(<PassProgressView progress={finished} now={at(3000)} />);
+    view.rerender(<PassProgressView progress={finished} now={at(3000)} color={false} />);
     expect(view.frames.join('\n')).toContain('✓ service/a/web: done, 0 actions in 0.0 s');
     expect(view.frames.join('\n')).toContain('= service/a/api: in sync');
     view.unmount();
@@ -67,7 +67,7 @@ describe('plain-line reporter (not a terminal)', () => {
   it('writes one line per finished action and per Service, without escape codes', async () => {
     let out = '';
     let clock = at(0);
-    const reporter = createPassReporter([{ service: 'service/a/web', total: 1 }], { write: (t: string) => (out += t) }, 'lines', () => clock);
+    const reporter = createPassReporter([{ service: 'service/a/web', total: 1 }], { write: (t: string) => (out += t) }, { mode: 'lines', color: false, now: () => clock });
     const update = action('update-listener', 'listener tcp/80');
     reporter.onProgress('service/a/web', { type: 'start', action: update, index: 0 });
     clock = at(40);

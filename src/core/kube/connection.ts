@@ -33,7 +33,14 @@ export interface KubeConnection {
 export function connectKube(options: KubeConnectionOptions = {}): KubeConnection {
   const env = options.env ?? process.env;
   const config = new KubeConfig();
-  let source: string;
+  const source =
+    options.kubeconfig !== undefined
+      ? options.kubeconfig
+      : env.KUBECONFIG
+        ? `KUBECONFIG=${env.KUBECONFIG}`
+        : env.KUBERNETES_SERVICE_HOST
+          ? 'in-cluster service account'
+          : '~/.kube/config';
   try {
     if (options.kubeconfig !== undefined) {
       if (!existsSync(options.kubeconfig)) {
@@ -42,22 +49,18 @@ export function connectKube(options: KubeConnectionOptions = {}): KubeConnection
         });
       }
       config.loadFromFile(options.kubeconfig);
-      source = options.kubeconfig;
     } else if (env.KUBECONFIG) {
       config.loadFromDefault();
-      source = `KUBECONFIG=${env.KUBECONFIG}`;
     } else if (env.KUBERNETES_SERVICE_HOST) {
       config.loadFromCluster();
-      source = 'in-cluster service account';
     } else {
       config.loadFromDefault();
-      source = '~/.kube/config';
     }
   } catch (error) {
     if (error instanceof ConfigError) throw error;
-    throw new ConfigError(`cannot load the Kubernetes configuration: ${messageOf(error)}`, {
+    throw new ConfigError(`cannot load the Kubernetes configuration from ${source}: ${messageOf(error)}`, {
       cause: error,
-      hint: 'check --kubeconfig / KUBECONFIG',
+      hint: 'check the file (kubectl config view) or pass another with --kubeconfig',
     });
   }
   if (options.context !== undefined) {
@@ -108,7 +111,24 @@ export function toKubeApiError(what: string, error: unknown): KubeApiError {
       cause: error,
     });
   }
-  return new KubeApiError(`${what}: ${messageOf(error)}`, { status: 0, cause: error });
+  // No answer at all (connection refused, TLS, DNS): fetch says only "fetch failed"; the
+  // reason with the address is in its cause.
+  const reason = [messageOf(error), ...causesOf(error)].join(': ');
+  return new KubeApiError(`${what}: ${reason}`, {
+    status: 0,
+    cause: error,
+    hint: 'check that the Kubernetes API server is reachable: --kubeconfig, --context, KUBECONFIG',
+  });
+}
+
+function causesOf(error: unknown): string[] {
+  const out: string[] = [];
+  let cause = error instanceof Error ? error.cause : undefined;
+  while (cause !== undefined && out.length < 3) {
+    out.push(messageOf(cause));
+    cause = cause instanceof Error ? cause.cause : undefined;
+  }
+  return out;
 }
 
 function parseStatusBody(body: unknown): { message?: string; reason?: string } | undefined {

@@ -386,7 +386,7 @@ class EnsurePlanner {
           kind: 'add-finalizer',
           object: `service ${this.svc} finalizer`,
           reason: {
-            text: 'protects the load balancer from being left behind when the Service is deleted',
+            text: 'protect the load balancer from being left behind when the Service is deleted',
             field: 'metadata.finalizers',
             to: LB_FINALIZER,
           },

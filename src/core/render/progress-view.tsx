@@ -23,7 +23,9 @@ const COLOR: { readonly [K in ServiceProgress['status']]: string | undefined } =
 
 const finished = (s: ServiceProgress) => s.status === 'changed' || s.status === 'unchanged' || s.status === 'failed';
 
-export function PassProgressView(props: { progress: PassProgress; now: number }) {
+/** `color` false (--no-color, NO_COLOR): the same view without colour codes. */
+export function PassProgressView(props: { progress: PassProgress; now: number; color: boolean }) {
+  const colorOf = (s: ServiceProgress) => (props.color ? COLOR[s.status] : undefined);
   const done = props.progress.services.filter(finished);
   const active = props.progress.services.filter((s) => s.status === 'running' || s.status === 'waiting');
   const pending = props.progress.services.filter((s) => s.status === 'pending').length;
@@ -31,17 +33,17 @@ export function PassProgressView(props: { progress: PassProgress; now: number })
     <Box flexDirection="column">
       <Static items={done}>
         {(s) => (
-          <Text key={s.service} color={COLOR[s.status]}>
+          <Text key={s.service} color={colorOf(s)}>
             {SYMBOL[s.status]} {describeProgress(s, props.now)}
           </Text>
         )}
       </Static>
       {active.map((s) => (
-        <Text key={s.service} color={COLOR[s.status]} wrap="truncate-end">
+        <Text key={s.service} color={colorOf(s)} wrap="truncate-end">
           {SYMBOL[s.status]} {describeProgress(s, props.now)}
         </Text>
       ))}
-      {pending > 0 ? <Text color="gray">{pending} Service(s) queued</Text> : null}
+      {pending > 0 ? <Text color={props.color ? 'gray' : undefined}>{pending} Service(s) queued</Text> : null}
     </Box>
   );
 }

@@ -24,9 +24,10 @@ export function reporterMode(output: string, isTTY: boolean | undefined): Report
 export function createPassReporter(
   plans: readonly { service: string; total: number }[],
   stream: { write(text: string): unknown },
-  mode: ReporterMode,
-  now: () => number = Date.now,
+  options: { mode: ReporterMode; color: boolean; now?: () => number },
 ): PassReporter {
+  const { mode, color } = options;
+  const now = options.now ?? Date.now;
   let state: PassProgress = initialProgress(plans);
   const apply = (event: ProgressEvent) => {
     state = progressReducer(state, event);
@@ -57,12 +58,12 @@ export function createPassReporter(
       close: async () => {},
     };
   }
-  const instance: Instance = render(<PassProgressView progress={state} now={now()} />, {
+  const instance: Instance = render(<PassProgressView progress={state} now={now()} color={color} />, {
     stdout: stream as NodeJS.WriteStream,
     patchConsole: false,
     exitOnCtrlC: false,
   });
-  const redraw = () => instance.rerender(<PassProgressView progress={state} now={now()} />);
+  const redraw = () => instance.rerender(<PassProgressView progress={state} now={now()} color={color} />);
   // Elapsed times tick while load balancers provision (minutes on the real cloud).
   const ticker = setInterval(redraw, 500);
   ticker.unref();
