@@ -135,3 +135,16 @@ export function startBinary(
     exited,
   };
 }
+
+/**
+ * A loopback port nothing listens on (bound, then released). Not a fixed port: fetch refuses
+ * some low ports outright ("bad port"), which is not what "nobody answers" should test.
+ */
+export async function closedPort(): Promise<number> {
+  const { createServer } = await import('node:net');
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}

@@ -134,11 +134,9 @@ describe('other commands in a terminal', () => {
     expect(noColor.output).not.toMatch(colourCode);
   });
 
-  // FIXME(src/core/render/progress.tsx, progress-view.tsx): the live view colours through ink's
-  // <Text color>, i.e. chalk's own terminal detection, not the tool's `color` setting. --no-color
-  // only works because chalk also reads process.argv; NO_COLOR is ignored (chalk does not read
-  // it). Remove `.fails` once the view takes the tool's colour setting.
-  test.fails('sync-lb: NO_COLOR leaves no colour codes', async () => {
+  // chalk (under ink) reads --no-color from process.argv but not NO_COLOR: the view must take
+  // the tool's own colour setting.
+  test('sync-lb: NO_COLOR leaves no colour codes', async () => {
     const result = await runInTerminal(['sync-lb', ...fastSync, '-n', namespace, 'service/web'], {
       apiUrl: harness.sim.url,
       env: { NO_COLOR: '1' },
