@@ -100,10 +100,9 @@ describe('sync-lb: a new Service', () => {
     await createLoadBalancerService(namespace, 'plain', { spec: { type: 'ClusterIP', ports: [{ name: 'http', port: 80 }] } });
     // No names: the whole cluster (passOk reports the output of a failed pass).
     const { report } = await passOk(harness, []);
-    expect(report.services.map((s) => [s.service, s.status]).sort()).toEqual([
-      [`${namespace}/web`, 'unchanged'],
-      [`${other}/elsewhere`, 'changed'],
-    ]);
+    expect(report.services.map((s) => `${s.service} ${s.status}`).sort()).toEqual(
+      [`${namespace}/web unchanged`, `${other}/elsewhere changed`].sort(),
+    );
     const lbs = await harness.cloud.loadBalancers.list();
     expect(lbs).toHaveLength(2);
     expect(lbs.map((lb) => lb.name)).toContain(`k8s-service-${elsewhere.metadata!.uid}`);
