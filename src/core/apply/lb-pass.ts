@@ -9,7 +9,7 @@ import { recordEvent } from '../kube/events.js';
 import { patchServiceMetadata, patchServiceStatus } from '../kube/services.js';
 import { assembleActualLoadBalancer, findLoadBalancer } from '../lb/actual.js';
 import { planService, type ServicePlan } from '../lb/planner.js';
-import type { Problem } from '../lb/problems.js';
+import { problemSummary, type Problem } from '../lb/problems.js';
 import { mapConcurrent } from './concurrency.js';
 import {
   executeServicePlan,
@@ -175,9 +175,7 @@ function serviceWriter(conn: KubeConnection, service: V1Service): ServiceWriter 
 export class ServiceProblemError extends CcmError {
   readonly problem: Problem;
   constructor(problem: Problem) {
-    // Annotation, node and load-balancer messages already start with their subject.
-    const text = problem.message.startsWith(problem.subject) ? problem.message : `${problem.subject}: ${problem.message}`;
-    super(text, { hint: problem.hint });
+    super(problemSummary(problem), { hint: problem.hint });
     this.problem = problem;
   }
 }

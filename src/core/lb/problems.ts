@@ -30,6 +30,11 @@ export interface Problem {
   readonly hint: string;
 }
 
+/** One line for people: the subject, then the message (which often starts with it already). */
+export function problemSummary(problem: Problem): string {
+  return problem.message.startsWith(problem.subject) ? problem.message : `${problem.subject}: ${problem.message}`;
+}
+
 export function annotationProblem(error: AnnotationError): Problem {
   return {
     kind: 'annotation',

@@ -4,7 +4,7 @@
 import { Chalk } from 'chalk';
 import type { PlannedAction, Reason, Verb } from '../lb/actions.js';
 import type { DowntimeClass, ImpactClass } from '../lb/impact.js';
-import type { Problem } from '../lb/problems.js';
+import { problemSummary, type Problem } from '../lb/problems.js';
 import { countByVerb, worstDowntime, type ServicePlan } from '../lb/planner.js';
 import type { NodeAction } from '../nodes/types.js';
 
@@ -255,7 +255,7 @@ function downtimePaint(cls: DowntimeClass, c: InstanceType<typeof Chalk>): Paint
 }
 
 function renderProblem(problem: Problem, c: InstanceType<typeof Chalk>): string[] {
-  return [`  ${c.red('error')} ${problem.subject}: ${problem.message}`, `      ${c.bold('how to fix:')} ${problem.hint}`];
+  return [`  ${c.red('error')} ${problemSummary(problem)}`, `      ${c.bold('how to fix:')} ${problem.hint}`];
 }
 
 function nameList(names: readonly string[]): string {
