@@ -26,14 +26,21 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 }
 
 try {
-  process.exitCode = await runCli(process.argv.slice(2), {
+  const outcome = await runCli(process.argv.slice(2), {
     stdin: process.stdin,
     stdout: process.stdout,
     stderr: process.stderr,
     env: process.env,
     signal: controller.signal,
   });
+  if ('error' in outcome) {
+    process.stderr.write(formatTopLevelError(outcome.error, { verbose: outcome.verbose }));
+    process.exitCode = 1;
+  } else {
+    process.exitCode = outcome.exitCode;
+  }
 } catch (error) {
-  process.stderr.write(formatTopLevelError(error, { verbose: process.argv.includes('-v') || process.argv.includes('--verbose') }));
+  // A failure outside any command (a bug): report it with its stack.
+  process.stderr.write(formatTopLevelError(error, { verbose: true }));
   process.exitCode = 1;
 }

@@ -17,23 +17,32 @@ export interface CliIo {
 
 export { formatTopLevelError } from './core/render/error.js';
 
-/** Parses argv (without node and script) and runs the command; resolves to the exit code. */
-export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+/**
+ * Parses argv (without node and script) and runs the command. Resolves to the exit code the
+ * command asked for, or to the error that ended it with whether `-v` was given (known only once
+ * the options were parsed), for bin/ to report once.
+ */
+export async function runCli(
+  argv: readonly string[],
+  io: CliIo,
+): Promise<{ exitCode: number } | { error: unknown; verbose: boolean }> {
   let exitCode = 0;
-  const program = buildProgram(io, (code) => {
-    exitCode = code;
+  let verbose = false;
+  const program = buildProgram(io, {
+    setExitCode: (code) => (exitCode = code),
+    setVerbose: (value) => (verbose = value),
   });
   try {
     await program.parseAsync([...argv], { from: 'user' });
   } catch (error) {
     if (error instanceof CommanderError) {
       // --help and --version end here with exit code 0.
-      if (error.exitCode === 0) return 0;
-      throw usageErrorOf(error, program);
+      if (error.exitCode === 0) return { exitCode: 0 };
+      return { error: usageErrorOf(error, program), verbose };
     }
-    throw error;
+    return { error, verbose };
   }
-  return exitCode;
+  return { exitCode };
 }
 
 /** The subcommand whose arguments a CommanderError is about (see the exitOverride in buildProgram). */
@@ -58,7 +67,10 @@ function usageErrorOf(error: CommanderError, program: Command): UsageError {
 
 const hiddenCommands = new Set(['__complete']);
 
-function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
+function buildProgram(
+  io: CliIo,
+  report: { setExitCode: (code: number) => void; setVerbose: (verbose: boolean) => void },
+): Command {
   const program = new Command('cloudscale-ccm')
     .description(
       'One-shot cloud controller manager for cloudscale.ch: initialise nodes and reconcile load balancers, with a plan before apply.',
@@ -89,9 +101,10 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
   ) =>
     async function (this: Command) {
       const ctx = createCommandContext(globalsOf(this, io), io);
+      report.setVerbose(ctx.globals.verbose);
       try {
         const code = await action(this, ctx);
-        setExitCode(code ?? 0);
+        report.setExitCode(code ?? 0);
       } catch (error) {
         throw withApiServer(error, ctx);
       }

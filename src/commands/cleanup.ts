@@ -4,6 +4,7 @@
 // those of other clusters are never touched, and Floating IPs are never deleted: a deleted load
 // balancer's Floating IPs stay in the project, unassigned.
 import { stringify as toYaml } from 'yaml';
+import { resultDocument } from '../core/render/document.js';
 import type { LoadBalancer } from '../core/cloudscale/types.js';
 import { PartialFailureError, UsageError, errorMessage } from '../core/errors.js';
 import { listServices } from '../core/kube/services.js';
@@ -99,8 +100,9 @@ export async function cleanupCommand(options: CleanupOptions, ctx: CommandContex
     }
   }
   const report: CleanupReport = { version: 1, clusterId, dryRun: options.dryRun, candidates, deleted };
-  if (ctx.globals.output === 'json') ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-  if (ctx.globals.output === 'yaml') ctx.stdout.write(toYaml(report));
+  const document = resultDocument('CleanupResult', 1, report);
+  if (ctx.globals.output === 'json') ctx.stdout.write(`${JSON.stringify(document, null, 2)}\n`);
+  if (ctx.globals.output === 'yaml') ctx.stdout.write(toYaml(document));
   if (failures.length > 0) {
     throw new PartialFailureError(`cleanup: ${failures.length} of ${candidates.length} load balancer(s) could not be deleted`, failures);
   }

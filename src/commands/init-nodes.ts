@@ -30,6 +30,7 @@ import type {
   NodeSnapshot,
 } from '../core/nodes/types.js';
 import { parseLabelSelector } from '../core/lb/selector.js';
+import { resultDocument } from '../core/render/document.js';
 import type { CommandContext } from './context.js';
 
 export interface InitNodesOptions {
@@ -491,5 +492,5 @@ function print(result: InitNodesResult, ctx: CommandContext): void {
 }
 
 function jsonDocument(result: InitNodesResult): object {
-  return { version: INIT_NODES_JSON_VERSION, kind: 'init-nodes', ...result };
+  return resultDocument('InitNodesResult', INIT_NODES_JSON_VERSION, result);
 }

@@ -7,6 +7,7 @@ import { CCM_LEASE_NAME, CCM_NAMESPACE, GO_CCM_LEASE_NAME } from '../core/deploy
 import { LockHeldError, PartialFailureError, RefusedError } from '../core/errors.js';
 import { acquireLease, readLease, type LeaseHandle } from '../core/kube/lease.js';
 import { stringify as toYaml } from 'yaml';
+import { resultDocument } from '../core/render/document.js';
 import type { CommandContext, OutputStream } from './context.js';
 import { initNodesCommand, type InitNodesResult } from './init-nodes.js';
 import { syncLbCommand, type SyncLbReport } from './sync-lb.js';
@@ -112,8 +113,9 @@ export async function runCommand(options: RunOptions, ctx: CommandContext): Prom
     requests: { total: requests.total, writes: requests.writes },
     durationMs: Date.now() - started,
   };
-  if (ctx.globals.output === 'json') ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-  else if (ctx.globals.output === 'yaml') ctx.stdout.write(toYaml(report));
+  const document = resultDocument('RunResult', 1, report);
+  if (ctx.globals.output === 'json') ctx.stdout.write(`${JSON.stringify(document, null, 2)}\n`);
+  else if (ctx.globals.output === 'yaml') ctx.stdout.write(toYaml(document));
   else ctx.stdout.write(`${summaryLine(report)}\n`);
   if (failures.length > 0) {
     throw new PartialFailureError(

@@ -59,7 +59,9 @@ export function parseServiceManifests(text: string, source: string, defaultNames
 
 function asService(value: unknown, where: string, defaultNamespace: string): V1Service {
   if (!isObject(value) || value.kind !== 'Service' || value.apiVersion !== 'v1') {
-    const kind = isObject(value) ? `${String(value.apiVersion)}/${String(value.kind)}` : typeof value;
+    const kind = isObject(value)
+      ? `${typeof value.apiVersion === 'string' ? value.apiVersion : '(no apiVersion)'}/${typeof value.kind === 'string' ? value.kind : '(no kind)'}`
+      : typeof value;
     throw new ConfigError(`${where}: is ${kind}, not a v1 Service`, {
       hint: 'plan -f takes Service manifests only (apiVersion: v1, kind: Service)',
     });

@@ -8,6 +8,7 @@ import { summarise } from '../core/cloudscale/request-counter.js';
 import { CcmError, InternalError, PartialFailureError, errorMessage } from '../core/errors.js';
 import type { PlannedAction } from '../core/lb/actions.js';
 import type { ExecutedAction } from '../core/apply/lb-executor.js';
+import { resultDocument } from '../core/render/document.js';
 import { createPassReporter, reporterMode } from '../core/render/progress.js';
 import type { CommandContext } from './context.js';
 import { parseServiceArgs, type ServiceName } from './service-args.js';
@@ -137,8 +138,9 @@ export async function syncLbCommand(
     requests: { total: summary.total, reads: summary.reads, writes: summary.writes, retries: summary.retries },
     durationMs: Date.now() - started,
   };
-  if (ctx.globals.output === 'json') ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-  else if (ctx.globals.output === 'yaml') ctx.stdout.write(toYaml(report));
+  const document = resultDocument('SyncLbResult', SYNC_LB_JSON_VERSION, report);
+  if (ctx.globals.output === 'json') ctx.stdout.write(`${JSON.stringify(document, null, 2)}\n`);
+  else if (ctx.globals.output === 'yaml') ctx.stdout.write(toYaml(document));
   else ctx.stdout.write(`${summaryLine(report)}\n`);
 
   const failures = [

@@ -81,7 +81,7 @@ describe('exit codes', () => {
 
     const again = await run(['-o', 'yaml', 'init-nodes']);
     expect(again.code, describeResult(again)).toBe(0);
-    expect(parseYaml(again.stdout)).toMatchObject({ kind: 'init-nodes' });
+    expect(parseYaml(again.stdout)).toMatchObject({ kind: 'InitNodesResult' });
   });
 
   test('plan --detailed-exitcode: 2 while a Service waits for its load balancer; without the flag 0', async () => {

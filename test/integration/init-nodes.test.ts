@@ -330,7 +330,7 @@ describe('initialisation', () => {
       kind: string;
       nodes: { node: string; outcome: string; actions: { kind: string; verb: string; impact: string }[] }[];
     };
-    expect(doc).toMatchObject({ version: 1, kind: 'init-nodes', dryRun: false, failures: 0 });
+    expect(doc).toMatchObject({ version: 1, kind: 'InitNodesResult', dryRun: false, failures: 0 });
     expect(doc.nodes).toEqual([
       expect.objectContaining({
         node: name,

@@ -59,7 +59,7 @@ describe('readServiceManifests', () => {
       await writeFile(file, svc('web'));
       expect((await readServiceManifests(file, 'shop', async () => '')).map((s) => s.metadata!.name)).toEqual(['web']);
       expect((await readServiceManifests('-', 'shop', async () => svc('api'))).map((s) => s.metadata!.name)).toEqual(['api']);
-      await expect(readServiceManifests('-', 'shop', async () => 'kind: Pod\n')).rejects.toThrow('standard input: document 1: is undefined/Pod, not a v1 Service');
+      await expect(readServiceManifests('-', 'shop', async () => 'kind: Pod\n')).rejects.toThrow('standard input: document 1: is (no apiVersion)/Pod, not a v1 Service');
       const missing = readServiceManifests(join(dir, 'missing.yaml'), 'shop', async () => '');
       await expect(missing).rejects.toThrow(`cannot read manifest ${join(dir, 'missing.yaml')}: ENOENT`);
       await expect(missing).rejects.toMatchObject({ hint: 'check the path given to -f (--filename); use -f - to read the manifest from standard input' });

@@ -105,9 +105,16 @@ export function toKubeApiError(what: string, error: unknown): KubeApiError {
   if (error instanceof ApiException) {
     const status = parseStatusBody(error.body);
     const detail = status?.message ?? `HTTP ${error.code}`;
+    const hint =
+      error.code === 401
+        ? 'the API server did not accept the credentials: check --kubeconfig, --context, KUBECONFIG'
+        : error.code === 403
+          ? 'this identity lacks a permission the tool needs: bind it to the role `cloudscale-ccm manifests` prints (docs/deploy.md lists every rule)'
+          : undefined;
     return new KubeApiError(`${what}: ${detail}`, {
       status: error.code,
       ...(status?.reason === undefined ? {} : { reason: status.reason }),
+      ...(hint === undefined ? {} : { hint }),
       cause: error,
     });
   }

@@ -5,6 +5,7 @@ import { Chalk } from 'chalk';
 import type { PlannedAction, Reason, Verb } from '../lb/actions.js';
 import type { DowntimeClass, ImpactClass } from '../lb/impact.js';
 import { problemSummary, type Problem } from '../lb/problems.js';
+import { DOCUMENT_API_VERSION } from './document.js';
 import { countByVerb, worstDowntime, type ServicePlan } from '../lb/planner.js';
 import type { NodeAction } from '../nodes/types.js';
 
@@ -54,7 +55,7 @@ export function planDocument(input: {
 }): PlanDocument {
   const services = input.services.filter((s) => s.mode !== 'ignore');
   return {
-    apiVersion: 'cloudscale-ccm/v1',
+    apiVersion: DOCUMENT_API_VERSION,
     kind: 'Plan',
     version: PLAN_DOCUMENT_VERSION,
     nodes: input.nodes,
