@@ -22,7 +22,7 @@ fi
 
 # ---- 2. Debian tools ------------------------------------------------------------------------
 missing=()
-for tool in openssl:openssl curl:curl; do
+for tool in openssl:openssl curl:curl script:bsdutils; do
   command -v "${tool%%:*}" >/dev/null || missing+=("${tool#*:}")
 done
 if ((${#missing[@]} > 0)); then
