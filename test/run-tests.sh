@@ -2,7 +2,7 @@
 # `npm test`: everything a fresh clone needs, then all tests (unit + integration).
 #
 #   1. npm ci when node_modules is missing or older than package-lock.json
-#   2. Debian tools the test cluster uses (openssl, curl), installed with apt-get when root
+#   2. Debian tools the tests use (openssl, curl, script), installed with apt-get when root
 #   3. kube-apiserver + etcd from test/cluster (Go >= 1.26 and the module proxy; cached)
 #   4. npm run build (dist/ is what the CLI tests run), typecheck of src + tests
 #   5. vitest run; on failure the tails of the apiserver and etcd logs, then vitest's summary again
