@@ -3,7 +3,7 @@
 // Process concerns (signals, exit codes, printing the one top-level error) live in bin/.
 import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { createCommandContext } from './composition.js';
-import type { CommandContext, GlobalOptions, OutputFormat } from './commands/context.js';
+import type { CommandContext, GlobalOptions } from './commands/context.js';
 import { KubeApiError, UsageError } from './core/errors.js';
 import { VERSION } from './version.js';
 
@@ -290,16 +290,8 @@ function withApiServer(error: unknown, ctx: CommandContext): unknown {
 }
 
 function globalsOf(command: Command, io: CliIo): GlobalOptions {
-  const o = command.optsWithGlobals<{
-    kubeconfig?: string;
-    context?: string;
-    output: OutputFormat;
-    color: boolean;
-    apiUrl?: string;
-    tokenFile?: string;
-    clusterId?: string;
-    verbose?: boolean;
-  }>();
+  // Picked field by field: the merged options also hold the subcommand's own flags.
+  const o = command.optsWithGlobals<Omit<GlobalOptions, 'verbose'> & { verbose?: boolean }>();
   const noColorEnv = io.env.NO_COLOR !== undefined && io.env.NO_COLOR !== '';
   return {
     ...(o.kubeconfig === undefined ? {} : { kubeconfig: o.kubeconfig }),
