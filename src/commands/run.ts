@@ -5,6 +5,7 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { CCM_LEASE_NAME, CCM_NAMESPACE, GO_CCM_LEASE_NAME } from '../core/deploy/manifests.js';
 import { LockHeldError, PartialFailureError, RefusedError } from '../core/errors.js';
+import { abortableSleep } from '../core/sleep.js';
 import { acquireLease, readLease, type LeaseHandle } from '../core/kube/lease.js';
 import { stringify as toYaml } from 'yaml';
 import { resultDocument } from '../core/render/document.js';
@@ -189,8 +190,7 @@ async function takeLease(
         throw error;
       }
       ctx.stderr.write(`waiting: ${error.message}\n`);
-      await new Promise((resolve) => setTimeout(resolve, 2000));
-      ctx.signal.throwIfAborted();
+      await abortableSleep(2000, ctx.signal);
     }
   }
 }

@@ -11,6 +11,7 @@ import { CcmError, InternalError, assertNever, errorMessage } from '../errors.js
 import { LB_REF, isPlannedRef, type ObjectRef, type PlannedAction } from '../lb/actions.js';
 import { ingressFromVips } from '../lb/desired.js';
 import { LB_FINALIZER, type ServicePlan } from '../lb/planner.js';
+import { abortableSleep } from '../sleep.js';
 
 /** The writes to the Service the executor needs; implemented on client-node in src/core/kube. */
 export interface ServiceWriter {
@@ -34,7 +35,6 @@ export interface ExecuteOptions {
   /** The load balancer as read for planning, to wait while it is `changing` before writing. */
   readonly actualLoadBalancer?: LoadBalancer | undefined;
   readonly onProgress?: (event: ExecutorEvent) => void;
-  readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
 
 export type ExecutorEvent =
@@ -90,7 +90,6 @@ class PlanRun {
   private readonly executed: ExecutedAction[] = [];
   private loadBalancer: LoadBalancer | undefined;
   private loadBalancerReady = false;
-  private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
 
   constructor(
     private readonly plan: ServicePlan,
@@ -99,7 +98,6 @@ class PlanRun {
   ) {
     this.loadBalancer = options.actualLoadBalancer;
     this.loadBalancerReady = options.actualLoadBalancer?.status !== 'changing';
-    this.sleep = options.sleep ?? abortableSleep;
   }
 
   async execute(): Promise<ExecutionResult> {
@@ -224,7 +222,7 @@ class PlanRun {
     // Deleting a pool deletes its members, listener and monitor too: all of them need to settle.
     const settle = this.deletedKinds.has(kind) || this.deletedKinds.has('pool');
     if (settle && this.options.settleMs > 0) {
-      await this.sleep(this.options.settleMs, this.options.signal);
+      await abortableSleep(this.options.settleMs, this.options.signal);
       this.deletedKinds.clear();
     }
   }
@@ -244,7 +242,7 @@ class PlanRun {
           },
         );
       }
-      await this.sleep(this.options.pollIntervalMs, this.options.signal);
+      await abortableSleep(this.options.pollIntervalMs, this.options.signal);
       lb = await this.deps.cloud.loadBalancers.get(lb.uuid);
     }
     this.loadBalancer = lb;
@@ -271,19 +269,4 @@ class PlanRun {
     const lb = this.requireCreatedLoadBalancer();
     return attribute === 'uuid' ? lb.uuid : lb.zone.slug;
   }
-}
-
-function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }

@@ -7,6 +7,7 @@ import { InternalError, errorMessage } from '../errors.js';
 import { CloudscaleNoAnswerError, CloudscaleRequestError } from './errors.js';
 import { routePattern, type RecordingRequestCounter } from './request-counter.js';
 import { decideRetry, parseRetryAfterMs, type AttemptOutcome, type RetryPolicy } from './retry.js';
+import { abortableSleep } from '../sleep.js';
 
 export type ApiMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
@@ -123,7 +124,7 @@ export function createTransport(options: TransportOptions): Transport {
       });
       record(!decision.retry);
       if (decision.retry) {
-        await sleep(decision.delayMs, options.signal);
+        await abortableSleep(decision.delayMs, options.signal);
         continue;
       }
       if (outcome.kind === 'status') {
@@ -187,17 +188,3 @@ function formatSeconds(ms: number): string {
   return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
 }
 
-async function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  signal?.throwIfAborted();
-  await new Promise<void>((resolve, reject) => {
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}
