@@ -3,7 +3,7 @@
 // with the Kubernetes events the generic service controller and the Go CCM emit.
 import type { V1Service } from '@kubernetes/client-node';
 import type { CloudscaleClient } from '../cloudscale/client.js';
-import { CcmError, errorMessage } from '../errors.js';
+import { CcmError, RefusedError, errorMessage } from '../errors.js';
 import type { KubeConnection } from '../kube/connection.js';
 import { recordEvent } from '../kube/events.js';
 import { patchServiceMetadata, patchServiceStatus } from '../kube/services.js';
@@ -45,8 +45,9 @@ export function planLbPass(
           floatingIps: snapshot.floatingIps,
         });
       }
-    } catch {
+    } catch (error) {
       // The planner runs the same lookup and reports the ambiguity as this Service's problem.
+      if (!(error instanceof RefusedError)) throw error;
       actual = null;
     }
     const plan = planService({

@@ -11,7 +11,7 @@ import type {
   PoolMember,
   Server,
 } from '../cloudscale/types.js';
-import { InternalError, RefusedError } from '../errors.js';
+import { AnnotationError, InternalError, RefusedError } from '../errors.js';
 import {
   ACTION_VERB,
   LB_REF,
@@ -430,8 +430,9 @@ class EnsurePlanner {
       let theirs: readonly string[];
       try {
         theirs = readLbAnnotation(other.metadata?.annotations, 'floatingIps');
-      } catch {
+      } catch (error) {
         // The other Service's own plan reports its bad annotation; here it claims nothing.
+        if (!(error instanceof AnnotationError)) throw error;
         continue;
       }
       for (const ip of a.floatingIps) {
