@@ -1,13 +1,12 @@
 // `cloudscale-ccm sync-lb [service/NAME …]`: one load-balancer pass. Reads one snapshot, plans
-// every Service with the planner `plan` uses, executes the plans concurrently, and reports a
+// every Service with the planner `plan` uses, reconciles them (src/core/apply), and reports a
 // line (or a JSON document) per Service. Fails the pass if any Service failed.
 import { stringify as toYaml } from 'yaml';
-import { executeLbPass, planLbPass, type ServiceOutcome } from '../core/apply/lb-pass.js';
+import { planLbPass, reconcileLoadBalancers, type ServiceOutcome } from '../core/apply/lb-pass.js';
 import { readLbPassSnapshot, type ServiceSelection } from '../core/apply/snapshot.js';
 import { summarise } from '../core/cloudscale/request-counter.js';
-import { CcmError, InternalError, PartialFailureError, errorMessage } from '../core/errors.js';
+import { CcmError, PartialFailureError, errorMessage } from '../core/errors.js';
 import type { PlannedAction } from '../core/lb/actions.js';
-import type { ExecutedAction } from '../core/apply/lb-executor.js';
 import { resultDocument } from '../core/render/document.js';
 import { createPassReporter, reporterMode } from '../core/render/progress.js';
 import type { CommandContext } from './context.js';
@@ -28,9 +27,6 @@ export interface SyncLbOptions {
 }
 
 export const SYNC_LB_JSON_VERSION = 1;
-
-/** Rounds of a pass: the planned one, then re-plans after structural changes. */
-export const MAX_ROUNDS = 3;
 
 export interface SyncLbReport {
   readonly version: typeof SYNC_LB_JSON_VERSION;
@@ -64,72 +60,42 @@ export async function syncLbCommand(
   const [cloud, clusterId] = await Promise.all([ctx.cloudscale(), ctx.clusterId()]);
   // The client may have served earlier steps of the same run (init-nodes): count from here.
   const requestsBefore = cloud.requests.entries().length;
-  let snapshot = await readLbPassSnapshot({ conn, cloud, clusterId, selection });
-  let planned = planLbPass(snapshot, selection);
+  const snapshot = await readLbPassSnapshot({ conn, cloud, clusterId, selection });
+  const first = { snapshot, planned: planLbPass(snapshot, selection) };
   // A named Service that does not exist is an error (a typo must not pass silently, as in plan).
   const missing = names.filter(
     (name) => !snapshot.services.some((s) => s.metadata?.namespace === name.namespace && s.metadata?.name === name.name),
   );
 
   const reporter = createPassReporter(
-    planned
+    first.planned
       .filter((p) => p.plan.mode !== 'ignore')
       .map((p) => ({ service: serviceLabel(p.plan), total: p.plan.actions.length })),
     ctx.stdout,
     { mode: reporterMode(ctx.globals.output, ctx.stdout.isTTY), color: ctx.globals.color },
   );
-  const results = new Map<string, ServiceOutcome>();
+  let outcomes: ServiceOutcome[];
   try {
-    for (let round = 1; ; round += 1) {
-      const outcomes = await executeLbPass(planned, snapshot, { conn, cloud }, {
-        concurrency: options.concurrency,
-        waitTimeoutMs: options.waitTimeout * 1000,
-        pollIntervalMs: (options.pollSeconds ?? 2) * 1000,
-        settleMs: (options.settleSeconds ?? 5) * 1000,
-        signal: ctx.signal,
-        onProgress: (service, event) => reporter.onProgress(service, event),
-        onServiceDone: (outcome) =>
-          reporter.onServiceDone(
-            serviceLabel(outcome.planned.plan),
-            outcome.status,
-            outcome.status === 'failed' ? outcome.errors.map(errorMessage).join('; ') : null,
-          ),
-        onEventError: (error) => ctx.stderr.write(`warning: could not record an event: ${error.message}\n`),
-      });
-      for (const outcome of outcomes) {
-        const label = serviceLabel(outcome.planned.plan);
-        results.set(label, mergeRounds(results.get(label), outcome));
-      }
-      // Structural changes (objects created or deleted) are verified: the state is read back
-      // and planned again; a Service whose plan is still not empty gets another round.
-      const restructured = outcomes.filter(
-        (o) => o.status === 'changed' && o.planned.plan.mode === 'ensure' && o.execution.executed.some((e) => isStructural(e.action)),
-      );
-      if (restructured.length === 0 || ctx.signal.aborted) break;
-      await options.afterRound?.(round);
-      const again: ServiceSelection = { names: restructured.map((o) => o.planned.plan.service) };
-      snapshot = await readLbPassSnapshot({ conn, cloud, clusterId, selection: again });
-      planned = planLbPass(snapshot, again).filter((p) => p.plan.actions.some((a) => a.verb !== 'refuse'));
-      if (planned.length === 0) break;
-      if (round === MAX_ROUNDS) {
-        for (const p of planned) {
-          const label = serviceLabel(p.plan);
-          const previous = results.get(label)!;
-          const error = new InternalError(
-            `the state read back after ${MAX_ROUNDS} rounds still differs: ${p.plan.actions.map((a) => `${a.kind} ${a.object}`).join(', ')}`,
-            { hint: 'something else changes this load balancer concurrently, or the API does not keep what it was sent; run with -v and check the load balancer in the cloudscale control panel' },
-          );
-          results.set(label, { status: 'failed', planned: previous.planned, execution: previous.execution, errors: [error] });
-          reporter.onServiceDone(label, 'failed', error.message);
-        }
-        break;
-      }
-      for (const p of planned) reporter.onRequeued(serviceLabel(p.plan), p.plan.actions.length);
-    }
+    outcomes = await reconcileLoadBalancers(first, { conn, cloud, clusterId }, {
+      concurrency: options.concurrency,
+      waitTimeoutMs: options.waitTimeout * 1000,
+      pollIntervalMs: (options.pollSeconds ?? 2) * 1000,
+      settleMs: (options.settleSeconds ?? 5) * 1000,
+      signal: ctx.signal,
+      onProgress: (service, event) => reporter.onProgress(service, event),
+      onServiceDone: (outcome) =>
+        reporter.onServiceDone(
+          serviceLabel(outcome.planned.plan),
+          outcome.status,
+          outcome.status === 'failed' ? outcome.errors.map(errorMessage).join('; ') : null,
+        ),
+      onRequeued: (plan) => reporter.onRequeued(serviceLabel(plan), plan.actions.length),
+      onEventError: (error) => ctx.stderr.write(`warning: could not record an event: ${error.message}\n`),
+      ...(options.afterRound === undefined ? {} : { afterRound: options.afterRound }),
+    });
   } finally {
     await reporter.close();
   }
-  const outcomes = [...results.values()];
 
   const summary = summarise(cloud.requests.entries().slice(requestsBefore));
   const report: SyncLbReport = {
@@ -196,33 +162,6 @@ function missingServiceReport(name: ServiceName): ServiceReport {
     actions: [],
     errors: [{ message: error.message, hint: error.hint! }],
   };
-}
-
-/** A Service's outcome over rounds: the last round decides, the executed actions add up. */
-function mergeRounds(previous: ServiceOutcome | undefined, next: ServiceOutcome): ServiceOutcome {
-  if (previous === undefined) return next;
-  const executed: ExecutedAction[] = [...previous.execution.executed, ...next.execution.executed];
-  const status = next.status === 'unchanged' ? previous.status : next.status;
-  const execution = { ...next.execution, executed, loadBalancer: next.execution.loadBalancer ?? previous.execution.loadBalancer };
-  return next.status === 'failed'
-    ? { status: 'failed', planned: previous.planned, execution, errors: next.errors }
-    : { status: status === 'failed' ? 'changed' : status, planned: previous.planned, execution };
-}
-
-const STRUCTURAL_KINDS: ReadonlySet<PlannedAction['kind']> = new Set([
-  'create-lb',
-  'create-pool',
-  'delete-pool',
-  'create-member',
-  'delete-member',
-  'create-listener',
-  'delete-listener',
-  'create-monitor',
-  'delete-monitor',
-]);
-
-function isStructural(action: PlannedAction): boolean {
-  return STRUCTURAL_KINDS.has(action.kind);
 }
 
 function serviceLabel(plan: { service: { namespace: string; name: string } }): string {

@@ -2,7 +2,8 @@
 // meanwhile (here: another client deletes the new listener) is repaired in the same pass, and a
 // state that never converges fails after the bounded number of rounds, naming what differs.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_ROUNDS, syncLbCommand, type SyncLbOptions } from '../../src/commands/sync-lb.js';
+import { syncLbCommand, type SyncLbOptions } from '../../src/commands/sync-lb.js';
+import { MAX_ROUNDS } from '../../src/core/apply/lb-pass.js';
 import { PartialFailureError } from '../../src/core/errors.js';
 import { startHarness, type Harness } from '../support/ccm.js';
 import { createLoadBalancerService, createNode, deleteCreatedObjects, ensureNamespace, uniqueName } from '../support/kube.js';

@@ -3,22 +3,24 @@
 // with the Kubernetes events the generic service controller and the Go CCM emit.
 import type { V1Service } from '@kubernetes/client-node';
 import type { CloudscaleClient } from '../cloudscale/client.js';
-import { CcmError, RefusedError, errorMessage } from '../errors.js';
+import { CcmError, InternalError, RefusedError, errorMessage } from '../errors.js';
 import type { KubeConnection } from '../kube/connection.js';
 import { recordEvent } from '../kube/events.js';
 import { patchServiceMetadata, patchServiceStatus } from '../kube/services.js';
 import { assembleActualLoadBalancer, findLoadBalancer } from '../lb/actual.js';
+import type { PlannedAction } from '../lb/actions.js';
 import { planService, type ServicePlan } from '../lb/planner.js';
 import { problemSummary, type Problem } from '../lb/problems.js';
 import { mapConcurrent } from './concurrency.js';
 import {
   executeServicePlan,
   type ExecuteOptions,
+  type ExecutedAction,
   type ExecutionResult,
   type ExecutorEvent,
   type ServiceWriter,
 } from './lb-executor.js';
-import { servicesInPlay, type LbPassSnapshot, type ServiceSelection } from './snapshot.js';
+import { readLbPassSnapshot, servicesInPlay, type LbPassSnapshot, type ServiceSelection } from './snapshot.js';
 
 export interface PlannedService {
   readonly plan: ServicePlan;
@@ -179,4 +181,93 @@ export class ServiceProblemError extends CcmError {
     super(problemSummary(problem), { hint: problem.hint });
     this.problem = problem;
   }
+}
+
+/** Rounds of a pass: the planned one, then re-plans after structural changes. */
+export const MAX_ROUNDS = 3;
+
+export interface ReconcileOptions extends SyncPassOptions {
+  /** A Service gets another round: the state read back still differs. */
+  readonly onRequeued?: (plan: ServicePlan) => void;
+  /** Test seam: runs after each round's execution, before the state is read back. */
+  readonly afterRound?: (round: number) => Promise<void>;
+}
+
+/**
+ * Executes the first plans, then verifies structural changes (objects created or deleted): the
+ * state of those Services is read back and planned again, and a Service whose plan is still not
+ * empty gets another round — at most MAX_ROUNDS, then it fails naming what still differs. This
+ * repairs within the pass what changed meanwhile; what `plan` printed is the first round.
+ */
+export async function reconcileLoadBalancers(
+  first: { readonly snapshot: LbPassSnapshot; readonly planned: readonly PlannedService[] },
+  deps: { readonly conn: KubeConnection; readonly cloud: CloudscaleClient; readonly clusterId: string },
+  options: ReconcileOptions,
+): Promise<ServiceOutcome[]> {
+  const results = new Map<string, ServiceOutcome>();
+  let { snapshot, planned } = first;
+  for (let round = 1; ; round += 1) {
+    const outcomes = await executeLbPass(planned, snapshot, deps, options);
+    for (const outcome of outcomes) {
+      const key = serviceKey(outcome.planned.plan);
+      results.set(key, mergeRounds(results.get(key), outcome));
+    }
+    const restructured = outcomes.filter(
+      (o) => o.status === 'changed' && o.planned.plan.mode === 'ensure' && o.execution.executed.some((e) => isStructural(e.action)),
+    );
+    if (restructured.length === 0 || options.signal?.aborted) break;
+    await options.afterRound?.(round);
+    const again: ServiceSelection = { names: restructured.map((o) => o.planned.plan.service) };
+    snapshot = await readLbPassSnapshot({ ...deps, selection: again });
+    planned = planLbPass(snapshot, again).filter((p) => p.plan.actions.some((a) => a.verb !== 'refuse'));
+    if (planned.length === 0) break;
+    if (round === MAX_ROUNDS) {
+      for (const { plan } of planned) {
+        const previous = results.get(serviceKey(plan))!;
+        const error = new InternalError(
+          `the state read back after ${MAX_ROUNDS} rounds still differs: ${plan.actions.map((a) => `${a.kind} ${a.object}`).join(', ')}`,
+          {
+            hint: 'something else changes this load balancer concurrently, or the API does not keep what it was sent; run with -v and check the load balancer in the cloudscale control panel',
+          },
+        );
+        const failed: ServiceOutcome = { status: 'failed', planned: previous.planned, execution: previous.execution, errors: [error] };
+        results.set(serviceKey(plan), failed);
+        options.onServiceDone?.(failed);
+      }
+      break;
+    }
+    for (const { plan } of planned) options.onRequeued?.(plan);
+  }
+  return [...results.values()];
+}
+
+function serviceKey(plan: ServicePlan): string {
+  return `${plan.service.namespace}/${plan.service.name}`;
+}
+
+/** A Service's outcome over rounds: the last round decides, the executed actions add up. */
+function mergeRounds(previous: ServiceOutcome | undefined, next: ServiceOutcome): ServiceOutcome {
+  if (previous === undefined) return next;
+  const executed: ExecutedAction[] = [...previous.execution.executed, ...next.execution.executed];
+  const status = next.status === 'unchanged' ? previous.status : next.status;
+  const execution = { ...next.execution, executed, loadBalancer: next.execution.loadBalancer ?? previous.execution.loadBalancer };
+  return next.status === 'failed'
+    ? { status: 'failed', planned: previous.planned, execution, errors: next.errors }
+    : { status: status === 'failed' ? 'changed' : status, planned: previous.planned, execution };
+}
+
+const STRUCTURAL_KINDS: ReadonlySet<PlannedAction['kind']> = new Set([
+  'create-lb',
+  'create-pool',
+  'delete-pool',
+  'create-member',
+  'delete-member',
+  'create-listener',
+  'delete-listener',
+  'create-monitor',
+  'delete-monitor',
+]);
+
+function isStructural(action: PlannedAction): boolean {
+  return STRUCTURAL_KINDS.has(action.kind);
 }
