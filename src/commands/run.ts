@@ -59,16 +59,25 @@ export async function runCommand(options: RunOptions, ctx: CommandContext): Prom
   }
 
   const lease = await takeLease(conn, holder, leaseSeconds, options.wait, ctx);
+  // Losing the Lease to another holder means another pass may be running: stop between steps.
+  const leaseLost = new AbortController();
   const renewal = setInterval(() => {
     lease.renew().catch((error: unknown) => {
-      ctx.stderr.write(`warning: could not renew the Lease: ${(error as Error).message}\n`);
+      if (error instanceof LockHeldError) {
+        leaseLost.abort(new LockHeldError(`the Lease was taken over during the pass: ${error.message}`));
+      } else {
+        ctx.stderr.write(`warning: could not renew the Lease (retried at the next interval): ${(error as Error).message}\n`);
+      }
     });
   }, (leaseSeconds * 1000) / 3);
   renewal.unref();
 
   const text = ctx.globals.output === 'text';
   // With -o json/yaml the steps print nothing; their results go into one document at the end.
-  const stepCtx = text ? ctx : withStdout(ctx, { write: () => true, isTTY: false });
+  const stepCtx = withStepIo(ctx, {
+    signal: AbortSignal.any([ctx.signal, leaseLost.signal]),
+    ...(text ? {} : { stdout: { write: () => true, isTTY: false } }),
+  });
   const failures: { object: string; message: string }[] = [];
   let nodes: InitNodesResult | undefined;
   let loadBalancers: SyncLbReport | undefined;
@@ -80,7 +89,7 @@ export async function runCommand(options: RunOptions, ctx: CommandContext): Prom
         stepCtx,
       ),
     );
-    if (!ctx.signal.aborted) {
+    if (!stepCtx.signal.aborted) {
       loadBalancers = await collect(failures, () =>
         syncLbCommand(
           [],
@@ -206,6 +215,7 @@ async function collect<T>(failures: { object: string; message: string }[], step:
   }
 }
 
-function withStdout(ctx: CommandContext, stdout: OutputStream): CommandContext {
-  return { ...ctx, stdout, kube: () => ctx.kube(), cloudscale: () => ctx.cloudscale(), clusterId: () => ctx.clusterId() };
+/** The context of one step: the run's, with its own stop signal and, for -o json, no output. */
+function withStepIo(ctx: CommandContext, io: { signal: AbortSignal; stdout?: OutputStream }): CommandContext {
+  return { ...ctx, ...io };
 }

@@ -3,7 +3,7 @@
 import { V1MicroTime } from '@kubernetes/client-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { GO_CCM_LEASE, RUN_LEASE, runCommand, type RunOptions } from '../../src/commands/run.js';
-import { LockHeldError, RefusedError } from '../../src/core/errors.js';
+import { LockHeldError, PartialFailureError, RefusedError } from '../../src/core/errors.js';
 import { startHarness, type Harness } from '../support/ccm.js';
 import {
   UNINITIALIZED_TAINT_KEY,
@@ -14,6 +14,7 @@ import {
   ignoreNotFound,
   testConnection,
   uniqueName,
+  waitUntil,
 } from '../support/kube.js';
 
 const options: RunOptions = { wait: false, force: false, concurrency: 2, waitTimeout: 30, settleSeconds: 0, pollSeconds: 0.05 };
@@ -103,5 +104,29 @@ servers:
     await released;
     expect(waiting.err()).toContain('waiting: ');
     expect(report.failures).toEqual([]);
+  });
+
+  it('stops between steps when another holder takes its Lease over during the pass', async () => {
+    const slow = await createLoadBalancerService(namespace, 'slow');
+    await harness.sim.admin.setFaults({ stuckLoadBalancers: { [`k8s-service-${slow.metadata!.uid}`]: 'changing' } });
+    const ctx = harness.context();
+    const running = runCommand({ ...options, leaseSeconds: 3, waitTimeout: 60 }, ctx).catch((e: unknown) => e);
+    // The new load balancer stays "changing": once the pass holds the Lease, take it over.
+    await waitUntil('the run holds its Lease', async () => {
+      const lease = await ignoreNotFound(testConnection().coordination.readNamespacedLease({ namespace: 'kube-system', name: RUN_LEASE.name }));
+      return (lease?.spec?.holderIdentity ?? '') !== '';
+    });
+    await testConnection().coordination.patchNamespacedLease({
+      namespace: 'kube-system',
+      name: RUN_LEASE.name,
+      body: [
+        { op: 'replace', path: '/spec/holderIdentity', value: 'intruder' },
+        { op: 'replace', path: '/spec/renewTime', value: new Date().toISOString().replace('Z', '000Z') },
+      ],
+    });
+    const error = await running;
+    await harness.sim.admin.clearFaults();
+    expect(error).toBeInstanceOf(PartialFailureError);
+    expect((error as PartialFailureError).failures.map((f) => f.error.message).join('\n')).toContain('the Lease was taken over during the pass');
   });
 });
