@@ -1,14 +1,15 @@
 // The README's first command: helpers/run-in-test-cluster sets up the sandbox and runs the tool;
 // a second call reuses it; helpers/cleanup stops what it started and removes it.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
-const dir = join(mkdtempSync(join(tmpdir(), 'ccm-sandbox-test-')), 'k8test');
+const parent = mkdtempSync(join(tmpdir(), 'ccm-sandbox-test-'));
+const dir = join(parent, 'k8test');
 
 function helper(name: string): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
@@ -37,6 +38,7 @@ const alive = (pidFile: string) => {
 describe('helpers/run-in-test-cluster and helpers/cleanup', () => {
   afterAll(async () => {
     if (existsSync(dir)) await helper('cleanup');
+    rmSync(parent, { recursive: true, force: true });
   });
 
   it('sets up the sandbox, runs the tool, reuses it on a second call, and cleans up', async () => {
