@@ -5,273 +5,28 @@
 // test/unit/lb-planner.test.ts covers the action lists of most changes; this file adds what it
 // does not: every annotation of the table checked against the impact it declares (the README's
 // reference is generated from it), the downtime figures, and the spec fields it leaves out.
-import type { V1Node, V1Service, V1ServicePort } from '@kubernetes/client-node';
+import type { V1Service, V1ServicePort } from '@kubernetes/client-node';
 import { describe, expect, test } from 'vitest';
-import type {
-  FloatingIp,
-  HealthMonitor,
-  Listener,
-  LoadBalancer,
-  Pool,
-  PoolMember,
-  Server,
-  SubnetStub,
-} from '../../src/core/cloudscale/types.js';
-import { isPlannedRef, LB_REF, type ObjectRef, type PlannedAction } from '../../src/core/lb/actions.js';
-import { assembleActualLoadBalancer, findLoadBalancer } from '../../src/core/lb/actual.js';
 import { LB_ANNOTATIONS, type LbAnnotationName } from '../../src/core/lb/annotations.js';
-import { ingressFromVips } from '../../src/core/lb/desired.js';
 import { downtimeOf, IMPACT_CLASSES, impactRank, type ImpactClass } from '../../src/core/lb/impact.js';
-import { LB_FINALIZER, planService, worstDowntime, type ServicePlan } from '../../src/core/lb/planner.js';
+import { worstDowntime, type ServicePlan } from '../../src/core/lb/planner.js';
+import { converged as convergedWorld, fip, node, P, server, SUBNET_A, SUBNET_B, svc, World } from '../support/lb-world.js';
 
-const P = 'k8s.cloudscale.ch/';
-const API = 'https://api.example/v1';
-const subnet = (uuid: string, cidr: string): SubnetStub => ({ href: `${API}/subnets/${uuid}`, uuid, cidr });
-const SUBNET_A = subnet('aaaa0001-0000-4000-8000-000000000001', '10.0.0.0/24');
-const SUBNET_B = subnet('bbbb0001-0000-4000-8000-000000000001', '10.1.0.0/24');
-const PUBLIC = subnet('dddd0001-0000-4000-8000-000000000001', '192.0.2.0/24');
-
-/** A server with a private address in SUBNET_A, and with `dual` a second one in SUBNET_B. */
-function server(n: number, dual = false): Server {
-  const address = (a: string, s: SubnetStub) => ({ version: 4 as const, address: a, prefix_length: 24, gateway: null, reverse_ptr: null, subnet: s });
-  return {
-    href: `${API}/servers/s${n}`,
-    uuid: `5e000000-0000-4000-8000-00000000000${n}`,
-    name: `worker-${n}`,
-    status: 'running',
-    zone: { slug: 'rma1' },
-    flavor: { slug: 'flex-4-2', name: 'Flex-4-2', vcpu_count: 2, memory_gb: 4 },
-    image: null,
-    interfaces: [
-      { type: 'public', network: { href: `${API}/networks/pub`, uuid: 'pub', name: 'public' }, addresses: [address(`192.0.2.${n}`, PUBLIC)] },
-      {
-        type: 'private',
-        network: { href: `${API}/networks/priv`, uuid: 'priv', name: 'private' },
-        addresses: [address(`10.0.0.${n}`, SUBNET_A), ...(dual ? [address(`10.1.0.${n}`, SUBNET_B)] : [])],
-      },
-    ],
-    created_at: '2024-01-01T00:00:00Z',
-    tags: {},
-  };
-}
-
-const node = (n: number, labels: Record<string, string> = {}): V1Node => ({ metadata: { name: `worker-${n}`, labels }, spec: {} });
-
-function fip(network: string): FloatingIp {
-  return { href: `${API}/floating-ips/${network.split('/')[0]}`, created_at: '', network, ip_version: 4, server: null, load_balancer: null, region: { slug: 'rma' }, type: 'regional', next_hop: null, reverse_ptr: null, tags: {} };
-}
-
+/** The Service of these tests, annotated; one TCP port `http` 80 → 30080 unless `ports` is given. */
 function service(annotations: Record<string, string> = {}, ports?: V1ServicePort[]): V1Service {
-  return {
-    metadata: { name: 'web', namespace: 'shop', uid: 'uid-web', annotations: { ...annotations }, finalizers: [] },
-    spec: {
-      type: 'LoadBalancer',
-      ports: ports ?? [{ name: 'http', protocol: 'TCP', port: 80, nodePort: 30080 }],
-      externalTrafficPolicy: 'Cluster',
-    },
-    status: { loadBalancer: {} },
-  };
+  return svc(ports, annotations);
 }
 
-const stub = (o: { href: string; uuid: string; name: string }) => ({ href: o.href, uuid: o.uuid, name: o.name });
-
-/** One Service and a cloud shaped like the API's answers; `apply` executes actions as the executor does. */
-class World {
-  lbs: LoadBalancer[] = [];
-  pools: Pool[] = [];
-  members: Record<string, PoolMember[]> = {};
-  listeners: Listener[] = [];
-  monitors: HealthMonitor[] = [];
-  fips: FloatingIp[] = [fip('192.0.2.50/32')];
-  servers: Server[] = [server(1), server(2)];
-  nodes: V1Node[] = [node(1, { role: 'edge' }), node(2)];
-  private seq = 0;
-
-  constructor(public svc: V1Service) {}
-
-  private uuid(): string {
-    this.seq += 1;
-    return `00000000-0000-4000-8000-${String(this.seq).padStart(12, '0')}`;
-  }
-
-  plan(): ServicePlan {
-    const lb = findLoadBalancer(this.svc, this.lbs);
-    const actual =
-      lb === undefined
-        ? null
-        : assembleActualLoadBalancer(lb, { pools: this.pools, membersByPool: this.members, listeners: this.listeners, monitors: this.monitors, floatingIps: this.fips });
-    return planService({
-      service: this.svc,
-      nodes: this.nodes,
-      servers: this.servers,
-      loadBalancers: this.lbs,
-      actual,
-      floatingIps: this.fips,
-      otherServices: [],
-      clusterId: 'cluster-1',
-      apiServerMinor: 34,
-    });
-  }
-
-  apply(actions: readonly PlannedAction[]): void {
-    const refs = new Map<string, string>();
-    const resolve = (ref: ObjectRef) => (isPlannedRef(ref) ? refs.get(ref.ref)! : ref.uuid);
-    const meta = this.svc.metadata!;
-    const newLb = () => this.lbs.find((l) => l.uuid === refs.get(LB_REF))!;
-    const poolOf = (ref: ObjectRef) => this.pools.find((p) => p.uuid === resolve(ref))!;
-    for (const a of actions) {
-      switch (a.kind) {
-        case 'add-finalizer':
-          meta.finalizers = [...(meta.finalizers ?? []), LB_FINALIZER];
-          break;
-        case 'remove-finalizer':
-          meta.finalizers = (meta.finalizers ?? []).filter((f) => f !== LB_FINALIZER);
-          break;
-        case 'write-annotations':
-          for (const c of a.changes) {
-            meta.annotations![c.key] = 'value' in c.to ? c.to.value : c.to.attribute === 'uuid' ? newLb().uuid : newLb().zone.slug;
-          }
-          break;
-        case 'write-status':
-          this.svc.status = { loadBalancer: { ingress: 'ingress' in a.to ? [...a.to.ingress] : ingressFromVips(newLb().vip_addresses, a.to.settings) } };
-          break;
-        case 'create-lb': {
-          const uuid = this.uuid();
-          this.lbs.push({
-            href: `${API}/load-balancers/${uuid}`,
-            uuid,
-            name: a.body.name,
-            created_at: '',
-            status: 'running',
-            zone: { slug: a.body.zone ?? 'rma1' },
-            flavor: { slug: a.body.flavor, name: a.body.flavor },
-            vip_addresses: [{ version: 4, address: '198.51.100.20', subnet: PUBLIC }],
-            tags: { ...a.body.tags },
-          });
-          refs.set(a.ref, uuid);
-          break;
-        }
-        case 'delete-lb':
-          this.lbs = this.lbs.filter((l) => l.uuid !== a.loadBalancer.uuid);
-          this.pools = this.pools.filter((p) => p.load_balancer.uuid !== a.loadBalancer.uuid);
-          this.listeners = this.listeners.filter((l) => l.load_balancer.uuid !== a.loadBalancer.uuid);
-          this.monitors = this.monitors.filter((m) => m.load_balancer.uuid !== a.loadBalancer.uuid);
-          for (const f of this.fips) if (f.load_balancer?.uuid === a.loadBalancer.uuid) f.load_balancer = null;
-          break;
-        case 'rename-lb':
-          this.lbs.find((l) => l.uuid === a.loadBalancer.uuid)!.name = a.patch.name;
-          break;
-        case 'tag-lb':
-          this.lbs.find((l) => l.uuid === a.loadBalancer.uuid)!.tags = { ...a.patch.tags };
-          break;
-        case 'create-pool': {
-          const uuid = this.uuid();
-          const lb = this.lbs.find((l) => l.uuid === resolve(a.loadBalancer))!;
-          this.pools.push({ href: `${API}/load-balancers/pools/${uuid}`, uuid, name: a.body.name, created_at: '', load_balancer: stub(lb), algorithm: a.body.algorithm, protocol: a.body.protocol, tags: {} });
-          this.members[uuid] = [];
-          refs.set(a.ref, uuid);
-          break;
-        }
-        case 'delete-pool':
-          this.pools = this.pools.filter((p) => p.uuid !== a.pool.uuid);
-          this.listeners = this.listeners.filter((l) => l.pool?.uuid !== a.pool.uuid);
-          this.monitors = this.monitors.filter((m) => m.pool.uuid !== a.pool.uuid);
-          delete this.members[a.pool.uuid];
-          break;
-        case 'create-member': {
-          const uuid = this.uuid();
-          const pool = poolOf(a.pool);
-          const s = [SUBNET_A, SUBNET_B].find((x) => x.uuid === a.body.subnet)!;
-          this.members[pool.uuid]!.push({
-            href: `${pool.href}/members/${uuid}`,
-            uuid,
-            name: a.body.name,
-            created_at: '',
-            enabled: a.body.enabled ?? true,
-            pool: stub(pool),
-            load_balancer: pool.load_balancer,
-            protocol_port: a.body.protocol_port,
-            monitor_port: a.body.monitor_port ?? null,
-            address: a.body.address,
-            subnet: { ...s },
-            monitor_status: 'up',
-            tags: {},
-          });
-          break;
-        }
-        case 'delete-member':
-          this.members[a.pool.uuid] = this.members[a.pool.uuid]!.filter((m) => m.uuid !== a.member.uuid);
-          break;
-        case 'create-listener': {
-          const uuid = this.uuid();
-          const pool = poolOf(a.pool);
-          this.listeners.push({ href: `${API}/load-balancers/listeners/${uuid}`, uuid, created_at: '', pool: stub(pool), load_balancer: pool.load_balancer, ...a.body, allowed_cidrs: [...a.body.allowed_cidrs], tags: {} });
-          break;
-        }
-        case 'delete-listener':
-          this.listeners = this.listeners.filter((l) => l.uuid !== a.listener.uuid);
-          break;
-        case 'update-listener':
-          Object.assign(this.listeners.find((l) => l.uuid === a.listener.uuid)!, a.patch);
-          break;
-        case 'create-monitor': {
-          const uuid = this.uuid();
-          const pool = poolOf(a.pool);
-          const http = a.body.type === 'http' || a.body.type === 'https';
-          this.monitors.push({
-            href: `${API}/load-balancers/health-monitors/${uuid}`,
-            uuid,
-            created_at: '',
-            pool: stub(pool),
-            load_balancer: pool.load_balancer,
-            delay_s: a.body.delay_s,
-            timeout_s: a.body.timeout_s,
-            up_threshold: a.body.up_threshold,
-            down_threshold: a.body.down_threshold,
-            type: a.body.type,
-            http: http ? { expected_codes: ['200'], method: 'GET', url_path: '/', version: '1.1', host: null, ...a.body.http } : null,
-            tags: {},
-          });
-          break;
-        }
-        case 'delete-monitor':
-          this.monitors = this.monitors.filter((m) => m.uuid !== a.monitor.uuid);
-          break;
-        case 'update-monitor': {
-          const m = this.monitors.find((x) => x.uuid === a.monitor.uuid)!;
-          if ('http' in a.patch) m.http = { ...m.http!, ...a.patch.http };
-          else Object.assign(m, a.patch);
-          break;
-        }
-        case 'assign-floating-ip': {
-          const f = this.fips.find((x) => x.network === a.floatingIp.network)!;
-          f.load_balancer = stub(this.lbs.find((l) => l.uuid === resolve(a.loadBalancer))!);
-          break;
-        }
-        case 'refuse':
-          break;
-      }
-    }
-  }
-
-  annotate(values: Record<string, string | null>): void {
-    const annotations = this.svc.metadata!.annotations!;
-    for (const [k, v] of Object.entries(values)) {
-      if (v === null) delete annotations[P + k];
-      else annotations[P + k] = v;
-    }
-  }
-}
-
-/** A World whose Service was created and applied; the next plan must be empty. */
-function converged(svc: V1Service, dual = false): World {
-  const world = new World(svc);
-  if (dual) world.servers = [server(1, true), server(2, true)];
-  world.apply(world.plan().actions);
-  const again = world.plan();
-  expect(again.problems).toEqual([]);
-  expect(again.actions).toEqual([]);
-  return world;
+/**
+ * A converged World with a Floating IP in the project and node labels for the selector rows;
+ * with `dual`, every server also has an address in SUBNET_B.
+ */
+function converged(s: V1Service, dual = false): World {
+  return convergedWorld(s, (w) => {
+    w.fips = [fip('192.0.2.50/32')];
+    w.nodes = [node(1, { role: 'edge' }), node(2)];
+    if (dual) w.servers = [1, 2].map((n) => server(n, 'rma1', [[`10.1.0.${n}`, SUBNET_B]]));
+  });
 }
 
 const shape = (plan: ServicePlan) => plan.actions.map((a) => `${a.kind} ${a.object} [${a.impact}]`);
@@ -454,10 +209,10 @@ const SPEC_ROWS: readonly (readonly [string, Row])[] = [
     'externalTrafficPolicy Local → Cluster: members back to the node port, monitor back to tcp',
     {
       change: (w) => {
-        Object.assign(w.svc.spec!, { externalTrafficPolicy: 'Local', healthCheckNodePort: 31999 });
+        Object.assign(w.service.spec!, { externalTrafficPolicy: 'Local', healthCheckNodePort: 31999 });
         w.apply(w.plan().actions);
         expect(w.plan().actions).toEqual([]);
-        Object.assign(w.svc.spec!, { externalTrafficPolicy: 'Cluster', healthCheckNodePort: undefined });
+        Object.assign(w.service.spec!, { externalTrafficPolicy: 'Cluster', healthCheckNodePort: undefined });
       },
       actions: [
         ...MEMBERS().map((m) => `delete-member ${m} [member-recreation]`),
@@ -472,9 +227,9 @@ const SPEC_ROWS: readonly (readonly [string, Row])[] = [
     'healthCheckNodePort changed under Local: members recreated, the monitor stays',
     {
       change: (w) => {
-        Object.assign(w.svc.spec!, { externalTrafficPolicy: 'Local', healthCheckNodePort: 31999 });
+        Object.assign(w.service.spec!, { externalTrafficPolicy: 'Local', healthCheckNodePort: 31999 });
         w.apply(w.plan().actions);
-        w.svc.spec!.healthCheckNodePort = 31998;
+        w.service.spec!.healthCheckNodePort = 31998;
       },
       actions: [...MEMBERS().map((m) => `delete-member ${m} [member-recreation]`), ...MEMBERS().map((m) => `create-member ${m} [member-recreation]`)],
       impact: 'member-recreation',
@@ -484,10 +239,10 @@ const SPEC_ROWS: readonly (readonly [string, Row])[] = [
     'a name given to an unnamed port: pool recreated (the README: "adding a name to a previously unnamed port")',
     {
       change: (w) => {
-        w.svc.spec!.ports = [{ protocol: 'TCP', port: 80, nodePort: 30080 }];
+        w.service.spec!.ports = [{ protocol: 'TCP', port: 80, nodePort: 30080 }];
         w.apply(w.plan().actions);
         expect(w.plan().actions).toEqual([]);
-        w.svc.spec!.ports[0]!.name = 'http';
+        w.service.spec!.ports[0]!.name = 'http';
       },
       actions: recreatePool('pool-recreation', 'tcp/http', 'tcp'),
       impact: 'pool-recreation',
@@ -496,7 +251,7 @@ const SPEC_ROWS: readonly (readonly [string, Row])[] = [
   [
     'port protocol TCP → UDP: a new udp pool and listener replace the tcp ones',
     {
-      change: (w) => (w.svc.spec!.ports![0]!.protocol = 'UDP'),
+      change: (w) => (w.service.spec!.ports![0]!.protocol = 'UDP'),
       actions: [
         `delete-listener ${LISTENER} [none]`,
         `delete-monitor ${MONITOR} [none]`,
@@ -513,7 +268,7 @@ const SPEC_ROWS: readonly (readonly [string, Row])[] = [
   [
     'type LoadBalancer → NodePort: the load balancer is deleted',
     {
-      change: (w) => (w.svc.spec!.type = 'NodePort'),
+      change: (w) => (w.service.spec!.type = 'NodePort'),
       actions: ['delete-lb load balancer k8s-service-uid-web [lb-deletion]', 'write-status service shop/web status [none]', 'remove-finalizer service shop/web finalizer [none]'],
       impact: 'lb-deletion',
     },
@@ -547,7 +302,7 @@ describe('expected downtime per impact class', () => {
 
   test("member and monitor recreation follow the Service's own health-check timing", () => {
     const world = converged(service({ [`${P}loadbalancer-health-monitor-delay-s`]: '5', [`${P}loadbalancer-health-monitor-up-threshold`]: '3' }));
-    Object.assign(world.svc.spec!, { externalTrafficPolicy: 'Local', healthCheckNodePort: 31999 });
+    Object.assign(world.service.spec!, { externalTrafficPolicy: 'Local', healthCheckNodePort: 31999 });
     const plan = world.plan();
     const member = plan.actions.find((a) => a.kind === 'delete-member')!;
     const monitor = plan.actions.find((a) => a.kind === 'create-monitor')!;
