@@ -8,7 +8,7 @@
 // → synced → a broken Service next to a new good one.
 import { parse as parseYaml } from 'yaml';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { runBinary, startHarness, type BinaryResult, type Harness } from '../support/ccm.js';
+import { nodesSeed, runBinary, startHarness, type BinaryResult, type Harness } from '../support/ccm.js';
 import {
   createLoadBalancerService,
   createNode,
@@ -26,23 +26,7 @@ const fastSync = ['--settle-seconds', '0', '--poll-seconds', '0.05'];
 const uninitialized = { key: UNINITIALIZED_TAINT_KEY, value: 'true', effect: 'NoSchedule' };
 const brokenAnnotation = 'k8s.cloudscale.ch/loadbalancer-health-monitor-delay-s';
 
-const seed = `
-networks:
-  - name: private
-    zone: rma1
-    subnets: [{cidr: 10.30.0.0/24}]
-servers:
-${[1, 2, 3]
-  .map(
-    (i) => `  - name: ${prefix}-${i}
-    flavor: flex-4-2
-    zone: rma1
-    interfaces:
-      - {type: public, addresses: [5.102.148.${i}]}
-      - {type: private, network: private, addresses: [10.30.0.${i}]}`,
-  )
-  .join('\n')}
-`;
+const seed = nodesSeed({ prefix, count: 3, privateNet: '10.30.0', publicNet: '5.102.148' });
 
 let harness: Harness;
 const run = (args: readonly string[]): Promise<BinaryResult> => runBinary(args, { apiUrl: harness.sim.url });

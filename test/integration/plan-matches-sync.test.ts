@@ -8,30 +8,13 @@ import { planCommand } from '../../src/commands/plan.js';
 import { syncLbCommand, type SyncLbReport } from '../../src/commands/sync-lb.js';
 import { PartialFailureError } from '../../src/core/errors.js';
 import type { PlanDocument } from '../../src/core/render/plan.js';
-import { startHarness, type Harness } from '../support/ccm.js';
+import { nodesSeed, startHarness, type Harness } from '../support/ccm.js';
 import { createLoadBalancerService, createNode, deleteCreatedObjects, ensureNamespace, testConnection, uniqueName } from '../support/kube.js';
 
 const P = 'k8s.cloudscale.ch/';
 
-const seed = (prefix: string) => `
-networks:
-  - name: private
-    zone: rma1
-    subnets: [{cidr: 10.50.0.0/24}]
-servers:
-${[1, 2, 3]
-  .map(
-    (i) => `  - name: ${prefix}-${i}
-    flavor: flex-4-2
-    zone: rma1
-    interfaces:
-      - {type: public, addresses: [5.102.149.${i}]}
-      - {type: private, network: private, addresses: [10.50.0.${i}]}`,
-  )
-  .join('\n')}
-floating_ips:
-  - {network: 5.102.152.30/32, type: regional, region: rma}
-`;
+const seed = (prefix: string) =>
+  nodesSeed({ prefix, count: 3, privateNet: '10.50.0', publicNet: '5.102.149', floatingIps: ['5.102.152.30/32'] });
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planCommand } from '../../src/commands/plan.js';
 import { syncLbCommand } from '../../src/commands/sync-lb.js';
 import type { PlanDocument } from '../../src/core/render/plan.js';
-import { runBinary, startHarness, type Harness } from '../support/ccm.js';
+import { nodesSeed, runBinary, startHarness, type Harness } from '../support/ccm.js';
 import {
   createLoadBalancerService,
   createNode,
@@ -22,25 +22,8 @@ import {
 
 const P = 'k8s.cloudscale.ch/';
 
-const seed = (prefix: string) => `
-networks:
-  - name: private
-    zone: rma1
-    subnets: [{cidr: 10.40.0.0/24}]
-servers:
-${[1, 2, 3]
-  .map(
-    (i) => `  - name: ${prefix}-${i}
-    flavor: flex-4-2
-    zone: rma1
-    interfaces:
-      - {type: public, addresses: [5.102.148.${i}]}
-      - {type: private, network: private, addresses: [10.40.0.${i}]}`,
-  )
-  .join('\n')}
-floating_ips:
-  - {network: 5.102.151.20/32, type: regional, region: rma}
-`;
+const seed = (prefix: string) =>
+  nodesSeed({ prefix, count: 3, privateNet: '10.40.0', publicNet: '5.102.148', floatingIps: ['5.102.151.20/32'] });
 
 /** What could change on the Kubernetes side, as comparable strings. */
 async function kubeState(namespace: string, nodes: readonly string[]) {

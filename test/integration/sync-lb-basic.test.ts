@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { syncLbCommand } from '../../src/commands/sync-lb.js';
 import { LB_FINALIZER } from '../../src/core/lb/planner.js';
-import { startHarness, type Harness } from '../support/ccm.js';
+import { nodesSeed, startHarness, type Harness } from '../support/ccm.js';
 import { expectConverged, passOk } from '../support/lb-scenarios.js';
 import {
   createLoadBalancerService,
@@ -14,23 +14,7 @@ import {
   uniqueName,
 } from '../support/kube.js';
 
-const seed = (prefix: string) => `
-networks:
-  - name: private
-    zone: rma1
-    subnets: [{cidr: 10.20.0.0/24}]
-servers:
-${[1, 2]
-  .map(
-    (i) => `  - name: ${prefix}-${i}
-    flavor: flex-4-2
-    zone: rma1
-    interfaces:
-      - {type: public, addresses: [5.102.146.${i}]}
-      - {type: private, network: private, addresses: [10.20.0.${i}]}`,
-  )
-  .join('\n')}
-`;
+const seed = (prefix: string) => nodesSeed({ prefix, count: 2, privateNet: '10.20.0', publicNet: '5.102.146' });
 
 describe('sync-lb: a new Service', () => {
   let harness: Harness;

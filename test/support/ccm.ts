@@ -71,6 +71,39 @@ export async function startHarness(options: { seed?: SimSeed | string; lbProvisi
   };
 }
 
+/**
+ * A seed of `count` servers named `<prefix>-1`, `<prefix>-2` … in rma1, each with a public IPv4
+ * `<publicNet>.<i>` and a private address `<privateNet>.<i>` in one /24 of the network
+ * `private`; plus the given Floating IPs (regional, rma). Tests create Nodes of the same names.
+ */
+export function nodesSeed(options: {
+  prefix: string;
+  count: number;
+  privateNet: string;
+  publicNet: string;
+  floatingIps?: readonly string[];
+}): string {
+  const servers = Array.from({ length: options.count }, (_, k) => k + 1).map(
+    (i) => `  - name: ${options.prefix}-${i}
+    flavor: flex-4-2
+    zone: rma1
+    interfaces:
+      - {type: public, addresses: [${options.publicNet}.${i}]}
+      - {type: private, network: private, addresses: [${options.privateNet}.${i}]}`,
+  );
+  const fips = (options.floatingIps ?? []).map((network) => `  - {network: ${network}, type: regional, region: rma}`);
+  return [
+    'networks:',
+    '  - name: private',
+    '    zone: rma1',
+    `    subnets: [{cidr: ${options.privateNet}.0/24}]`,
+    'servers:',
+    ...servers,
+    ...(fips.length > 0 ? ['floating_ips:', ...fips] : []),
+    '',
+  ].join('\n');
+}
+
 export interface BinaryResult {
   readonly code: number | null;
   readonly stdout: string;
