@@ -63,6 +63,29 @@ describe('events', () => {
     expect(found[0]?.series).toBeUndefined();
   });
 
+  test('the same event again counts up on the first one; another message is another event', async () => {
+    const name = uniqueName('lb');
+    const service = await createLoadBalancerService(namespace, name);
+    const subject = { kind: 'Service', namespace, name, uid: service.metadata?.uid ?? '', apiVersion: 'v1' };
+    const failed = { type: 'Warning' as const, reason: 'SyncLoadBalancerFailed', message: 'Error syncing load balancer: x', component: 'service-controller' };
+    const first = await recordEvent(conn, subject, failed);
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const second = await recordEvent(conn, subject, failed);
+    const third = await recordEvent(conn, subject, failed);
+    expect([first.error, second.error, third.error]).toEqual([undefined, undefined, undefined]);
+    const other = await recordEvent(conn, subject, { ...failed, message: 'Error syncing load balancer: y' });
+
+    const found = await describedEvents('Service', name, namespace, subject.uid);
+    expect(found.map((e) => [e.message, e.count]).sort()).toEqual([
+      ['Error syncing load balancer: x', 3],
+      ['Error syncing load balancer: y', 1],
+    ]);
+    const repeated = found.find((e) => e.count === 3)!;
+    expect(repeated.metadata?.name).toBe(first.event?.metadata?.name);
+    expect(new Date(repeated.lastTimestamp!).getTime()).toBeGreaterThan(new Date(repeated.firstTimestamp!).getTime());
+    expect(other.event?.metadata?.name).not.toBe(first.event?.metadata?.name);
+  });
+
   test('a Node event goes to namespace default with the node name as uid, the default component', async () => {
     const name = uniqueName('node-ev');
     const node = await createNode(name);

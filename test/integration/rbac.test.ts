@@ -156,6 +156,17 @@ const REQUIRED_STEPS: readonly Step[] = [
       }),
   },
   {
+    name: 'sync-lb and init-nodes: read an Event recorded before (the same event again)',
+    attributes: { verb: 'get', resource: 'events', namespace: 'default', name: PROBE },
+    call: ({ core }) => core.readNamespacedEvent({ namespace: 'default', name: PROBE }),
+  },
+  {
+    name: 'sync-lb and init-nodes: count a repeated Event',
+    attributes: { verb: 'patch', resource: 'events', namespace: 'default', name: PROBE },
+    call: ({ core }) =>
+      core.patchNamespacedEvent({ namespace: 'default', name: PROBE, body: { count: 2 }, dryRun: 'All' }, mergePatch()),
+  },
+  {
     name: 'cluster identity: read namespace kube-system',
     attributes: { verb: 'get', resource: 'namespaces', name: CCM_NAMESPACE },
     call: ({ core }) => core.readNamespace({ name: CCM_NAMESPACE }),

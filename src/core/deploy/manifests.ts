@@ -97,8 +97,8 @@ export const CLUSTER_RULES: readonly RuleWithPurpose[] = [
     purpose: 'sync-lb: status.loadBalancer.ingress',
   },
   {
-    rule: { apiGroups: [''], resources: ['events'], verbs: ['create'] },
-    purpose: 'events on Services and Nodes (kubectl describe shows them)',
+    rule: { apiGroups: [''], resources: ['events'], verbs: ['create', 'get', 'patch'] },
+    purpose: 'events on Services and Nodes (kubectl describe shows them); get + patch count repeats of the same event',
   },
   {
     rule: { apiGroups: [''], resources: ['namespaces'], resourceNames: [CCM_NAMESPACE], verbs: ['get'] },

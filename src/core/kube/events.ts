@@ -1,8 +1,8 @@
 // Kubernetes Events about the objects the tool changes, so `kubectl describe` shows what happened.
 // Events are best-effort: recording one never throws; a failure is returned so the caller can
 // report it (once) instead of losing it silently.
-import { randomBytes } from 'node:crypto';
-import type { CoreV1Event } from '@kubernetes/client-node';
+import { createHash } from 'node:crypto';
+import { PatchStrategy, setHeaderOptions, type CoreV1Event } from '@kubernetes/client-node';
 import { KubeApiError } from '../errors.js';
 import { kubeCall, type KubeConnection } from './connection.js';
 
@@ -48,10 +48,12 @@ export async function recordEvent(
   const uid = subject.kind === 'Node' ? subject.name : subject.uid;
   const component = content.component ?? DEFAULT_EVENT_COMPONENT;
   const now = new Date();
+  const message = truncate(content.message, MAX_MESSAGE_LENGTH);
+  const name = eventName(subject.name, [subject.kind, subject.name, uid, content.type, content.reason, message, component]);
   const body: CoreV1Event = {
     apiVersion: 'v1',
     kind: 'Event',
-    metadata: { name: eventName(subject.name), namespace },
+    metadata: { name, namespace },
     involvedObject: {
       kind: subject.kind,
       name: subject.name,
@@ -61,16 +63,43 @@ export async function recordEvent(
     },
     type: content.type,
     reason: content.reason,
-    message: truncate(content.message, MAX_MESSAGE_LENGTH),
+    message,
     source: { component },
     reportingComponent: component,
     firstTimestamp: now,
     lastTimestamp: now,
     count: 1,
   };
+  const what = `record ${content.reason} event for ${subject.kind} ${subject.name}`;
   try {
-    const event = await kubeCall(`record ${content.reason} event for ${subject.kind} ${subject.name}`, () =>
-      conn.core.createNamespacedEvent({ namespace, body }),
+    const event = await kubeCall(what, () => conn.core.createNamespacedEvent({ namespace, body }));
+    return { event };
+  } catch (error) {
+    if (error instanceof KubeApiError && error.status === 409) return countRepeat(conn, namespace, body, what);
+    if (error instanceof KubeApiError) return { error };
+    return { error: new KubeApiError(`record event: ${String(error)}`, { status: 0, cause: error }) };
+  }
+}
+
+/**
+ * The same event again (same object, type, reason, message and component: the same name): its
+ * count goes up and lastTimestamp moves, as client-go's recorder aggregates, so a Service that
+ * fails every minute under the CronJob shows one Warning "x60", not sixty.
+ */
+async function countRepeat(
+  conn: KubeConnection,
+  namespace: string,
+  body: CoreV1Event,
+  what: string,
+): Promise<{ event: CoreV1Event; error?: undefined } | { event?: undefined; error: KubeApiError }> {
+  const name = body.metadata!.name!;
+  try {
+    const existing = await kubeCall(what, () => conn.core.readNamespacedEvent({ namespace, name }));
+    const event = await kubeCall(what, () =>
+      conn.core.patchNamespacedEvent(
+        { namespace, name, body: { count: (existing.count ?? 1) + 1, lastTimestamp: body.lastTimestamp } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      ),
     );
     return { event };
   } catch (error) {
@@ -79,9 +108,12 @@ export async function recordEvent(
   }
 }
 
-/** `<object>.<hex>` like client-go's recorder, with random bits so parallel runs never clash. */
-function eventName(objectName: string): string {
-  const suffix = `${Date.now().toString(16)}${randomBytes(4).toString('hex')}`;
+/**
+ * `<object>.<hex>` like client-go's recorder; the hex is a digest of what makes two events the
+ * same (object, type, reason, message, component), so a repeat finds the first one by name.
+ */
+function eventName(objectName: string, identity: readonly (string | undefined)[]): string {
+  const suffix = createHash('sha256').update(JSON.stringify(identity)).digest('hex').slice(0, 16);
   return `${objectName.slice(0, MAX_NAME_LENGTH - suffix.length - 1)}.${suffix}`;
 }
 
