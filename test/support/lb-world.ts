@@ -12,6 +12,7 @@ import type {
   PoolMember,
   Server,
   ServerInterface,
+  Subnet,
   SubnetStub,
 } from '../../src/core/cloudscale/types.js';
 import { RefusedError } from '../../src/core/errors.js';
@@ -28,6 +29,11 @@ export const subnet = (id: string, cidr: string): SubnetStub => ({ href: `${API}
 export const SUBNET_A = subnet('aaaa0001-0000-4000-8000-000000000001', '10.0.0.0/24');
 export const SUBNET_B = subnet('bbbb0001-0000-4000-8000-000000000001', '10.1.0.0/24');
 export const PUBLIC = subnet('dddd0001-0000-4000-8000-000000000001', '192.0.2.0/24');
+
+/** A private subnet as GET /v1/subnets lists it. */
+export function projectSubnet(stub: SubnetStub): Subnet {
+  return { ...stub, network: { href: `${API}/networks/private`, uuid: 'private', name: 'private' }, gateway_address: null, dns_servers: [], tags: {} };
+}
 
 export function iface(type: 'public' | 'private', addresses: [string, SubnetStub][]): ServerInterface {
   return {
@@ -75,6 +81,7 @@ export class World {
   listeners: Listener[] = [];
   monitors: HealthMonitor[] = [];
   fips: FloatingIp[] = [];
+  subnets: Subnet[] = [projectSubnet(SUBNET_A), projectSubnet(SUBNET_B)];
   servers: Server[] = [server(1), server(2)];
   nodes: V1Node[] = [node(1), node(2)];
   others: V1Service[] = [];
@@ -113,6 +120,7 @@ export class World {
       loadBalancers: this.lbs,
       actual,
       floatingIps: this.fips,
+      subnets: this.subnets,
       otherServices: this.others,
       clusterId: CLUSTER,
       apiServerMinor: this.apiServerMinor,

@@ -1,6 +1,6 @@
 import type { V1Service, V1ServicePort } from '@kubernetes/client-node';
 import { describe, expect, test } from 'vitest';
-import type { Server, ServerInterface } from '../../src/core/cloudscale/types.js';
+import type { Server, ServerInterface, Subnet, SubnetStub } from '../../src/core/cloudscale/types.js';
 import { AnnotationError } from '../../src/core/errors.js';
 import { parseLbAnnotations } from '../../src/core/lb/annotations.js';
 import {
@@ -23,6 +23,14 @@ const SUBNET_A = { href: 'https://api.example/v1/subnets/aaaa0001-0000-4000-8000
 const SUBNET_B = { href: 'https://api.example/v1/subnets/bbbb0001-0000-4000-8000-000000000001', uuid: 'bbbb0001-0000-4000-8000-000000000001', cidr: '10.1.0.0/24' };
 const SUBNET_V6 = { href: 'https://api.example/v1/subnets/cccc0001-0000-4000-8000-000000000001', uuid: 'cccc0001-0000-4000-8000-000000000001', cidr: 'fd00::/64' };
 const PUBLIC = { href: 'https://api.example/v1/subnets/dddd', uuid: 'dddd0001-0000-4000-8000-000000000001', cidr: '192.0.2.0/24' };
+/** The project's private subnets, as GET /v1/subnets lists them. */
+const PROJECT_SUBNETS: Subnet[] = [SUBNET_A, SUBNET_B, SUBNET_V6].map((stub: SubnetStub) => ({
+  ...stub,
+  network: { href: 'https://api.example/v1/networks/n', uuid: 'n', name: 'private' },
+  gateway_address: null,
+  dns_servers: [],
+  tags: {},
+}));
 
 function iface(type: 'public' | 'private', addresses: [string, typeof SUBNET_A | null][]): ServerInterface {
   return {
@@ -71,7 +79,7 @@ function service(ports: V1ServicePort[], annotations: Record<string, string> = {
 function desired(svc: V1Service, nodeServers: NodeServer[] = nodes) {
   const parsed = parseLbAnnotations(svc.metadata?.annotations);
   if (!parsed.ok) throw new Error('bad annotations in test');
-  const input: DesiredInput = { service: svc, annotations: parsed.values, nodes: nodeServers, clusterId: 'cluster-1' };
+  const input: DesiredInput = { service: svc, annotations: parsed.values, nodes: nodeServers, subnets: PROJECT_SUBNETS, clusterId: 'cluster-1' };
   return desiredLoadBalancer(input);
 }
 
@@ -250,10 +258,21 @@ describe('desiredLoadBalancer', () => {
     ]);
     expect(limited.lb.pools[0]!.members).toEqual([member('10.1.0.9', 30080, 'multi', SUBNET_B)]);
 
-    const none = okDesired(service(ports, { [`${P}loadbalancer-listener-allowed-subnets`]: '["eeee0001-0000-4000-8000-000000000001"]' }), [
+    // A subnet the project does not have would leave the load balancer without members: refused.
+    const none = desired(service(ports, { [`${P}loadbalancer-listener-allowed-subnets`]: '["eeee0001-0000-4000-8000-000000000001"]' }), [
       { node: 'multi', server: multi },
     ]);
-    expect(none.lb.pools[0]!.members).toEqual([]);
+    expect(none).toEqual({
+      ok: false,
+      problems: [
+        {
+          kind: 'subnet-missing',
+          subject: `${P}loadbalancer-listener-allowed-subnets`,
+          message: `subnet eeee0001-0000-4000-8000-000000000001 of annotation ${P}loadbalancer-listener-allowed-subnets does not exist in this cloudscale project`,
+          hint: expect.stringContaining('existing private subnet'),
+        },
+      ],
+    });
   });
 
   test('TestLimitSubnets: two servers with two subnets each → 4 members, limited → 2', () => {
@@ -285,6 +304,8 @@ describe('desiredLoadBalancer', () => {
         [`${P}loadbalancer-health-monitor-up-threshold`]: '5',
         [`${P}loadbalancer-health-monitor-down-threshold`]: '6',
       }),
+      // No nodes: the members of lpg1 would have to be in lpg1 (checked in the zone tests).
+      [],
     );
     const { pools, ...lb } = result.lb;
     expect(lb).toMatchObject({ name: 'my-lb', flavor: 'lb-large', zone: 'lpg1', vipAddresses: [{ subnet: SUBNET_A.uuid, address: '10.0.0.100' }], floatingIps: ['192.0.2.50/32'] });
@@ -313,7 +334,45 @@ describe('desiredLoadBalancer', () => {
       });
     });
     test('TestDesiredZone: the annotation decides', () => {
-      expect(okDesired(service([{ port: 80, nodePort: 30080 }], { [`${P}loadbalancer-zone`]: 'rma1' }), [...nodes, { node: 'worker-3', server: lpg }]).lb.zone).toBe('rma1');
+      const publicOnly = server('worker-4', 'lpg1', [iface('public', [['192.0.2.4', PUBLIC]])]);
+      expect(okDesired(service([{ port: 80, nodePort: 30080 }], { [`${P}loadbalancer-zone`]: 'rma1' }), [...nodes, { node: 'worker-4', server: publicOnly }]).lb.zone).toBe('rma1');
+    });
+    test('a zone whose load balancer could not have the nodes as members is refused (the API refuses them after it exists)', () => {
+      const result = desired(service([{ port: 80, nodePort: 30080 }], { [`${P}loadbalancer-zone`]: 'rma1' }), [...nodes, { node: 'worker-3', server: lpg }]);
+      expect(result).toEqual({
+        ok: false,
+        problems: [
+          {
+            kind: 'zone',
+            subject: `${P}loadbalancer-zone`,
+            message: "the load balancer's zone is rma1, but the servers of node worker-3 are in lpg1: their addresses cannot be members",
+            hint: expect.stringContaining(`Set ${P}loadbalancer-zone to lpg1`),
+          },
+        ],
+      });
+      // Every node elsewhere: the issue's `zone: lpg1` with every Node in rma1.
+      const all = desired(service([{ port: 80, nodePort: 30080 }], { [`${P}loadbalancer-zone`]: 'lpg1' }));
+      expect(all.ok ? [] : all.problems.map((p) => p.message)).toEqual([
+        "the load balancer's zone is lpg1, but the servers of nodes worker-1, worker-2 are in rma1: their addresses cannot be members",
+      ]);
+    });
+    test('vip-addresses: the subnet must exist and a fixed address must lie in it', () => {
+      const vips = (value: object[]) => desired(service([{ port: 80, nodePort: 30080 }], { [`${P}loadbalancer-vip-addresses`]: JSON.stringify(value) }));
+      const messages = (result: ReturnType<typeof desired>) => (result.ok ? [] : result.problems.map((p) => p.message));
+      expect(vips([{ subnet: SUBNET_A.uuid, address: '10.0.0.50' }]).ok).toBe(true);
+      expect(vips([{ subnet: SUBNET_A.uuid.toUpperCase() }]).ok).toBe(true);
+      expect(messages(vips([{ subnet: 'eeee0001-0000-4000-8000-000000000001' }]))).toEqual([
+        `subnet eeee0001-0000-4000-8000-000000000001 of annotation ${P}loadbalancer-vip-addresses does not exist in this cloudscale project`,
+      ]);
+      expect(messages(vips([{ subnet: SUBNET_A.uuid, address: '10.1.0.5' }]))).toEqual([
+        `address 10.1.0.5 of annotation ${P}loadbalancer-vip-addresses is not in its subnet ${SUBNET_A.uuid} (10.0.0.0/24)`,
+      ]);
+      expect(messages(vips([{ subnet: SUBNET_V6.uuid, address: 'fd00::1:5' }]))).toEqual([]);
+      expect(messages(vips([{ subnet: SUBNET_V6.uuid, address: 'fd01::5' }]))).toHaveLength(1);
+    });
+    test('listener-allowed-subnets in another spelling names the one the API lists', () => {
+      const result = desired(service([{ port: 80, nodePort: 30080 }], { [`${P}loadbalancer-listener-allowed-subnets`]: JSON.stringify([SUBNET_A.uuid.toUpperCase()]) }));
+      expect(result.ok ? [] : result.problems.map((p) => p.hint)).toEqual([`Write it as the API does: ${SUBNET_A.uuid}.`]);
     });
     test('no nodes and no annotation → no zone (the API default)', () => {
       const result = okDesired(service([{ port: 80, nodePort: 30080 }]), []);

@@ -743,7 +743,7 @@ describe('problems stop the Service before any change', () => {
   test('an actual state that is not the one the lookup finds is a caller bug', () => {
     const world = converged();
     const actual = assembleActualLoadBalancer(world.lbs[0]!, { pools: [], membersByPool: {}, listeners: [], monitors: [], floatingIps: [] });
-    const input = { service: world.service, nodes: world.nodes, servers: world.servers, floatingIps: [], otherServices: [], clusterId: CLUSTER, apiServerMinor: 34 };
+    const input = { service: world.service, nodes: world.nodes, servers: world.servers, floatingIps: [], subnets: world.subnets, otherServices: [], clusterId: CLUSTER, apiServerMinor: 34 };
     expect(() => planService({ ...input, loadBalancers: world.lbs, actual: null })).toThrow(InternalError);
     expect(() => planService({ ...input, loadBalancers: [], actual })).toThrow(InternalError);
   });

@@ -60,6 +60,7 @@ const servicePlan = planService({
   loadBalancers: [],
   actual: null,
   floatingIps: [],
+  subnets: [],
   otherServices: [],
   clusterId: 'cluster-1',
   apiServerMinor: 34,

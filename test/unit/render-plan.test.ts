@@ -77,6 +77,7 @@ describe('renderPlanText', () => {
       loadBalancers: [],
       actual: null,
       floatingIps: [],
+      subnets: [],
       otherServices: [],
       clusterId: 'cluster-1',
       apiServerMinor: 34,

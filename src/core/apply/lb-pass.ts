@@ -59,6 +59,7 @@ export function planLbPass(
       loadBalancers: snapshot.loadBalancers,
       actual,
       floatingIps: snapshot.floatingIps,
+      subnets: snapshot.subnets,
       otherServices: lbServices.filter((s) => s.metadata?.uid !== service.metadata?.uid),
       clusterId: snapshot.clusterId,
       apiServerMinor: snapshot.apiServerMinor,

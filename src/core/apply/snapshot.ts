@@ -1,6 +1,6 @@
 // Reading the state one load-balancer pass plans from, with a constant number of list calls:
-// Services and Nodes from Kubernetes; servers, load balancers, pools, listeners, monitors and
-// Floating IPs from cloudscale; then one member list per pool of the load balancers in play.
+// Services and Nodes from Kubernetes; servers, load balancers, pools, listeners, monitors,
+// Floating IPs and subnets from cloudscale; then one member list per pool of the load balancers in play.
 import type { V1Node, V1Service } from '@kubernetes/client-node';
 import type { CloudscaleClient } from '../cloudscale/client.js';
 import type {
@@ -11,6 +11,7 @@ import type {
   Pool,
   PoolMember,
   Server,
+  Subnet,
 } from '../cloudscale/types.js';
 import { RefusedError } from '../errors.js';
 import { serverVersion } from '../kube/cluster.js';
@@ -27,6 +28,7 @@ export interface CloudLists {
   readonly listeners: readonly Listener[];
   readonly monitors: readonly HealthMonitor[];
   readonly floatingIps: readonly FloatingIp[];
+  readonly subnets: readonly Subnet[];
 }
 
 export interface LbPassSnapshot extends CloudLists {
@@ -43,15 +45,16 @@ export interface LbPassSnapshot extends CloudLists {
 export type ServiceSelection = { readonly all: true } | { readonly names: readonly { namespace: string; name: string }[] };
 
 export async function readCloudLists(cloud: CloudscaleClient): Promise<CloudLists> {
-  const [servers, loadBalancers, pools, listeners, monitors, floatingIps] = await Promise.all([
+  const [servers, loadBalancers, pools, listeners, monitors, floatingIps, subnets] = await Promise.all([
     cloud.servers.list(),
     cloud.loadBalancers.list(),
     cloud.pools.list(),
     cloud.listeners.list(),
     cloud.healthMonitors.list(),
     cloud.floatingIps.list(),
+    cloud.subnets.list(),
   ]);
-  return { servers, loadBalancers, pools, listeners, monitors, floatingIps };
+  return { servers, loadBalancers, pools, listeners, monitors, floatingIps, subnets };
 }
 
 export async function readLbPassSnapshot(input: {

@@ -11,6 +11,7 @@ import type {
   PoolAlgorithm,
   Tags,
 } from '../cloudscale/types.js';
+import { LB_LIMITS, type IntegerRange, type LbLimitField } from '../cloudscale/limits.js';
 import { AnnotationError } from '../errors.js';
 import { IMPACT_DOC, type ImpactClass } from './impact.js';
 import { isCidr, isDnsSubdomain, isIpAddress, isUuid } from './net.js';
@@ -76,13 +77,27 @@ function quote(raw: string): string {
 
 // ---- value parsers ---------------------------------------------------------------------------
 
-function parseInteger(raw: string, min: number): number {
+/** An integer in the API's range for `field` (./limits: the table the simulator enforces too). */
+function parseInteger(raw: string, field: LbLimitField): number {
+  const range: IntegerRange = LB_LIMITS[field];
   const text = raw.trim();
   if (!/^[+-]?\d+$/.test(text)) throw new InvalidValue('not an integer');
   const value = Number(text);
   if (!Number.isSafeInteger(value)) throw new InvalidValue('the number is too large');
-  if (value < min) throw new InvalidValue(`must be at least ${min}`);
+  if (value < range.min) throw new InvalidValue(`must be at least ${range.min} (the API refuses less)`);
+  if (range.max !== undefined && value > range.max) {
+    throw new InvalidValue(`must be at most ${range.max} (the API refuses more)`);
+  }
   return value;
+}
+
+/** `an integer number of seconds from 1 to 10`, from the limits table. */
+function integerFormat(field: LbLimitField, unit: string): string {
+  const range: IntegerRange = LB_LIMITS[field];
+  const of = unit === '' ? '' : ` number of ${unit}`;
+  return range.max === undefined
+    ? `an integer${of} ≥ ${range.min}`
+    : `an integer${of} from ${range.min} to ${range.max}`;
 }
 
 function parseJson(raw: string): unknown {
@@ -316,7 +331,7 @@ export const LB_ANNOTATIONS = {
     defaultText: 'the zone of the selected nodes',
     impact: 'refused',
     writtenBy: 'user',
-    doc: 'Zone of the load balancer; when unset, the single zone of the nodes\' servers. Written back after creation. Fixed after creation: a change is refused.',
+    doc: 'Zone of the load balancer; when unset, the single zone of the nodes\' servers. Refused when the selected nodes\' private addresses are in another zone. Written back after creation. Fixed after creation: a change is refused.',
     parse: (raw) => (raw === '' ? null : parseSlug(raw)),
   }),
   vipAddresses: define('loadbalancer-vip-addresses', {
@@ -325,7 +340,7 @@ export const LB_ANNOTATIONS = {
     defaultText: '`[]` (a public IPv4 and IPv6 address)',
     impact: 'refused',
     writtenBy: 'user',
-    doc: 'Binds the load balancer to private subnets, optionally to fixed addresses. Fixed after creation: a change is refused.',
+    doc: 'Binds the load balancer to private subnets, optionally to fixed addresses (a subnet that does not exist, or an address outside it, is refused). Fixed after creation: a change is refused.',
     parse: parseVipAddresses,
   }),
   floatingIps: define('loadbalancer-floating-ips', {
@@ -378,40 +393,40 @@ export const LB_ANNOTATIONS = {
     parse: (raw) => parseEnum(raw, IP_MODES),
   }),
   healthMonitorDelayS: define('loadbalancer-health-monitor-delay-s', {
-    format: 'an integer number of seconds ≥ 1',
+    format: integerFormat('delay_s', 'seconds'),
     default: 2,
     defaultText: '`2`',
     impact: 'minimal',
     writtenBy: 'user',
     doc: 'Seconds between health checks. Updated in place.',
-    parse: (raw) => parseInteger(raw, 1),
+    parse: (raw) => parseInteger(raw, 'delay_s'),
   }),
   healthMonitorTimeoutS: define('loadbalancer-health-monitor-timeout-s', {
-    format: 'an integer number of seconds ≥ 1',
+    format: integerFormat('timeout_s', 'seconds'),
     default: 1,
     defaultText: '`1`',
     impact: 'minimal',
     writtenBy: 'user',
     doc: 'Seconds a health check may take. Updated in place.',
-    parse: (raw) => parseInteger(raw, 1),
+    parse: (raw) => parseInteger(raw, 'timeout_s'),
   }),
   healthMonitorUpThreshold: define('loadbalancer-health-monitor-up-threshold', {
-    format: 'an integer ≥ 1',
+    format: integerFormat('up_threshold', ''),
     default: 2,
     defaultText: '`2`',
     impact: 'minimal',
     writtenBy: 'user',
     doc: 'Successful checks before a member is considered up. Updated in place.',
-    parse: (raw) => parseInteger(raw, 1),
+    parse: (raw) => parseInteger(raw, 'up_threshold'),
   }),
   healthMonitorDownThreshold: define('loadbalancer-health-monitor-down-threshold', {
-    format: 'an integer ≥ 1',
+    format: integerFormat('down_threshold', ''),
     default: 3,
     defaultText: '`3`',
     impact: 'minimal',
     writtenBy: 'user',
     doc: 'Failed checks before a member is considered down. Updated in place.',
-    parse: (raw) => parseInteger(raw, 1),
+    parse: (raw) => parseInteger(raw, 'down_threshold'),
   }),
   healthMonitorType: define('loadbalancer-health-monitor-type', {
     format: enumFormat(HEALTH_MONITOR_TYPES),
@@ -450,31 +465,31 @@ export const LB_ANNOTATIONS = {
     parse: (raw) => parseCidrList(raw, 'a CIDR (e.g. "192.0.2.0/24"; a single address is "192.0.2.1/32")'),
   }),
   timeoutClientDataMs: define('loadbalancer-timeout-client-data-ms', {
-    format: 'an integer number of milliseconds ≥ 0',
+    format: integerFormat('timeout_client_data_ms', 'milliseconds'),
     default: 50000,
     defaultText: '`50000`',
     impact: 'none',
     writtenBy: 'user',
     doc: 'Idle timeout on the client side of every listener. Updated in place.',
-    parse: (raw) => parseInteger(raw, 0),
+    parse: (raw) => parseInteger(raw, 'timeout_client_data_ms'),
   }),
   timeoutMemberConnectMs: define('loadbalancer-timeout-member-connect-ms', {
-    format: 'an integer number of milliseconds ≥ 0',
+    format: integerFormat('timeout_member_connect_ms', 'milliseconds'),
     default: 5000,
     defaultText: '`5000`',
     impact: 'none',
     writtenBy: 'user',
     doc: 'Timeout for connecting to a member, on every listener. Updated in place.',
-    parse: (raw) => parseInteger(raw, 0),
+    parse: (raw) => parseInteger(raw, 'timeout_member_connect_ms'),
   }),
   timeoutMemberDataMs: define('loadbalancer-timeout-member-data-ms', {
-    format: 'an integer number of milliseconds ≥ 0',
+    format: integerFormat('timeout_member_data_ms', 'milliseconds'),
     default: 50000,
     defaultText: '`50000`',
     impact: 'none',
     writtenBy: 'user',
     doc: 'Idle timeout on the member side of every listener. Updated in place.',
-    parse: (raw) => parseInteger(raw, 0),
+    parse: (raw) => parseInteger(raw, 'timeout_member_data_ms'),
   }),
   listenerAllowedSubnets: define('loadbalancer-listener-allowed-subnets', {
     format: 'a JSON list of subnet UUIDs',
@@ -482,18 +497,10 @@ export const LB_ANNOTATIONS = {
     defaultText: '`[]` (every private subnet)',
     impact: 'member-recreation',
     writtenBy: 'user',
-    doc: 'Limits pool members to node addresses in these subnets; nodes without one contribute no member. A change replaces the members.',
-    parse: (raw, context) => {
-      const list = parseStringList(raw);
-      for (const item of list) {
-        if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(item)) {
-          context.warn(
-            `${JSON.stringify(item)} is not a lower-case hyphenated UUID; it can never match a subnet`,
-          );
-        }
-      }
-      return list;
-    },
+    doc: 'Limits pool members to node addresses in these subnets; nodes without one contribute no member. A subnet that does not exist is refused. A change replaces the members.',
+    // Entries are checked against the project's subnets by the planner (desired.ts): one that
+    // does not exist (a typo, another case) is a problem, not a load balancer without members.
+    parse: parseStringList,
   }),
   nodeSelector: define('loadbalancer-node-selector', {
     format: 'a Kubernetes label selector, e.g. `env=prod,tier in (web,api),!spot`',

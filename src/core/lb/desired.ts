@@ -8,9 +8,11 @@ import type {
   LoadBalancer,
   PoolAlgorithm,
   PoolProtocol,
+  Subnet,
   SubnetStub,
   Tags,
 } from '../cloudscale/types.js';
+import { isIP } from 'node:net';
 import {
   LB_ANNOTATIONS,
   ownershipTags,
@@ -138,7 +140,14 @@ export interface DesiredInput {
   readonly annotations: LbAnnotationValues;
   /** The selected nodes mapped to servers, in node order. */
   readonly nodes: readonly NodeServer[];
+  /** Every subnet of the project: the subnets the annotations name must exist. */
+  readonly subnets: readonly Subnet[];
   readonly clusterId: string;
+  /**
+   * The zone of the load balancer that exists already, if any. When the zone differs from it,
+   * the planner refuses the change itself; members are then not checked against the new zone.
+   */
+  readonly existingZone?: string;
 }
 
 export type DesiredResult =
@@ -168,7 +177,9 @@ export function desiredLbName(service: V1Service, annotations: LbAnnotationValue
 
 /**
  * The desired load balancer of a Service whose annotations parsed. Collects every problem
- * (unsupported port protocol, nodePort 0, nodes in several zones) instead of stopping at one.
+ * (unsupported port protocol, nodePort 0, nodes in several zones, members outside the zone,
+ * subnets that do not exist) instead of stopping at one: each is a value the API would refuse
+ * halfway through building the load balancer, so it is refused before the first write.
  */
 export function desiredLoadBalancer(input: DesiredInput): DesiredResult {
   const { service, annotations: a, nodes } = input;
@@ -188,6 +199,11 @@ export function desiredLoadBalancer(input: DesiredInput): DesiredResult {
       });
     }
     zone = zones.length === 1 ? zones[0]! : null;
+  }
+
+  problems.push(...subnetProblems(a, input.subnets));
+  if (zone !== null && (input.existingZone === undefined || input.existingZone === zone)) {
+    problems.push(...memberZoneProblems(nodes, zone, a.listenerAllowedSubnets));
   }
 
   const local = service.spec?.externalTrafficPolicy === 'Local';
@@ -297,6 +313,97 @@ function desiredMonitor(
     });
   }
   return { type: a.healthMonitorType, ...numbers, http: httpType ? (a.healthMonitorHttp ?? DEFAULT_HTTP) : null };
+}
+
+/** Same UUID, whatever the case and hyphenation of the annotation. */
+function sameUuid(a: string, b: string): boolean {
+  const plain = (uuid: string) => uuid.replaceAll('-', '').toLowerCase();
+  return plain(a) === plain(b);
+}
+
+/**
+ * Subnets the annotations name that the project does not have, and fixed VIP addresses outside
+ * their subnet: the API would refuse the load balancer (VIPs), or it would get no member at all
+ * (allowed subnets) while the plan showed no problem.
+ */
+function subnetProblems(a: LbAnnotationValues, subnets: readonly Subnet[]): Problem[] {
+  const problems: Problem[] = [];
+  const missing = (key: string, uuid: string): Problem => {
+    const otherCase = subnets.find((s) => sameUuid(s.uuid, uuid));
+    return {
+      kind: 'subnet-missing',
+      subject: key,
+      message: `subnet ${uuid} of annotation ${key} does not exist in this cloudscale project`,
+      hint:
+        otherCase !== undefined
+          ? `Write it as the API does: ${otherCase.uuid}.`
+          : `Use the UUID of an existing private subnet (cloudscale control panel → Networks, or GET /v1/subnets), or remove it from ${key}.`,
+    };
+  };
+  const allowedKey = LB_ANNOTATIONS.listenerAllowedSubnets.key;
+  for (const uuid of a.listenerAllowedSubnets) {
+    // The members are filtered by exact UUID (as the Go CCM does): another spelling matches nothing.
+    if (!subnets.some((s) => s.uuid === uuid)) problems.push(missing(allowedKey, uuid));
+  }
+  const vipKey = LB_ANNOTATIONS.vipAddresses.key;
+  for (const vip of a.vipAddresses) {
+    const subnet = subnets.find((s) => sameUuid(s.uuid, vip.subnet));
+    if (subnet === undefined) {
+      problems.push(missing(vipKey, vip.subnet));
+    } else if (vip.address !== undefined && !cidrContains(subnet.cidr, vip.address)) {
+      problems.push({
+        kind: 'subnet-missing',
+        subject: vipKey,
+        message: `address ${vip.address} of annotation ${vipKey} is not in its subnet ${subnet.uuid} (${subnet.cidr})`,
+        hint: `Pick an address inside ${subnet.cidr}, or leave "address" out to get a free one.`,
+      });
+    }
+  }
+  return problems;
+}
+
+/**
+ * Selected nodes whose servers would contribute members from another zone than the load
+ * balancer's: the API refuses such members after the load balancer exists, and the zone of a
+ * load balancer can never change.
+ */
+function memberZoneProblems(nodes: readonly NodeServer[], zone: string, allowedSubnets: readonly string[]): Problem[] {
+  const elsewhere = nodes.filter(
+    (n) => n.server.zone.slug !== zone && desiredMembers([n], 1, 1, allowedSubnets).length > 0,
+  );
+  if (elsewhere.length === 0) return [];
+  const zones = [...new Set(elsewhere.map((n) => n.server.zone.slug))];
+  const names = elsewhere.map((n) => n.node);
+  const key = LB_ANNOTATIONS.zone.key;
+  return [
+    {
+      kind: 'zone',
+      subject: key,
+      message: `the load balancer's zone is ${zone}, but the servers of ${names.length === 1 ? 'node' : 'nodes'} ${names.join(', ')} are in ${zones.join(', ')}: their addresses cannot be members`,
+      hint: `Set ${key} to ${zones.join(' or ')} (or remove it to use the nodes' zone), or leave these nodes out with ${LB_ANNOTATIONS.nodeSelector.key}.`,
+    },
+  ];
+}
+
+/** Whether `address` lies in `cidr` (same family, same network bits). */
+function cidrContains(cidr: string, address: string): boolean {
+  const [network = '', prefixText = ''] = cidr.split('/');
+  const family = isIP(network);
+  if (family === 0 || family !== isIP(address)) return false;
+  const bits = family === 4 ? 32 : 128;
+  const prefix = BigInt(prefixText === '' ? bits : Number(prefixText));
+  const shift = BigInt(bits) - prefix;
+  return ipValue(network) >> shift === ipValue(address) >> shift;
+}
+
+function ipValue(address: string): bigint {
+  if (isIP(address) === 4) return address.split('.').reduce((acc, part) => (acc << 8n) + BigInt(Number(part)), 0n);
+  const [head = '', tail = ''] = address.split('::');
+  const groups = (text: string) => (text === '' ? [] : text.split(':'));
+  const left = groups(head);
+  const right = groups(tail);
+  const all = address.includes('::') ? [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right] : left;
+  return all.reduce((acc, group) => (acc << 16n) + BigInt(parseInt(group, 16)), 0n);
 }
 
 /**

@@ -10,6 +10,7 @@ import type {
   LoadBalancer,
   PoolMember,
   Server,
+  Subnet,
 } from '../cloudscale/types.js';
 import { AnnotationError, InternalError, RefusedError } from '../errors.js';
 import {
@@ -66,6 +67,8 @@ export interface PlanServiceInput {
   readonly actual: ActualLoadBalancer | null;
   /** All Floating IPs of the project. */
   readonly floatingIps: readonly FloatingIp[];
+  /** All subnets of the project (the subnets the annotations name must exist). */
+  readonly subnets: readonly Subnet[];
   /** The other Services of type LoadBalancer (the Service itself is skipped by UID). */
   readonly otherServices: readonly V1Service[];
   /** This cluster's identity (the ownership tag value). */
@@ -360,7 +363,9 @@ class EnsurePlanner {
       service: input.service,
       annotations: a,
       nodes: mapping.mapped,
+      subnets: input.subnets,
       clusterId: input.clusterId,
+      ...(actual === null ? {} : { existingZone: actual.lb.zone.slug }),
     });
     if (!desired.ok) {
       this.problems.push(...desired.problems);

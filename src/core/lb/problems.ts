@@ -8,7 +8,7 @@ export type ProblemKind =
   | 'service-spec'
   /** A selected node that maps to no server, or to several. */
   | 'node-mapping'
-  /** No zone annotation and the nodes' servers are in several zones. */
+  /** No zone annotation and the nodes' servers are in several zones; or members outside the zone set. */
   | 'zone'
   /** The UUID annotation and the name point to different load balancers, or the name to several. */
   | 'lookup'
@@ -19,7 +19,9 @@ export type ProblemKind =
   /** Another Service claims one of this Service's Floating IPs. */
   | 'floating-ip-conflict'
   /** A Floating IP of the annotation does not exist in the project. */
-  | 'floating-ip-missing';
+  | 'floating-ip-missing'
+  /** A subnet of `listener-allowed-subnets` or `vip-addresses` does not exist (or a VIP address is outside it). */
+  | 'subnet-missing';
 
 export interface Problem {
   readonly kind: ProblemKind;
