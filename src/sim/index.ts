@@ -21,4 +21,12 @@ export {
   type SeedInterface,
   type SeedFloatingIp,
 } from './seed.js';
-export type { FaultConfig, ErrorFault, RateLimitFault, RequestMatcher } from './faults.js';
+export type {
+  FaultConfig,
+  ErrorFault,
+  RateLimitFault,
+  ConnectionResetFault,
+  HangFault,
+  ShortListFault,
+  RequestMatcher,
+} from './faults.js';

@@ -5,7 +5,7 @@ import { createServer, type IncomingMessage, type Server as HttpServer, type Ser
 import type { AddressInfo } from 'node:net';
 import { CcmError } from '../core/errors.js';
 import { API_ROUTES, serverAction, type ApiResult, type RequestContext, type Route } from './api.js';
-import { Faults, FaultConfigError, type FaultConfig } from './faults.js';
+import { Faults, FaultConfigError, type FaultConfig, type FaultDecision } from './faults.js';
 import { ApiError, isDict, type Dict } from './fields.js';
 import { validateSeed, type SimSeed } from './seed.js';
 import { SimState } from './state.js';
@@ -29,7 +29,10 @@ export interface RequestLogEntry {
   path: string;
   /** The route pattern, e.g. `/v1/load-balancers/pools/{uuid}/members`; the path if none matched. */
   route: string;
+  /** The status answered; 0 when no answer was sent (connection reset, or the client gave up). */
   status: number;
+  /** The fault that changed this request, if one did. */
+  fault?: 'error' | 'rateLimit' | 'connectionReset' | 'hang' | 'shortList';
   /** When the request arrived (ISO-8601). */
   time: string;
   durationMs: number;
@@ -240,13 +243,26 @@ class RunningSimulator {
     }
     const { matched, pathKnown } = matchRoute(method, segments);
     const routeName = matched === undefined ? pathname : routeLabel(matched.route);
-    const answer = await this.answerApi(req, method, `/${segments.join('/')}`, matched, pathKnown, rawQuery);
-    send(res, answer.status, answer.body, answer.headers);
+    const clientGone = new AbortController();
+    res.once('close', () => {
+      if (!res.writableFinished) clientGone.abort();
+    });
+    const answer = await this.answerApi(req, method, `/${segments.join('/')}`, matched, pathKnown, rawQuery, clientGone.signal);
+    let status = 0;
+    if (answer.drop === undefined && !res.destroyed) {
+      send(res, answer.status, answer.body, answer.headers);
+      status = answer.status;
+    } else if (answer.drop === 'reset') {
+      req.socket.resetAndDestroy();
+    } else {
+      res.destroy();
+    }
     this.record({
       method,
       path: target,
       route: routeName,
-      status: answer.status,
+      status,
+      ...(answer.fault === undefined ? {} : { fault: answer.fault }),
       time,
       durationMs: Math.round((performance.now() - arrived) * 1000) / 1000,
     });
@@ -265,7 +281,8 @@ class RunningSimulator {
     matched: MatchedRoute | undefined,
     pathKnown: boolean,
     rawQuery: string,
-  ): Promise<{ status: number; body?: unknown; headers?: Record<string, string> }> {
+    clientGone: AbortSignal,
+  ): Promise<Answer> {
     const bodyText = await readBody(req);
     if (matched === undefined) {
       if (pathKnown) return { status: 405, body: { detail: `Method "${method}" not allowed.` } };
@@ -289,15 +306,57 @@ class RunningSimulator {
       lbProvisionMs: this.lbProvisionMs,
       serverActionMs: this.serverActionMs,
     };
-    const fault = this.faults.decide(method, path, routeLabel(matched.route));
-    const run = async (): Promise<{ status: number; body?: unknown; headers?: Record<string, string> }> => {
+    const route = routeLabel(matched.route);
+    const fault = this.faults.decide(method, path, route);
+    const run = async (): Promise<Answer> => {
       await this.delay(this.faults.latencyMs);
-      if (fault !== undefined && !fault.afterApplying) return fault;
+      if (fault === undefined) {
+        const result = runHandler(matched.route, ctx);
+        const shortened = this.faults.shortenList(method, path, route, result.status, result.body);
+        return shortened === undefined ? result : { ...result, body: shortened, fault: 'shortList' };
+      }
+      if (!fault.afterApplying) {
+        // Only a hang with `forMs` lets the request through, late.
+        return (await this.faultAnswer(fault, clientGone)) ?? { ...runHandler(matched.route, ctx), fault: 'hang' };
+      }
       const result = runHandler(matched.route, ctx);
-      return fault ?? result;
+      return (await this.faultAnswer(fault, clientGone)) ?? { ...result, fault: 'hang' };
     };
     const lockKey = method === 'GET' ? undefined : matched.route.lockKey?.(ctx);
     return lockKey === undefined ? run() : this.serialised(lockKey, run);
+  }
+
+  /**
+   * The answer a fault gives instead of the handler's, or `undefined` when the request is to be
+   * answered as usual after all (a hang with `forMs` that has run out).
+   */
+  private async faultAnswer(fault: FaultDecision, clientGone: AbortSignal): Promise<Answer | undefined> {
+    switch (fault.kind) {
+      case 'error':
+        return { status: fault.status, body: fault.body, headers: fault.headers, fault: fault.status === 429 ? 'rateLimit' : 'error' };
+      case 'reset':
+        return { drop: 'reset', fault: 'connectionReset' };
+      case 'hang':
+        if (fault.forMs !== undefined) {
+          await this.delay(fault.forMs);
+          return undefined;
+        }
+        await this.untilAborted(clientGone);
+        return { drop: 'unanswered', fault: 'hang' };
+    }
+  }
+
+  /** Resolves when `signal` aborts or the simulator stops. */
+  private untilAborted(signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      const signals = [signal, this.stopping.signal];
+      if (signals.some((s) => s.aborted)) return resolve();
+      const done = (): void => {
+        for (const s of signals) s.removeEventListener('abort', done);
+        resolve();
+      };
+      for (const s of signals) s.addEventListener('abort', done, { once: true });
+    });
   }
 
   /** Runs `task` after every earlier task of the same LB has finished. */
@@ -396,6 +455,11 @@ class RunningSimulator {
     }
   }
 }
+
+/** An HTTP answer, or none at all (`drop`); `fault` names the fault that shaped it. */
+type Answer =
+  | { drop?: undefined; status: number; body?: unknown; headers?: Record<string, string>; fault?: RequestLogEntry['fault'] }
+  | { drop: 'reset' | 'unanswered'; fault: RequestLogEntry['fault'] };
 
 function runHandler(route: Route, ctx: RequestContext): { status: number; body?: unknown; headers?: Record<string, string> } {
   try {

@@ -156,6 +156,148 @@ describe('faults', () => {
   });
 });
 
+describe('faults that leave the client unsure: wrong lists, resets, hangs', () => {
+  const lbNames = async (sim: Simulator): Promise<string[]> =>
+    (await call(sim, 'GET', '/v1/load-balancers')).body.map((lb: LoadBalancer) => lb.name);
+
+  /** A fetch that fails without an answer; resolves to the error's cause code. */
+  const failure = async (request: Promise<unknown>): Promise<string> => {
+    const error = await request.then(
+      () => expect.fail('expected the request to get no answer'),
+      (caught: unknown) => caught as Error & { cause?: { code?: string } },
+    );
+    return error.cause?.code ?? error.name;
+  };
+
+  test('shortList empty: a list answers [] once, then the truth again', async () => {
+    const sim = await start();
+    await newLb(sim, 'a');
+    await newLb(sim, 'b');
+    expect((await call(sim, 'PUT', '/_sim/faults', { shortList: { pathPattern: '/v1/load-balancers', methods: ['GET'], count: 1, empty: true } })).status).toBe(204);
+    expect(await call(sim, 'GET', '/v1/load-balancers')).toMatchObject({ status: 200, body: [] });
+    expect(await lbNames(sim)).toEqual(['a', 'b']);
+    expect(sim.admin.requests().slice(-2).map((r) => [r.status, r.fault])).toEqual([[200, 'shortList'], [200, undefined]]);
+  });
+
+  test('shortList drops an item by uuid, or the first or last N items', async () => {
+    const sim = await start();
+    const [a, b] = [await newLb(sim, 'a'), await newLb(sim, 'b'), await newLb(sim, 'c')];
+    sim.admin.setFaults({
+      shortList: [
+        { pathPattern: '/v1/load-balancers', count: 1, dropUuid: b!.uuid },
+        { pathPattern: '/v1/load-balancers', count: 1, dropFirst: 2 },
+        { pathPattern: '/v1/load-balancers', count: 1, dropLast: 1 },
+      ],
+    });
+    expect(await lbNames(sim)).toEqual(['a', 'c']);
+    expect(await lbNames(sim)).toEqual(['c']);
+    expect(await lbNames(sim)).toEqual(['a', 'b']);
+    expect(await lbNames(sim)).toEqual(['a', 'b', 'c']);
+    // A GET of one object is no list: it neither changes nor uses up a rule.
+    sim.admin.setFaults({ shortList: { pathPattern: '/v1/load-balancers/**', count: 1, empty: true } });
+    expect((await call(sim, 'GET', a!.href)).body.uuid).toBe(a!.uuid);
+    expect((await call(sim, 'GET', '/_sim/faults')).body.remaining).toEqual([1]);
+    expect((await call(sim, 'GET', '/v1/load-balancers/pools')).body).toEqual([]);
+  });
+
+  test('shortList names a floating IP by its address', async () => {
+    const sim = await start();
+    sim.admin.setFaults({ shortList: { pathPattern: '/v1/floating-ips', count: 1, dropUuid: '2a06:c01:ffff::123' } });
+    expect((await call(sim, 'GET', '/v1/floating-ips')).body.map((f: { network: string }) => f.network)).toEqual(['5.102.150.123/32']);
+  });
+
+  test('connectionReset: no answer; the change is lost, or applied with afterApplying', async () => {
+    const sim = await start();
+    sim.admin.setFaults({ connectionReset: { pathPattern: '/v1/load-balancers', methods: ['POST'], count: 1 } });
+    expect(await failure(newLb(sim, 'lost'))).toBe('ECONNRESET');
+    expect(await lbNames(sim)).toEqual([]);
+    await call(sim, 'PUT', '/_sim/faults', {
+      connectionReset: { pathPattern: '/v1/load-balancers', methods: ['POST'], count: 1, afterApplying: true },
+    });
+    expect(await failure(newLb(sim, 'applied'))).toBe('ECONNRESET');
+    expect(await lbNames(sim)).toEqual(['applied']);
+    expect(sim.admin.requests().filter((r) => r.method === 'POST').map((r) => [r.status, r.fault])).toEqual([
+      [0, 'connectionReset'],
+      [0, 'connectionReset'],
+    ]);
+  });
+
+  test('hang without forMs: no answer until the client gives up; applied only with afterApplying', async () => {
+    const sim = await start();
+    sim.admin.setFaults({ hang: { pathPattern: '/v1/load-balancers', methods: ['POST'], count: 1 } });
+    const body = JSON.stringify({ name: 'never', flavor: 'lb-standard', vip_addresses: [] });
+    const post = (signal: AbortSignal): Promise<Response> =>
+      fetch(`${sim.url}/v1/load-balancers`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body, signal });
+    expect(await failure(post(AbortSignal.timeout(200)))).toBe('TimeoutError');
+    expect(await lbNames(sim)).toEqual([]);
+    sim.admin.setFaults({ hang: { pathPattern: '/v1/load-balancers', methods: ['POST'], count: 1, afterApplying: true } });
+    expect(await failure(post(AbortSignal.timeout(200)))).toBe('TimeoutError');
+    expect(await lbNames(sim)).toEqual(['never']);
+    await eventually(async () => sim.admin.requests().filter((r) => r.method === 'POST').length === 2);
+    expect(sim.admin.requests().filter((r) => r.method === 'POST').map((r) => [r.status, r.fault])).toEqual([
+      [0, 'hang'],
+      [0, 'hang'],
+    ]);
+  });
+
+  test('hang with forMs: the request is applied late, even when the client has given up', async () => {
+    const sim = await start();
+    sim.admin.setFaults({ hang: { pathPattern: '/v1/load-balancers', methods: ['POST'], count: 2, forMs: 300 } });
+    const slow = await newLb(sim, 'slow');
+    expect(slow.name).toBe('slow');
+    const body = JSON.stringify({ name: 'late', flavor: 'lb-standard', vip_addresses: [] });
+    const request = fetch(`${sim.url}/v1/load-balancers`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body,
+      signal: AbortSignal.timeout(50),
+    });
+    expect(await failure(request)).toBe('TimeoutError');
+    await eventually(async () => (await lbNames(sim)).includes('late'));
+    expect(sim.admin.requests().filter((r) => r.method === 'POST').map((r) => [r.status, r.fault])).toEqual([
+      [201, 'hang'],
+      [0, 'hang'],
+    ]);
+  });
+
+  test('a create applied, then answered 503 with Retry-After: errorRate with afterApplying', async () => {
+    const sim = await start();
+    await call(sim, 'PUT', '/_sim/faults', {
+      errorRate: { pathPattern: '/v1/load-balancers/pools', methods: ['POST'], status: 503, count: 1, afterApplying: true, retryAfterSeconds: 7 },
+    });
+    const lb = await newLb(sim);
+    const answer = await call(sim, 'POST', '/v1/load-balancers/pools', { name: 'p', load_balancer: lb.uuid, algorithm: 'round_robin', protocol: 'tcp' });
+    expect(answer).toMatchObject({ status: 503, body: { detail: 'Service temporarily unavailable, try again later.' } });
+    expect(answer.headers.get('retry-after')).toBe('7');
+    expect((await call(sim, 'GET', '/v1/load-balancers/pools')).body.map((p: { name: string }) => p.name)).toEqual(['p']);
+  });
+
+  test('the admin API refuses unclear rules and reports what is left of each, in order', async () => {
+    const sim = await start();
+    expect(await call(sim, 'PUT', '/_sim/faults', { shortList: { pathPattern: '/v1/**', empty: true, dropFirst: 1 } })).toMatchObject({
+      status: 400,
+      body: { detail: 'faults.shortList[0]: expected exactly one of empty, dropUuid, dropFirst, dropLast, got empty, dropFirst' },
+    });
+    expect(await call(sim, 'PUT', '/_sim/faults', { hang: { pathPattern: '/v1/**', forMS: 5 } })).toMatchObject({
+      status: 400,
+      body: { detail: 'faults.hang[0]: unknown field "forMS" (expected one of: pathPattern, methods, count, afterApplying, forMs)' },
+    });
+    expect(await call(sim, 'PUT', '/_sim/faults', { connectionReset: [{ pathPattern: '/v1/**', afterApplying: 'yes' }] })).toMatchObject({
+      status: 400,
+      body: { detail: 'faults.connectionReset[0].afterApplying: expected true or false' },
+    });
+    const config = {
+      errorRate: { pathPattern: '/v1/servers', status: 500, count: 1 },
+      connectionReset: { pathPattern: '/v1/networks', count: 2 },
+      hang: { pathPattern: '/v1/subnets', count: 3, forMs: 0 },
+      shortList: { pathPattern: '/v1/servers', dropLast: 1 },
+    };
+    expect((await call(sim, 'PUT', '/_sim/faults', config)).status).toBe(204);
+    expect((await call(sim, 'GET', '/v1/subnets')).status).toBe(200);
+    expect((await call(sim, 'GET', '/_sim/faults')).body).toEqual({ ...config, remaining: [1, 2, 2, null] });
+  });
+});
+
 describe('request log', () => {
   test('records method, path, route, status, time and duration of API requests only', async () => {
     const sim = await start();
