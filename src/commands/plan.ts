@@ -5,12 +5,12 @@ import type { V1Service } from '@kubernetes/client-node';
 import { stringify as toYaml } from 'yaml';
 import { readLbPassSnapshot, type ServiceSelection } from '../core/apply/snapshot.js';
 import { planLbPass } from '../core/apply/lb-pass.js';
+import { planNodePass } from '../core/apply/node-pass.js';
 import { dryRunService } from '../core/kube/dry-run.js';
 import { LB_ANNOTATIONS } from '../core/lb/annotations.js';
 import { UsageError } from '../core/errors.js';
 import { planDocument, renderPlanText, type PlanDocument } from '../core/render/plan.js';
 import type { CommandContext, CommandResult } from './context.js';
-import { planNodePass } from './init-nodes.js';
 import { readServiceManifests } from './service-manifests.js';
 import { parseServiceArgs, type ServiceName } from './service-args.js';
 
@@ -62,7 +62,7 @@ async function planWithLookups(
   }
   // The manifest is checked before anything is asked of the cluster or the cloud.
   const manifests =
-    options.filename === undefined ? [] : await readServiceManifests(options.filename, options.namespace, () => ctx.readStdin());
+    options.filename === undefined ? [] : await readServiceManifests(options.filename, options.namespace, (maxBytes) => ctx.readStdin(maxBytes));
   const conn = ctx.kube();
   const [cloud, clusterId] = await Promise.all([ctx.cloudscale(), ctx.clusterId()]);
 

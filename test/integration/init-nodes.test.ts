@@ -7,6 +7,7 @@ import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterEach, describe, expect, test } from 'vitest';
 import type { CommandContext, OutputFormat } from '../../src/commands/context.js';
 import { initNodesCommand, type InitNodesOptions, type InitNodesResult } from '../../src/commands/init-nodes.js';
+import { planNodePass } from '../../src/core/apply/node-pass.js';
 import { createCloudscaleClient } from '../../src/core/cloudscale/client.js';
 import { PartialFailureError, UsageError } from '../../src/core/errors.js';
 import type { KubeConnection } from '../../src/core/kube/connection.js';
@@ -475,6 +476,7 @@ describe('lifecycle', () => {
     sim.admin.deleteServer(uuid);
     const { error, stdout } = await run(sim, [name]);
     expect(error).toBeInstanceOf(PartialFailureError);
+    expect((error as Error).message).toBe('init-nodes: 1 of 1 node left unchanged or failed');
     expect(stdout).toContain('the node is Ready: it is not deleted');
     expect(await nodeExists(name)).toBe(true);
   });
@@ -498,6 +500,96 @@ describe('lifecycle', () => {
     expect(error).toBeInstanceOf(PartialFailureError);
     expect(stdout).toContain(`node/${name} skipped: cannot read server ${uuid}`);
     expect(await nodeExists(name)).toBe(true);
+  });
+});
+
+// ---- deletion needs a 404 ---------------------------------------------------------------------
+
+describe('a Node is deleted only after GET /v1/servers/{uuid} answers 404', () => {
+  /** Two NotReady nodes with live servers, selected by a per-test label: a list pass. */
+  async function twoNotReadyNodes(prefix: string, host: number) {
+    const label = uniqueName(prefix);
+    const names = [uniqueName(prefix), uniqueName(prefix)];
+    const sim = await simulator(names.map((name, i) => ({ name, host: host + i })));
+    const uuids: string[] = [];
+    for (const name of names) {
+      const uuid = await serverUuid(sim, name);
+      uuids.push(uuid);
+      await createNode(name, { providerID: `cloudscale://${uuid}`, ready: false, labels: { 'test.example/pass': label } });
+    }
+    return { sim, names, uuids, selector: `test.example/pass=${label}` };
+  }
+
+  test('the server list leaves out a live server once: plan and init-nodes keep the NotReady Node', async () => {
+    const { sim, names, uuids, selector } = await twoNotReadyNodes('omitted', 91);
+    const [omitted] = names as [string, string];
+    expect((await run(sim, [], { selector })).error).toBeUndefined(); // labels and addresses in sync
+    const omitOnce = () =>
+      sim.admin.setFaults({ shortList: { pathPattern: '/v1/servers', methods: ['GET'], count: 1, dropUuid: uuids[0]! } });
+
+    omitOnce();
+    sim.admin.resetRequests();
+    const client = createCloudscaleClient({ baseUrl: sim.url, token: 'test-token', retry: { limit: 0 } });
+    const planned = await planNodePass([], { selector }, { kube, cloudscale: client });
+    expect(planned.plan.actions).toEqual([]);
+    expect(planned.warnings).toEqual([
+      `the server list left out server ${uuids[0]} (node/${omitted}), but GET /v1/servers/${uuids[0]} finds it: the Node is kept`,
+    ]);
+    // plan reads: the list, then the one GET that decides.
+    expect(sim.admin.requests().map((r) => `${r.method} ${r.route}`)).toEqual([
+      'GET /v1/servers',
+      'GET /v1/servers/{uuid}',
+    ]);
+
+    omitOnce();
+    const { error, stdout, stderr } = await run(sim, [], { selector });
+    expect(error).toBeUndefined();
+    expect(stdout).toBe(names.map((name) => `node/${name} in sync\n`).join(''));
+    expect(stderr).toBe(
+      `warning: the server list left out server ${uuids[0]} (node/${omitted}), but GET /v1/servers/${uuids[0]} finds it: the Node is kept\n`,
+    );
+    for (const name of names) expect(await nodeExists(name)).toBe(true);
+    expect(await eventsOf(omitted)).toEqual([]);
+  });
+
+  test('the server is really gone: the GET answers 404 and the Node is deleted', async () => {
+    const { sim, names, uuids, selector } = await twoNotReadyNodes('reallygone', 93);
+    sim.admin.deleteServer(uuids[0]!);
+    sim.admin.resetRequests();
+    const { error, stdout } = await run(sim, [], { selector });
+    expect(error).toBeUndefined();
+    expect(stdout).toContain(`node/${names[0]} deleted: server ${uuids[0]} answered 404 (gone) and the node is NotReady`);
+    expect(await nodeExists(names[0]!)).toBe(false);
+    expect(await nodeExists(names[1]!)).toBe(true);
+    expect(serverRequests(sim)).toEqual({ 'GET /v1/servers': 1, 'GET /v1/servers/{uuid}': 1 });
+  });
+
+  test('the list leaves the server out and its GET answers 503: no decision, the node is reported, nothing deleted', async () => {
+    const { sim, names, uuids, selector } = await twoNotReadyNodes('undecided', 95);
+    sim.admin.setFaults({
+      shortList: { pathPattern: '/v1/servers', methods: ['GET'], count: 1, dropUuid: uuids[0]! },
+      errorRate: { pathPattern: '/v1/servers/*', methods: ['GET'], status: 503, count: 1 },
+    });
+    const { error, stdout } = await run(sim, [], { selector });
+    expect(error).toBeInstanceOf(PartialFailureError);
+    expect((error as Error).message).toBe('init-nodes: 1 of 2 nodes left unchanged or failed');
+    expect(stdout).toContain(`node/${names[0]} skipped: cannot read server ${uuids[0]}: cloudscale API GET /v1/servers/${uuids[0]} answered 503`);
+    for (const name of names) expect(await nodeExists(name)).toBe(true);
+  });
+
+  test('--max-node-deletions 0 with a dead Node: kept, one warning, exit 0', async () => {
+    const { sim, names, uuids, selector } = await twoNotReadyNodes('off', 97);
+    sim.admin.deleteServer(uuids[0]!);
+    sim.admin.resetRequests();
+    const { error, stdout, stderr } = await run(sim, [], { selector, maxNodeDeletions: 0 });
+    expect(error).toBeUndefined();
+    expect(stdout).toContain(`node/${names[0]} kept: server ${uuids[0]} is not in the server list and the node is NotReady`);
+    expect(stderr).toBe(
+      `warning: node deletion is off (--max-node-deletions 0): 1 NotReady node whose server seems gone is kept: node/${names[0]}\n`,
+    );
+    expect(await nodeExists(names[0]!)).toBe(true);
+    // Deletion is off, so nothing needs confirming.
+    expect(serverRequests(sim)).toEqual({ 'GET /v1/servers': 1 });
   });
 });
 

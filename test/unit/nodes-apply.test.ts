@@ -178,17 +178,20 @@ describe('applyNodeActions', () => {
 
   test('a deletion re-planned after a conflict happens only if the pass approved it', async () => {
     const gone = node({ providerID: `cloudscale://${server.uuid}`, taints: [], readiness: 'False' });
-    const cloud = { servers: [{ ...server, uuid: '99999999-2222-4333-8444-555555555555' }] };
-    const refused = planNodes({ nodes: [gone], ...cloud, options: { maxNodeDeletions: 0 } });
+    const servers = [{ ...server, uuid: '99999999-2222-4333-8444-555555555555' }];
+    // Only absent from the list: refused until a GET of the server answers 404.
+    const refused = planNodes({ nodes: [gone], servers });
     expect(refused.actions.map((a) => a.verb)).toEqual(['refuse']);
 
     const store = new NodeStore(structuredClone(gone));
-    const outcome = await applyNodeActions(store, gone, refused.actions, { cloud });
+    const outcome = await applyNodeActions(store, gone, refused.actions, { cloud: { servers } });
     expect(outcome.applied).toEqual([]);
     expect(store.node).toBeDefined();
     expect(store.calls).toEqual([]);
 
-    const approved = planNodes({ nodes: [gone], ...cloud });
+    const lookups = new Map([[server.uuid, { state: 'not-found' as const }]]);
+    const cloud = { servers, lookups };
+    const approved = planNodes({ nodes: [gone], servers, serverLookups: lookups });
     const racing = new NodeStore(structuredClone(gone));
     const deleted = await applyNodeActions(racing, gone, approved.actions, {
       cloud,

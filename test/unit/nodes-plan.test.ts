@@ -256,6 +256,14 @@ describe('refresh (drift repair)', () => {
     expect(plan.actions[0]).toMatchObject({ kind: 'refresh', write: { labels: { 'beta.kubernetes.io/instance-type': 'flex-4-2' } } });
   });
 
+  test.each([
+    [[server('worker-2')], 'among 1 server'],
+    [[server('worker-2'), server('worker-3')], 'among 2 servers'],
+  ])('the no-match text counts the servers in the right number (%#)', (servers, counted) => {
+    const plan = planNodes({ nodes: [node('worker-1', withTaints(UNINIT))], servers });
+    expect(plan.actions[0]?.reason.text).toBe(`no providerID and no server named "worker-1" ${counted}`);
+  });
+
   test('untainted nodes without a providerID are not managed', () => {
     const plan = planNodes({ nodes: [node('worker-1')], servers: [server('worker-1')] });
     expect(plan.actions).toEqual([]);
@@ -302,13 +310,36 @@ describe('lifecycle', () => {
     expect(taintsAfter([OTHER], action.write)).toEqual([OTHER, SHUTDOWN]);
   });
 
-  test('NotReady node whose server is absent from the list → delete with uid and resourceVersion preconditions', () => {
+  test('NotReady node whose server is only absent from the list → deletion awaits a GET of that server', () => {
     const gone = uuid();
     const plan = planNodes({ nodes: [node('n', withProviderId(gone), notReady())], servers: [server('other')] });
+    expect(decisions(plan.actions)).toEqual(['n: delete-node refuse (unconfirmed-deletion)']);
+    expect(plan.actions[0]?.reason.text).toContain(`GET /v1/servers/${gone} must answer 404 first`);
+    expect(plan.deletions).toEqual({ limit: 1, candidates: 1, refusal: null, awaitingConfirmation: [gone], disabled: null });
+  });
+
+  test('the GET answers 404 → delete with uid and resourceVersion preconditions', () => {
+    const gone = uuid();
+    const lookups = new Map<string, ServerLookup>([[gone, { state: 'not-found' }]]);
+    const plan = planNodes({ nodes: [node('n', withProviderId(gone), notReady())], servers: [server('other')], serverLookups: lookups });
     expect(plan.actions).toEqual([
       expect.objectContaining({ kind: 'delete-node', verb: 'delete', uid: 'uid-n', resourceVersion: '7', serverUuid: gone, impact: 'minimal' }),
     ]);
-    expect(plan.deletions).toEqual({ limit: 1, candidates: 1, refusal: null });
+    expect(plan.deletions).toEqual({ limit: 1, candidates: 1, refusal: null, awaitingConfirmation: [], disabled: null });
+  });
+
+  // The list left the server out once: what the GET answers decides, never the list.
+  test.each<{ name: string; answer: (s: Server) => ServerLookup; expected: string[] }>([
+    { name: '200 → the server exists: kept, planned as matched', answer: (s) => ({ state: 'found', server: s }), expected: [] },
+    { name: '200 of a stopped server → kept, shutdown taint', answer: (s) => ({ state: 'found', server: { ...s, status: 'stopped' } }), expected: ['n: add-shutdown-taint update'] },
+    { name: '5xx or no answer → no decision, reported', answer: () => ({ state: 'error', message: 'answered 503' }), expected: ['n: skip refuse (api-error)'] },
+  ])('list without the server, GET $name', ({ answer, expected }) => {
+    const s = server('n');
+    const lookups = new Map<string, ServerLookup>([[s.uuid, answer(s)]]);
+    const plan = planNodes({ nodes: [node('n', inSyncWith(s), notReady())], servers: [server('other')], serverLookups: lookups });
+    expect(decisions(plan.actions)).toEqual(expected);
+    expect(plan.deletions.candidates).toBe(0);
+    expect(plan.deletions.awaitingConfirmation).toEqual([]);
   });
 
   test('Ready node whose server is gone → not deleted, reported as a problem', () => {
@@ -316,11 +347,11 @@ describe('lifecycle', () => {
     expect(decisions(plan.actions)).toEqual(['n: skip refuse (server-missing)']);
   });
 
-  test('a 404 from a single GET is not enough to delete: a full list must confirm it', () => {
+  test('a 404 from a single GET is enough to delete, without a list', () => {
     const gone = uuid();
     const lookups = new Map<string, ServerLookup>([[gone, { state: 'not-found' }]]);
     const plan = planNodes({ nodes: [node('n', withProviderId(gone), notReady())], serverLookups: lookups });
-    expect(decisions(plan.actions)).toEqual(['n: delete-node refuse (unconfirmed-deletion)']);
+    expect(decisions(plan.actions)).toEqual(['n: delete-node delete']);
   });
 
   test('an API error on a lookup → nothing but a report', () => {
@@ -345,13 +376,19 @@ describe('lifecycle', () => {
 });
 
 describe('deletion guard rails', () => {
-  function cluster(total: number, gone: number): { nodes: NodeSnapshot[]; servers: Server[] } {
+  /** `gone` NotReady nodes whose servers the list lacks and their GETs answered 404 for. */
+  function cluster(
+    total: number,
+    gone: number,
+  ): { nodes: NodeSnapshot[]; servers: Server[]; serverLookups: Map<string, ServerLookup> } {
     const servers = Array.from({ length: total - gone }, (_, i) => server(`n${i}`));
+    const goneUuids = Array.from({ length: gone }, () => uuid());
     const nodes = [
       ...servers.map((s) => node(s.name, inSyncWith(s))),
-      ...Array.from({ length: gone }, (_, i) => node(`gone${i}`, withProviderId(uuid()), notReady())),
+      ...goneUuids.map((id, i) => node(`gone${i}`, withProviderId(id), notReady())),
     ];
-    return { nodes, servers };
+    const serverLookups = new Map<string, ServerLookup>(goneUuids.map((id) => [id, { state: 'not-found' }]));
+    return { nodes, servers, serverLookups };
   }
 
   test.each([
@@ -367,7 +404,18 @@ describe('deletion guard rails', () => {
   test('within the default bound: deleted', () => {
     const plan = planNodes(cluster(20, 2));
     expect(decisions(plan.actions)).toEqual(['gone0: delete-node delete', 'gone1: delete-node delete']);
-    expect(plan.deletions).toEqual({ limit: 2, candidates: 2, refusal: null });
+    expect(plan.deletions).toEqual({ limit: 2, candidates: 2, refusal: null, awaitingConfirmation: [], disabled: null });
+  });
+
+  test('over the bound before any GET: refused, and no server is to be looked up', () => {
+    const { nodes, servers } = cluster(20, 3);
+    const plan = planNodes({ nodes, servers });
+    expect(decisions(plan.actions)).toEqual([
+      'gone0: delete-node refuse (deletion-bound)',
+      'gone1: delete-node refuse (deletion-bound)',
+      'gone2: delete-node refuse (deletion-bound)',
+    ]);
+    expect(plan.deletions.awaitingConfirmation).toEqual([]);
   });
 
   test('over the bound: every deletion refused, not the first few', () => {
@@ -380,10 +428,36 @@ describe('deletion guard rails', () => {
     expect(plan.deletions.refusal).toMatch(/3 nodes would be deleted, more than --max-node-deletions 2/);
   });
 
-  test('an explicit bound overrides the default; 0 disables deletion', () => {
+  test('an explicit bound overrides the default', () => {
     expect(decisions(planNodes({ ...cluster(20, 3), options: { maxNodeDeletions: 3 } }).actions)).toHaveLength(3);
     expect(planNodes({ ...cluster(20, 3), options: { maxNodeDeletions: 3 } }).deletions.refusal).toBeNull();
-    expect(planNodes({ ...cluster(5, 1), options: { maxNodeDeletions: 0 } }).actions[0]).toMatchObject({ verb: 'refuse', problem: 'deletion-bound' });
+  });
+
+  test.each([1, 2])('0 turns deletion off: %i NotReady node(s) kept, said once, no refusal, nothing to look up', (gone) => {
+    const { nodes, servers } = cluster(5, gone);
+    const plan = planNodes({ nodes, servers, options: { maxNodeDeletions: 0 } });
+    expect(plan.actions).toEqual([]);
+    const kept = plan.untouched.filter((u) => u.why === 'deletion-off');
+    expect(kept.map((u) => u.node)).toEqual(nodes.slice(5 - gone).map((n) => n.name));
+    expect(kept[0]?.text).toMatch(/^kept: server .* is not in the server list .* --max-node-deletions 0 turns node deletion off$/);
+    expect(plan.deletions.refusal).toBeNull();
+    expect(plan.deletions.awaitingConfirmation).toEqual([]);
+    expect(plan.deletions.disabled).toBe(
+      gone === 1
+        ? 'node deletion is off (--max-node-deletions 0): 1 NotReady node whose server seems gone is kept: node/gone0'
+        : 'node deletion is off (--max-node-deletions 0): 2 NotReady nodes whose server seems gone are kept: node/gone0, node/gone1',
+    );
+  });
+
+  test('0 without candidates says nothing', () => {
+    expect(planNodes({ ...cluster(5, 0), options: { maxNodeDeletions: 0 } }).deletions.disabled).toBeNull();
+  });
+
+  test('an empty project is refused even with deletion off: a wrong token is a failure', () => {
+    const plan = planNodes({ nodes: [node('a', withProviderId(uuid()), notReady())], servers: [], options: { maxNodeDeletions: 0 } });
+    expect(decisions(plan.actions)).toEqual(['a: delete-node refuse (wrong-project)']);
+    expect(plan.deletions.refusal).toMatch(/^the cloudscale project lists no servers at all, but 1 node carries a cloudscale providerID/);
+    expect(plan.deletions.disabled).toBeNull();
   });
 
   test('an empty project while nodes carry cloudscale providerIDs: nothing deleted, whatever the bound', () => {
@@ -393,7 +467,7 @@ describe('deletion guard rails', () => {
       'a: delete-node refuse (wrong-project)',
       'b: skip refuse (server-missing)',
     ]);
-    expect(plan.deletions.refusal).toMatch(/lists no servers at all.*right project/);
+    expect(plan.deletions.refusal).toMatch(/lists no servers at all, but 2 nodes carry a .*right project/);
   });
 
   test('an empty project with only foreign nodes is not a wrong-project case', () => {

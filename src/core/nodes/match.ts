@@ -1,7 +1,9 @@
-// Which server a Node is: by providerID, else by exact unique name (reference-ccm.md §2.1).
+// Which server a Node is: by providerID, else by exact unique name (docs/go-ccm-compatibility.md,
+// "Which server a Node is").
 import type { Server } from '../cloudscale/types.js';
 import { parseProviderId } from './provider-id.js';
 import type { NodeSnapshot } from './types.js';
+import { counted } from './wording.js';
 
 /** The answer of `GET /v1/servers/<uuid>` for one server. */
 export type ServerLookup =
@@ -10,8 +12,10 @@ export type ServerLookup =
   | { state: 'error'; message: string };
 
 /**
- * What the pass knows of the cloud. `servers` is one successful full list (authoritative: a
- * server absent from it is gone); `lookups` holds single GETs by canonical UUID.
+ * What the pass knows of the cloud. `servers` is one successful full list; `lookups` holds
+ * single GETs by canonical UUID and, where both exist, wins over the list. Absence from the list
+ * is no evidence that a server is gone (a list may leave out an item once); only a 404 to its
+ * own GET is.
  */
 export interface CloudView {
   servers?: readonly Server[];
@@ -20,8 +24,11 @@ export interface CloudView {
 
 export type NodeMatch =
   | { kind: 'matched'; by: 'provider-id' | 'name'; server: Server }
-  /** A cloudscale providerID whose server does not exist: `confirmedByList` when a full list said so. */
-  | { kind: 'server-missing'; uuid: string; confirmedByList: boolean }
+  /**
+   * A cloudscale providerID whose server the cloud did not show: `confirmed` when its GET
+   * answered 404, not when it is only absent from the list.
+   */
+  | { kind: 'server-missing'; uuid: string; confirmed: boolean }
   | { kind: 'no-match'; text: string }
   | { kind: 'ambiguous'; servers: Server[]; text: string }
   | { kind: 'foreign'; text: string }
@@ -46,21 +53,21 @@ export function matchNode(node: NodeSnapshot, cloud: CloudView): NodeMatch {
 }
 
 function matchByUuid(uuid: string, cloud: CloudView): NodeMatch {
-  if (cloud.servers !== undefined) {
-    const server = cloud.servers.find((s) => s.uuid.toLowerCase() === uuid);
-    return server === undefined
-      ? { kind: 'server-missing', uuid, confirmedByList: true }
-      : { kind: 'matched', by: 'provider-id', server };
-  }
   const lookup = cloud.lookups?.get(uuid);
   if (lookup === undefined) {
-    return { kind: 'error', text: `server ${uuid} was not looked up in this pass` };
+    if (cloud.servers === undefined) {
+      return { kind: 'error', text: `server ${uuid} was not looked up in this pass` };
+    }
+    const server = cloud.servers.find((s) => s.uuid.toLowerCase() === uuid);
+    return server === undefined
+      ? { kind: 'server-missing', uuid, confirmed: false }
+      : { kind: 'matched', by: 'provider-id', server };
   }
   switch (lookup.state) {
     case 'found':
       return { kind: 'matched', by: 'provider-id', server: lookup.server };
     case 'not-found':
-      return { kind: 'server-missing', uuid, confirmedByList: false };
+      return { kind: 'server-missing', uuid, confirmed: true };
     case 'error':
       return { kind: 'error', text: `cannot read server ${uuid}: ${lookup.message}` };
   }
@@ -77,12 +84,12 @@ function matchByName(name: string, cloud: CloudView): NodeMatch {
   if (named.length === 0) {
     return {
       kind: 'no-match',
-      text: `no providerID and no server named "${name}" among ${cloud.servers.length} servers`,
+      text: `no providerID and no server named "${name}" among ${counted(cloud.servers.length, 'server')}`,
     };
   }
   return {
     kind: 'ambiguous',
     servers: named,
-    text: `no providerID and ${named.length} servers named "${name}" (${named.map((s) => s.uuid).join(', ')}): set spec.providerID to pick one`,
+    text: `no providerID and ${counted(named.length, 'server')} named "${name}" (${named.map((s) => s.uuid).join(', ')}): set spec.providerID to pick one`,
   };
 }

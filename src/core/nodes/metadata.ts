@@ -1,6 +1,6 @@
 // The metadata a Node should carry for its server: labels and status.addresses, as the Go CCM's
 // InstanceMetadata returns them and the generic node controller writes them
-// (reference-ccm.md §2.2, peers.md A.1).
+// (docs/go-ccm-compatibility.md, docs/kubernetes-controllers.md).
 import type { Server } from '../cloudscale/types.js';
 import type { NodeAddress } from './types.js';
 import { NODE_LABELS } from './well-known.js';

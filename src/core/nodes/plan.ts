@@ -1,7 +1,7 @@
 // The node planner: a pure function of (nodes, what the cloud said) that returns typed actions.
-// It replicates three generic pieces in one pass (peers.md A.1, A.2): initialisation of tainted
-// nodes, metadata refresh of initialised ones, and the node lifecycle (shutdown taint, deletion
-// of Nodes whose server is gone), with guard rails against deleting many Nodes at once.
+// It replicates three generic pieces in one pass (docs/kubernetes-controllers.md): initialisation
+// of tainted nodes, metadata refresh of initialised ones, and the node lifecycle (shutdown taint,
+// deletion of Nodes whose server is gone), with guard rails against deleting many Nodes at once.
 import type { Server } from '../cloudscale/types.js';
 import { assertNever } from '../errors.js';
 import { matchNode, type CloudView, type ServerLookup } from './match.js';
@@ -24,6 +24,7 @@ import type {
   SkipNodeAction,
   Taint,
 } from './types.js';
+import { counted } from './wording.js';
 import {
   PROVIDED_NODE_IP_ANNOTATION,
   SHUTDOWN_TAINT_EFFECT,
@@ -36,16 +37,20 @@ export interface NodePlanOptions {
    * At most this many Nodes are deleted in one pass; if more would be, none is (a mass
    * disappearance means a wrong token or a broken list far more often than a real loss, and a
    * CronJob would otherwise empty the cluster a few nodes per minute). Default:
-   * `defaultMaxNodeDeletions(nodes)`. 0 disables deletion.
+   * `defaultMaxNodeDeletions(nodes)`. 0 turns deletion off: the Nodes are kept and the plan
+   * says so once (`deletions.disabled`), which is not a failure.
    */
   maxNodeDeletions?: number;
 }
 
 export interface PlanNodesInput {
   nodes: readonly NodeSnapshot[];
-  /** One successful full server list; required for deletions and for name matching. */
+  /** One successful full server list; required for name matching and the wrong-project check. */
   servers?: readonly Server[];
-  /** Single GETs by canonical UUID, for passes over named nodes. */
+  /**
+   * Single GETs by canonical UUID: for passes over one named node, and to confirm deletions.
+   * A Node is deleted only when the GET of its server answered 404.
+   */
   serverLookups?: ReadonlyMap<string, ServerLookup>;
   options?: NodePlanOptions;
 }
@@ -53,7 +58,8 @@ export interface PlanNodesInput {
 /** A node the pass leaves alone on purpose (not a failure). */
 export interface UntouchedNode {
   node: string;
-  why: 'in-sync' | 'unmanaged' | 'deleting';
+  /** `deletion-off`: its server seems gone and it is NotReady, but --max-node-deletions is 0. */
+  why: 'in-sync' | 'unmanaged' | 'deleting' | 'deletion-off';
   text: string;
 }
 
@@ -63,10 +69,17 @@ export interface NodePlan {
   untouched: UntouchedNode[];
   deletions: {
     limit: number;
-    /** Nodes whose server is gone and that are NotReady. */
+    /** NotReady Nodes whose server is absent from the list or answered 404. */
     candidates: number;
     /** Set when a guard rail refused every deletion of this pass; says why and what to do. */
     refusal: string | null;
+    /**
+     * Server UUIDs only absent from the list: their Nodes are deleted once `GET /v1/servers/{uuid}`
+     * answers 404 (plan again with that answer in `serverLookups`); until then refused.
+     */
+    awaitingConfirmation: string[];
+    /** With --max-node-deletions 0 and candidates: one sentence naming the Nodes kept. */
+    disabled: string | null;
   };
 }
 
@@ -81,19 +94,46 @@ export function planNodes(input: PlanNodesInput): NodePlan {
     ...(input.serverLookups === undefined ? {} : { lookups: input.serverLookups }),
   };
   const limit = input.options?.maxNodeDeletions ?? defaultMaxNodeDeletions(input.nodes);
-  const perNode = input.nodes.map((node) => planNode(node, cloud));
-  const candidates = perNode.flatMap((p) =>
-    p.actions.filter((a): a is DeleteNodeAction => a.kind === 'delete-node' && a.verb === 'delete'),
-  );
+  let perNode = input.nodes.map((node) => planNode(node, cloud));
+  const candidates = perNode.flatMap((p) => (p.deletion === undefined ? [] : [p.deletion]));
 
   const refusal = deletionRefusal(input, candidates.length, limit);
+  const awaitingConfirmation: string[] = [];
+  let disabled: string | null = null;
   if (refusal !== null) {
-    for (const action of candidates) refuseDeletion(action, refusal.problem, refusal.text);
+    for (const { action } of candidates) refuseDeletion(action, refusal.problem, refusal.text);
+  } else if (limit === 0 && candidates.length > 0) {
+    perNode = perNode.map((p) => (p.deletion === undefined ? p : keptWithDeletionOff(p.deletion.action)));
+    disabled =
+      `node deletion is off (--max-node-deletions 0): ${counted(candidates.length, 'NotReady node')} ` +
+      `whose server seems gone ${candidates.length === 1 ? 'is' : 'are'} kept: ` +
+      candidates.map((c) => c.action.object).join(', ');
+  } else {
+    for (const { action, confirmed } of candidates) {
+      if (confirmed) continue;
+      refuseDeletion(
+        action,
+        'unconfirmed-deletion',
+        `absence from a list is no evidence; GET /v1/servers/${action.serverUuid} must answer 404 first`,
+      );
+      awaitingConfirmation.push(action.serverUuid);
+    }
   }
   return {
     actions: perNode.flatMap((p) => p.actions),
     untouched: perNode.flatMap((p) => (p.untouched === undefined ? [] : [p.untouched])),
-    deletions: { limit, candidates: candidates.length, refusal: refusal?.text ?? null },
+    deletions: { limit, candidates: candidates.length, refusal: refusal?.text ?? null, awaitingConfirmation, disabled },
+  };
+}
+
+function keptWithDeletionOff(action: DeleteNodeAction): NodeDecision {
+  return {
+    actions: [],
+    untouched: {
+      node: action.node,
+      why: 'deletion-off',
+      text: `kept: ${action.reason.text}, but --max-node-deletions 0 turns node deletion off`,
+    },
   };
 }
 
@@ -107,15 +147,17 @@ function deletionRefusal(
     return {
       problem: 'wrong-project',
       text:
-        `the cloudscale project lists no servers at all, but ${ours.length} node(s) carry a ` +
-        'cloudscale providerID: is the API token for the right project? No node is deleted',
+        `the cloudscale project lists no servers at all, but ${counted(ours.length, 'node')} ` +
+        `${ours.length === 1 ? 'carries' : 'carry'} a cloudscale providerID: is the API token for ` +
+        'the right project? No node is deleted',
     };
   }
-  if (candidates > limit) {
+  // 0 is not a bound but deletion turned off: planNodes keeps those Nodes without a failure.
+  if (limit > 0 && candidates > limit) {
     return {
       problem: 'deletion-bound',
       text:
-        `${candidates} nodes would be deleted, more than --max-node-deletions ${limit}: none is ` +
+        `${counted(candidates, 'node')} would be deleted, more than --max-node-deletions ${limit}: none is ` +
         'deleted. Check that their servers are really gone, then raise the bound for one run',
     };
   }
@@ -135,11 +177,14 @@ function refuseDeletion(
 export interface NodeDecision {
   actions: NodeAction[];
   untouched?: UntouchedNode;
+  /** The deletion among `actions`, and whether a 404 to its server's GET confirmed it. */
+  deletion?: { action: DeleteNodeAction; confirmed: boolean };
 }
 
 /**
- * The actions for one node, before the pass-wide deletion guards. Also used to re-plan a node
- * after a conflict: a deletion it returns is only carried out if the pass had approved one.
+ * The actions for one node, before the pass-wide deletion guards (the bound, the wrong-project
+ * check, the confirmation by GET). Also used to re-plan a node after a conflict: a deletion it
+ * returns is only carried out if the pass had approved one.
  */
 export function planNode(node: NodeSnapshot, cloud: CloudView): NodeDecision {
   if (node.deleting) {
@@ -166,7 +211,7 @@ export function planNode(node: NodeSnapshot, cloud: CloudView): NodeDecision {
     case 'error':
       return { actions: [skip(node, 'api-error', match.text)] };
     case 'server-missing':
-      return { actions: [missingServerAction(node, match.uuid, match.confirmedByList)] };
+      return missingServerDecision(node, match.uuid, match.confirmed);
     case 'matched': {
       const actions = [metadataAction(node, match.server, tainted, match.by)];
       if (match.by === 'provider-id') actions.push(shutdownTaintAction(node, match.server));
@@ -180,14 +225,14 @@ export function planNode(node: NodeSnapshot, cloud: CloudView): NodeDecision {
   }
 }
 
-function missingServerAction(node: NodeSnapshot, uuid: string, confirmedByList: boolean): NodeAction {
-  const how = confirmedByList ? 'is not in the server list' : 'answered 404';
+function missingServerDecision(node: NodeSnapshot, uuid: string, confirmed: boolean): NodeDecision {
+  const how = confirmed ? 'answered 404 (gone)' : 'is not in the server list';
   if (isReady(node)) {
-    return skip(
-      node,
-      'server-missing',
-      `server ${uuid} of providerID ${how}, but the node is Ready: it is not deleted`,
-    );
+    return {
+      actions: [
+        skip(node, 'server-missing', `server ${uuid} of providerID ${how}, but the node is Ready: it is not deleted`),
+      ],
+    };
   }
   const action: DeleteNodeAction = {
     kind: 'delete-node',
@@ -206,10 +251,7 @@ function missingServerAction(node: NodeSnapshot, uuid: string, confirmedByList: 
     resourceVersion: node.resourceVersion,
     serverUuid: uuid,
   };
-  if (!confirmedByList) {
-    refuseDeletion(action, 'unconfirmed-deletion', 'a deletion needs a full server list of the pass');
-  }
-  return action;
+  return { actions: [action], deletion: { action, confirmed } };
 }
 
 function metadataAction(
@@ -247,7 +289,7 @@ function metadataAction(
       to: describeAddresses(addresses.addresses),
     });
   }
-    const serverText = `server ${server.name} (${server.uuid}), matched by ${matchedBy === 'name' ? 'name' : 'providerID'}`;
+  const serverText = `server ${server.name} (${server.uuid}), matched by ${matchedBy === 'name' ? 'name' : 'providerID'}`;
 
   if (tainted) {
     const taint = node.taints.find((t) => t.key === UNINITIALIZED_TAINT_KEY);
@@ -290,7 +332,7 @@ function metadataAction(
 }
 
 /**
- * The lifecycle controller's shutdown taint (peers.md A.2): added while the node is NotReady and
+ * The lifecycle controller's shutdown taint (docs/kubernetes-controllers.md): added while the node is NotReady and
  * its server `stopped`; removed once the node is Ready again or the server is no longer stopped.
  */
 function shutdownTaintAction(node: NodeSnapshot, server: Server): NodeAction | undefined {

@@ -1,6 +1,6 @@
-// Parsing and formatting of `spec.providerID`, as the Go CCM reads it (reference-ccm.md §2.1):
-// split on the first `://`, trim both parts, the scheme must be exactly `cloudscale`, the rest
-// a UUID in any case, with or without hyphens.
+// Parsing and formatting of `spec.providerID`, as the Go CCM reads it
+// (docs/go-ccm-compatibility.md): split on the first `://`, trim both parts, the scheme must be
+// exactly `cloudscale`, the rest a UUID in any case, with or without hyphens.
 import { PROVIDER_ID_SCHEME } from './well-known.js';
 
 export type ParsedProviderId =

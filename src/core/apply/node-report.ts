@@ -1,0 +1,174 @@
+// What a node pass reports per node: an outcome and one line for people (`node/<name> <text>`),
+// from the planned actions (--dry-run) or the ones carried out.
+import type {
+  NodeAction,
+  NodeActionKind,
+  NodeProblem,
+  NodeSnapshot,
+} from '../nodes/types.js';
+import type { UntouchedNode } from '../nodes/plan.js';
+import { formatProviderId } from '../nodes/provider-id.js';
+import { counted } from '../nodes/wording.js';
+
+export type NodeOutcome =
+  | 'initialized'
+  | 'refreshed'
+  | 'tainted'
+  | 'untainted'
+  | 'deleted'
+  | 'in-sync'
+  | 'unmanaged'
+  | 'deleting'
+  | 'deletion-off'
+  | 'skipped'
+  | 'refused'
+  | 'failed'
+  | 'vanished'
+  | 'not-found';
+
+export interface NodeResult {
+  node: string;
+  object: `node/${string}`;
+  outcome: NodeOutcome;
+  /** The line printed after `node/<name> `. */
+  text: string;
+  /** As planned with --dry-run, as carried out otherwise. */
+  actions: NodeAction[];
+  error?: { message: string; hint?: string };
+}
+
+/** A node the plan leaves alone on purpose; not a failure. */
+export function untouchedResult(name: string, untouched: UntouchedNode | undefined): NodeResult {
+  return {
+    node: name,
+    object: `node/${name}`,
+    outcome: untouched?.why ?? 'in-sync',
+    text: untouched === undefined || untouched.why === 'in-sync' ? 'in sync' : untouched.text,
+    actions: [],
+  };
+}
+
+export function notFoundResult(name: string): NodeResult {
+  return {
+    node: name,
+    object: `node/${name}`,
+    outcome: 'not-found',
+    text: 'not found in the cluster',
+    actions: [],
+    error: { message: `node ${name} does not exist`, hint: 'check the name with kubectl get nodes' },
+  };
+}
+
+/** One line for a node's actions, e.g. `initialized: providerID …, zone rma1, 4 addresses`. */
+export function summarise(node: NodeSnapshot, actions: NodeAction[], dryRun: boolean): NodeResult {
+  const refusal = actions.find((a) => a.verb === 'refuse');
+  const base = { node: node.name, object: `node/${node.name}` as const, actions };
+  const first = actions[0];
+  if (first === undefined) return { ...base, outcome: 'in-sync', text: 'in sync' };
+  const text = actions.map((a) => describeAction(a, dryRun)).join('; ');
+  if (refusal !== undefined) {
+    const problem = 'problem' in refusal ? refusal.problem : undefined;
+    return {
+      ...base,
+      outcome: refusal.kind === 'skip' ? 'skipped' : 'refused',
+      text,
+      error: { message: refusal.reason.text, ...(problem === undefined ? {} : { hint: problemHints[problem] }) },
+    };
+  }
+  return { ...base, outcome: outcomeOf[first.kind], text };
+}
+
+const outcomeOf: { [K in NodeActionKind]: NodeOutcome } = {
+  initialize: 'initialized',
+  refresh: 'refreshed',
+  'add-shutdown-taint': 'tainted',
+  'remove-shutdown-taint': 'untainted',
+  'delete-node': 'deleted',
+  skip: 'skipped',
+};
+
+const pastTense: { [K in NodeActionKind]: [done: string, planned: string] } = {
+  initialize: ['initialized', 'would be initialized'],
+  refresh: ['refreshed', 'would be refreshed'],
+  'add-shutdown-taint': ['shutdown taint added', 'shutdown taint would be added'],
+  'remove-shutdown-taint': ['shutdown taint removed', 'shutdown taint would be removed'],
+  'delete-node': ['deleted', 'would be deleted'],
+  skip: ['skipped', 'skipped'],
+};
+
+/** `delete node`, `initialize`: the kind of a failed write, for its message. */
+export function describeKind(kind: NodeActionKind | undefined): string {
+  return kind === undefined ? 'update' : kind.replaceAll('-', ' ');
+}
+
+function describeAction(action: NodeAction, dryRun: boolean): string {
+  const [done, planned] = pastTense[action.kind];
+  const verb = dryRun ? planned : done;
+  switch (action.kind) {
+    case 'initialize': {
+      const addresses = action.write.addresses;
+      const addressText =
+        addresses === undefined ? 'addresses unchanged' : counted(addresses.length, 'address', 'addresses');
+      return `${verb}: providerID ${formatProviderId(action.server.uuid)}, zone ${action.server.zone}, ${addressText}`;
+    }
+    case 'refresh':
+      return `${verb}: ${action.changes.map(describeChange).join(', ')}`;
+    case 'add-shutdown-taint':
+    case 'remove-shutdown-taint':
+      return `${verb}: ${action.reason.text}`;
+    case 'delete-node':
+      return action.verb === 'refuse'
+        ? `deletion refused: ${action.reason.text}`
+        : `${verb}: ${action.reason.text}`;
+    case 'skip':
+      return `skipped: ${action.reason.text}`;
+  }
+}
+
+function describeChange(change: { field: string; from: string | null; to: string | null }): string {
+  if (change.field === 'status.addresses') {
+    return `addresses ${change.to ?? '(none)'}`;
+  }
+  const label = /^metadata\.labels\[(.*)\]$/.exec(change.field)?.[1];
+  const name = label ?? change.field;
+  return `${name} ${change.from ?? '(none)'} → ${change.to ?? '(none)'}`;
+}
+
+const problemHints: { [K in NodeProblem]: string } = {
+  'no-match':
+    'name the server exactly like the node, or start kubelet with --provider-id=cloudscale://<server uuid>',
+  ambiguous:
+    'start kubelet with --provider-id=cloudscale://<server uuid> to pick the server, or rename the duplicate',
+  'foreign-provider-id': 'this node belongs to another cloud provider; remove it from the pass by naming the nodes to handle',
+  'invalid-provider-id':
+    'spec.providerID cannot be changed: re-register the node with kubelet --provider-id=cloudscale://<server uuid>',
+  'api-error': 'the next pass retries; check the cloudscale API status if it persists',
+  'server-missing':
+    'check that the API token is for the project of this cluster; if the server is really gone, drain and delete the node',
+  'provided-node-ip':
+    "kubelet's --node-ip must be one of the server's addresses (see the server's interfaces)",
+  'deletion-bound':
+    'check that the servers are really gone, then run once with a higher --max-node-deletions',
+  'wrong-project': 'check CLOUDSCALE_API_TOKEN / the kube-system/cloudscale Secret: it must be for this project',
+  'unconfirmed-deletion':
+    'init-nodes and plan ask GET /v1/servers/<uuid> themselves; only a 404 there lets the Node be deleted',
+};
+
+const eventReasons: { [K in NodeProblem]: string } = {
+  'no-match': 'ServerNotFound',
+  ambiguous: 'AmbiguousServerName',
+  'foreign-provider-id': 'ForeignProviderID',
+  'invalid-provider-id': 'InvalidProviderID',
+  'api-error': 'CloudscaleAPIError',
+  'server-missing': 'ServerNotFound',
+  'provided-node-ip': 'ProvidedNodeIPMismatch',
+  'deletion-bound': 'DeletingNodeRefused',
+  'wrong-project': 'DeletingNodeRefused',
+  'unconfirmed-deletion': 'DeletingNodeRefused',
+};
+
+/** The Event reason of a refused action, by its problem. */
+export function eventReasonFor(action: NodeAction): string {
+  const problem = 'problem' in action ? action.problem : undefined;
+  return problem === undefined ? 'NodeSyncFailed' : eventReasons[problem];
+}
