@@ -212,15 +212,26 @@ function buildProgram(
   program
     .command('sim')
     .description('start the built-in cloudscale API simulator (prints CLOUDSCALE_API_URL=… first)')
+    // It reads no kubeconfig, token or output format: its help shows only its own options.
+    .configureHelp({ showGlobalOptions: false })
     .option('--seed <file>', 'seed file (YAML or JSON) with servers, networks and floating IPs')
     .addOption(new Option('--port <n>', 'port on 127.0.0.1 (default: a free one)').argParser(portNumber('--port', 0)))
     .addOption(new Option('--lb-provision-seconds <s>', 'how long new load balancers stay "changing"').argParser(nonNegativeNumber('--lb-provision-seconds')))
     .option('--token <token>', 'require this bearer token')
+    .addOption(new Option('--latency-ms <ms>', 'delay every API request by this many milliseconds').argParser(nonNegativeNumber('--latency-ms')))
+    .option('--pool-delete-keeps-listeners', 'a pool delete leaves its listeners (pool: null) instead of deleting them')
     .action(
       run(async (command, ctx) => {
         const { simCommand } = await import('./commands/sim.js');
         await simCommand(
-          command.opts<{ seed?: string; port?: number; lbProvisionSeconds?: number; token?: string }>(),
+          command.opts<{
+            seed?: string;
+            port?: number;
+            lbProvisionSeconds?: number;
+            token?: string;
+            latencyMs?: number;
+            poolDeleteKeepsListeners?: boolean;
+          }>(),
           { stdout: ctx.stdout as NodeJS.WritableStream, stderr: ctx.stderr as NodeJS.WritableStream, signal: ctx.signal },
         );
       }),

@@ -9,6 +9,9 @@ export interface SimCommandOptions {
   port?: number;
   lbProvisionSeconds?: number;
   token?: string;
+  /** Added to every API request, as the admin API's `latencyMs` fault. */
+  latencyMs?: number;
+  poolDeleteKeepsListeners?: boolean;
 }
 
 export interface SimCommandIo {
@@ -29,6 +32,12 @@ export async function simCommand(options: SimCommandOptions, io: SimCommandIo): 
       hint: 'Real load balancers take up to about 120 s; 2 is the default.',
     });
   }
+  const latencyMs = options.latencyMs;
+  if (latencyMs !== undefined && !(Number.isFinite(latencyMs) && latencyMs >= 0)) {
+    throw new UsageError(`--latency-ms ${latencyMs}: expected a number of milliseconds ≥ 0`, {
+      hint: 'Single calls of the real API take from about 50 ms to several seconds.',
+    });
+  }
   const seed: SimSeed = options.seed === undefined ? {} : await loadSeedFile(options.seed);
   if (io.signal.aborted) return;
 
@@ -37,10 +46,14 @@ export async function simCommand(options: SimCommandOptions, io: SimCommandIo): 
     port: options.port,
     lbProvisionMs: provisionSeconds === undefined ? undefined : Math.round(provisionSeconds * 1000),
     token: options.token,
+    behaviour: { poolDeleteKeepsListeners: options.poolDeleteKeepsListeners === true },
   });
   try {
+    if (latencyMs !== undefined && latencyMs > 0) sim.admin.setFaults({ latencyMs });
     io.stdout.write(`CLOUDSCALE_API_URL=${sim.url}\n`);
     io.stdout.write(describeSeed(seed, options.seed));
+    if (latencyMs !== undefined && latencyMs > 0) io.stdout.write(`Every API request is delayed by ${latencyMs} ms.\n`);
+    if (options.poolDeleteKeepsListeners === true) io.stdout.write('A pool delete leaves its listeners behind (pool: null).\n');
     io.stdout.write(`Admin API: ${sim.url}/_sim/ (faults, request log, server stop/start/delete; see docs/sim.md)\n`);
     io.stdout.write(
       options.token === undefined

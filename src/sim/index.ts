@@ -21,6 +21,7 @@ export {
   type SeedInterface,
   type SeedFloatingIp,
 } from './seed.js';
+export type { SimBehaviour } from './state.js';
 export type {
   FaultConfig,
   ErrorFault,

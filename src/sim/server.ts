@@ -8,7 +8,7 @@ import { API_ROUTES, serverAction, type ApiResult, type RequestContext, type Rou
 import { Faults, FaultConfigError, type FaultConfig, type FaultDecision } from './faults.js';
 import { ApiError, isDict, type Dict } from './fields.js';
 import { validateSeed, type SimSeed } from './seed.js';
-import { SimState } from './state.js';
+import { DEFAULT_BEHAVIOUR, SimState, type SimBehaviour } from './state.js';
 
 export interface SimulatorOptions {
   /** The cloud to start with; an empty cloud when absent. Validated like a seed file. */
@@ -21,6 +21,8 @@ export interface SimulatorOptions {
   serverActionMs?: number;
   /** When set, API requests need `Authorization: Bearer <token>`; admin requests never do. */
   token?: string;
+  /** Behaviour switches; the defaults follow the real API. Changeable later via the admin API. */
+  behaviour?: Partial<SimBehaviour>;
 }
 
 export interface RequestLogEntry {
@@ -53,6 +55,9 @@ export interface SimulatorAdmin {
   /** Replaces the fault configuration; throws SimAdminError for an invalid one. */
   setFaults(faults: FaultConfig): void;
   clearFaults(): void;
+  /** Changes the given behaviour switches (the others stay); returns all of them. */
+  setBehaviour(behaviour: Partial<SimBehaviour>): SimBehaviour;
+  behaviour(): SimBehaviour;
   requests(): RequestLogEntry[];
   requestSummary(): RouteCount[];
   resetRequests(): void;
@@ -70,9 +75,10 @@ export class SimAdminError extends CcmError {}
 
 const MAX_LOG_ENTRIES = 100_000;
 
-/** Starts a simulator on 127.0.0.1. Throws ConfigError for an invalid seed. */
+/** Starts a simulator on 127.0.0.1. Throws ConfigError for an invalid seed, SimAdminError for an unknown behaviour switch. */
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   const seed = validateSeed(options.seed ?? {}, 'seed');
+  const behaviour = checkBehaviour(options.behaviour ?? {}, DEFAULT_BEHAVIOUR);
   const http = createServer();
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);
@@ -83,7 +89,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   });
   const { port } = http.address() as AddressInfo;
   const url = `http://127.0.0.1:${port}`;
-  const sim = new RunningSimulator(http, new SimState(url, seed), options);
+  const state = new SimState(url, seed);
+  state.behaviour = behaviour;
+  const sim = new RunningSimulator(http, state, options);
   http.on('request', (req, res) => {
     sim.handle(req, res).catch((error: unknown) => {
       // A bug in the simulator: answer 500 like the real API would, and keep the cause visible.
@@ -175,6 +183,11 @@ class RunningSimulator {
         }
       },
       clearFaults: () => this.applyFaults(undefined),
+      setBehaviour: (behaviour) => {
+        this.state.behaviour = checkBehaviour(behaviour, this.state.behaviour);
+        return { ...this.state.behaviour };
+      },
+      behaviour: () => ({ ...this.state.behaviour }),
       requests: () => this.log.map((entry) => ({ ...entry })),
       requestSummary: () => this.summary(),
       resetRequests: () => {
@@ -435,6 +448,14 @@ class RunningSimulator {
           return send(res, 204);
         }
       }
+      if (parts.length === 1 && parts[0] === 'behaviour') {
+        if (method === 'GET') return send(res, 200, admin.behaviour());
+        if (method === 'PATCH' || method === 'PUT') {
+          const parsed = parseJsonBody(bodyText);
+          if ('error' in parsed) return send(res, 400, parsed.error);
+          return send(res, 200, admin.setBehaviour(parsed.body));
+        }
+      }
       if (parts[0] === 'requests' && parts.length === 1) {
         if (method === 'GET') return send(res, 200, admin.requests());
         if (method === 'DELETE') {
@@ -460,6 +481,20 @@ class RunningSimulator {
 type Answer =
   | { drop?: undefined; status: number; body?: unknown; headers?: Record<string, string>; fault?: RequestLogEntry['fault'] }
   | { drop: 'reset' | 'unanswered'; fault: RequestLogEntry['fault'] };
+
+/** `current` with the switches of `changes` applied; SimAdminError for unknown or non-boolean ones. */
+function checkBehaviour(changes: unknown, current: SimBehaviour): SimBehaviour {
+  if (!isDict(changes)) throw new SimAdminError('behaviour: expected a JSON object of switches');
+  const next = { ...current };
+  for (const [key, value] of Object.entries(changes)) {
+    if (!Object.hasOwn(DEFAULT_BEHAVIOUR, key)) {
+      throw new SimAdminError(`behaviour: unknown switch "${key}" (expected one of: ${Object.keys(DEFAULT_BEHAVIOUR).join(', ')})`);
+    }
+    if (typeof value !== 'boolean') throw new SimAdminError(`behaviour.${key}: expected true or false`);
+    next[key as keyof SimBehaviour] = value;
+  }
+  return next;
+}
 
 function runHandler(route: Route, ctx: RequestContext): { status: number; body?: unknown; headers?: Record<string, string> } {
   try {

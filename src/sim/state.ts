@@ -153,6 +153,14 @@ export interface SimServer extends Server {
 
 export type PinnedLbStatus = 'changing' | 'error';
 
+/** Where the simulator can behave one way or another; the defaults follow the real API. */
+export interface SimBehaviour {
+  /** A pool delete leaves its listeners with `pool: null` instead of deleting them. */
+  poolDeleteKeepsListeners: boolean;
+}
+
+export const DEFAULT_BEHAVIOUR: SimBehaviour = { poolDeleteKeepsListeners: false };
+
 /** ISO-8601 UTC with microseconds, as the API writes `created_at`. */
 export function apiTimestamp(epochMs: number): string {
   return new Date(epochMs).toISOString().replace(/Z$/, '000Z');
@@ -171,6 +179,8 @@ export class SimState {
   readonly monitors = new Map<string, MonitorRecord>();
   /** LB status pinned by a fault, keyed by LB UUID or name. */
   pinnedLbStatus = new Map<string, PinnedLbStatus>();
+  /** Behaviour switches (docs/sim.md, "Behaviour switches"). */
+  behaviour: SimBehaviour = { ...DEFAULT_BEHAVIOUR };
 
   constructor(
     readonly baseUrl: string,
@@ -339,11 +349,18 @@ export class SimState {
     this.loadBalancers.delete(uuid);
   }
 
-  /** Deletes a pool with its members and monitor; listeners that used it keep `pool: null`. */
+  /**
+   * Deletes a pool with its members, monitor and listeners, as the real API does; with
+   * `poolDeleteKeepsListeners` the listeners stay, with `pool: null`.
+   */
   deletePool(uuid: string): void {
     for (const member of [...this.members.values()]) if (member.poolUuid === uuid) this.members.delete(member.uuid);
     for (const monitor of [...this.monitors.values()]) if (monitor.poolUuid === uuid) this.monitors.delete(monitor.uuid);
-    for (const listener of this.listeners.values()) if (listener.poolUuid === uuid) listener.poolUuid = null;
+    for (const listener of [...this.listeners.values()]) {
+      if (listener.poolUuid !== uuid) continue;
+      if (this.behaviour.poolDeleteKeepsListeners) listener.poolUuid = null;
+      else this.listeners.delete(listener.uuid);
+    }
     this.pools.delete(uuid);
   }
 

@@ -1,10 +1,14 @@
 // `simCommand`: prints CLOUDSCALE_API_URL first, serves the seeded cloud, stops on abort; bad
 // seeds and flags are refused before anything listens.
 
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
 import { PassThrough } from 'node:stream';
 import { describe, expect, test } from 'vitest';
 import { simCommand } from '../../src/commands/sim.js';
 import { ConfigError, UsageError } from '../../src/core/errors.js';
+import { requireBuiltBinary } from '../support/lb-scenarios.js';
 
 function capture(): { stream: PassThrough; text: () => string; firstLine: () => Promise<string> } {
   const stream = new PassThrough();
@@ -82,5 +86,36 @@ describe('simCommand', () => {
     await expect(simCommand({ seed: 'examples/does-not-exist.yaml' }, io)).rejects.toThrow(/^examples\/does-not-exist\.yaml: cannot read the seed file/);
     await expect(simCommand({ port: 70000 }, io)).rejects.toThrow(UsageError);
     await expect(simCommand({ lbProvisionSeconds: -1 }, io)).rejects.toThrow(UsageError);
+    await expect(simCommand({ latencyMs: -5 }, io)).rejects.toThrow(/^--latency-ms -5: expected a number of milliseconds/);
+  });
+});
+
+describe('cloudscale-ccm sim (the built binary)', () => {
+  test('--latency-ms delays every API request; --pool-delete-keeps-listeners sets that switch', async () => {
+    requireBuiltBinary();
+    const child = spawn(
+      process.execPath,
+      ['bin/cloudscale-ccm.js', 'sim', '--seed', 'examples/sim-seed.yaml', '--latency-ms', '150', '--pool-delete-keeps-listeners'],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    try {
+      const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+      const first = (await lines.next()).value as string;
+      expect(first).toMatch(/^CLOUDSCALE_API_URL=http:\/\/127\.0\.0\.1:\d+$/);
+      const url = first.slice('CLOUDSCALE_API_URL='.length);
+      const banner: string[] = [];
+      for (let line = await lines.next(); !line.done && line.value !== 'Press Ctrl-C to stop.'; line = await lines.next()) banner.push(line.value);
+      expect(banner).toContain('Every API request is delayed by 150 ms.');
+      expect(banner).toContain('A pool delete leaves its listeners behind (pool: null).');
+
+      expect(await (await fetch(`${url}/_sim/faults`)).json()).toEqual({ latencyMs: 150, remaining: [] });
+      expect(await (await fetch(`${url}/_sim/behaviour`)).json()).toEqual({ poolDeleteKeepsListeners: true });
+      expect((await fetch(`${url}/v1/servers`)).status).toBe(200);
+      const [logged] = (await (await fetch(`${url}/_sim/requests`)).json()) as { durationMs: number }[];
+      expect(logged!.durationMs).toBeGreaterThanOrEqual(150);
+    } finally {
+      child.kill('SIGTERM');
+      await once(child, 'close');
+    }
   });
 });

@@ -364,8 +364,9 @@ describe('load balancers and their children', () => {
     expect((await call('GET', `/v1/load-balancers/pools/${pool.uuid}/members`)).status).toBe(404);
   });
 
-  test('child deletes: member, listener, monitor, then the pool (its listeners keep pool: null)', async () => {
-    const lb = await newLoadBalancer('lb-children');
+  /** A pool with a member, a monitor and two listeners on a new LB. */
+  async function poolWithChildren(lbName: string) {
+    const lb = await newLoadBalancer(lbName);
     const pool = await newPool(lb);
     const subnet = await privateSubnet();
     const member = await create<PoolMember>(`/v1/load-balancers/pools/${pool.uuid}/members`, {
@@ -375,22 +376,47 @@ describe('load balancers and their children', () => {
       subnet: subnet.uuid,
     });
     const monitor = await create<HealthMonitor>('/v1/load-balancers/health-monitors', { pool: pool.uuid, type: 'tcp', http: {} });
-    const listener = await create<Listener>('/v1/load-balancers/listeners', {
-      pool: pool.uuid,
-      name: 'tcp/443',
-      protocol: 'tcp',
-      protocol_port: 443,
-      allowed_cidrs: [],
-    });
+    const listeners = await Promise.all(
+      [443, 8443].map((port) =>
+        create<Listener>('/v1/load-balancers/listeners', { pool: pool.uuid, name: `tcp/${port}`, protocol: 'tcp', protocol_port: port, allowed_cidrs: [] }),
+      ),
+    );
+    return { lb, pool, member, monitor, listeners };
+  }
+
+  test('child deletes: member and monitor one by one, then the pool, which takes its listeners along', async () => {
+    const { lb, pool, member, monitor, listeners } = await poolWithChildren('lb-children');
     expect((await call('DELETE', member.href)).status).toBe(204);
     expect((await call('GET', member.href)).status).toBe(404);
     expect((await call('DELETE', monitor.href)).status).toBe(204);
     expect((await call('GET', monitor.href)).status).toBe(404);
     expect((await call('DELETE', pool.href)).status).toBe(204);
-    expect((await call<Listener>('GET', listener.href)).body.pool).toBeNull();
-    expect((await call('DELETE', listener.href)).status).toBe(204);
-    expect((await call('DELETE', listener.href)).status).toBe(404);
+    for (const listener of listeners) expect((await call('GET', listener.href)).status).toBe(404);
+    const remaining = (await call<Listener[]>('GET', '/v1/load-balancers/listeners')).body;
+    expect(remaining.filter((l) => l.load_balancer.uuid === lb.uuid)).toEqual([]);
     await call('DELETE', lb.href);
+  });
+
+  test('poolDeleteKeepsListeners: a pool delete leaves its listeners with pool: null (admin switch)', async () => {
+    expect((await call('PATCH', `${sim.url}/_sim/behaviour`, { poolDeleteKeepsListeners: true })).body).toEqual({ poolDeleteKeepsListeners: true });
+    try {
+      const { lb, pool, member, monitor, listeners } = await poolWithChildren('lb-keeps-listeners');
+      expect((await call('DELETE', pool.href)).status).toBe(204);
+      for (const gone of [member.href, monitor.href]) expect((await call('GET', gone)).status).toBe(404);
+      for (const listener of listeners) expect((await call<Listener>('GET', listener.href)).body.pool).toBeNull();
+      expect((await call('DELETE', listeners[0]!.href)).status).toBe(204);
+      expect((await call('DELETE', listeners[0]!.href)).status).toBe(404);
+      // The LB delete still takes the pool-less listener along.
+      expect((await call('DELETE', lb.href)).status).toBe(204);
+      expect((await call('GET', listeners[1]!.href)).status).toBe(404);
+    } finally {
+      sim.admin.setBehaviour({ poolDeleteKeepsListeners: false });
+    }
+    expect(sim.admin.behaviour()).toEqual({ poolDeleteKeepsListeners: false });
+    expect(await call('PATCH', `${sim.url}/_sim/behaviour`, { poolDeleteKeepsListener: true })).toMatchObject({
+      status: 400,
+      body: { detail: 'behaviour: unknown switch "poolDeleteKeepsListener" (expected one of: poolDeleteKeepsListeners)' },
+    });
   });
 
   test('a member under another pool is not found', async () => {
