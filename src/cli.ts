@@ -4,6 +4,7 @@
 import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { createCommandContext } from './composition.js';
 import type { CommandContext, GlobalOptions } from './commands/context.js';
+import type { SimCommandOptions } from './commands/sim.js';
 import { KubeApiError, UsageError } from './core/errors.js';
 import { VERSION } from './version.js';
 
@@ -224,14 +225,7 @@ function buildProgram(
       run(async (command, ctx) => {
         const { simCommand } = await import('./commands/sim.js');
         await simCommand(
-          command.opts<{
-            seed?: string;
-            port?: number;
-            lbProvisionSeconds?: number;
-            token?: string;
-            latencyMs?: number;
-            poolDeleteKeepsListeners?: boolean;
-          }>(),
+          command.opts<SimCommandOptions>(),
           { stdout: ctx.stdout as NodeJS.WritableStream, stderr: ctx.stderr as NodeJS.WritableStream, signal: ctx.signal },
         );
       }),
