@@ -1,24 +1,19 @@
 // `cloudscale-ccm run`: what the CronJob runs. init-nodes, then sync-lb, under this tool's own
 // Lease so a terminal run and a CronJob run never overlap; refuses by default while another
 // cloud controller manager (e.g. the Go CCM) holds `kube-system/cloud-controller-manager`.
-import { hostname } from 'node:os';
-import { randomBytes } from 'node:crypto';
-import { CCM_LEASE_NAME, CCM_NAMESPACE, GO_CCM_LEASE_NAME } from '../core/deploy/manifests.js';
 import { LockHeldError, PartialFailureError, RefusedError } from '../core/errors.js';
-import { abortableSleep } from '../core/sleep.js';
-import { acquireLease, readLease, type LeaseHandle } from '../core/kube/lease.js';
+import { readLease } from '../core/kube/lease.js';
 import { stringify as toYaml } from 'yaml';
 import { resultDocument } from '../core/render/document.js';
 import type { CommandContext, OutputStream } from './context.js';
 import { initNodesCommand, type InitNodesResult } from './init-nodes.js';
 import { syncLbCommand, type SyncLbReport } from './sync-lb.js';
+import { GO_CCM_LEASE, asWriter } from './writer.js';
 
-/** The Lease this tool holds for a pass, and the Go CCM's; the generated Role grants exactly these. */
-export const RUN_LEASE = { namespace: CCM_NAMESPACE, name: CCM_LEASE_NAME } as const;
-export const GO_CCM_LEASE = { namespace: CCM_NAMESPACE, name: GO_CCM_LEASE_NAME } as const;
+export { GO_CCM_LEASE, RUN_LEASE } from './writer.js';
 
 export interface RunOptions {
-  wait: boolean;
+  wait?: boolean;
   force: boolean;
   concurrency: number;
   maxNodeDeletions?: number;
@@ -43,8 +38,6 @@ export interface RunReport {
 export async function runCommand(options: RunOptions, ctx: CommandContext): Promise<RunReport> {
   const started = Date.now();
   const conn = ctx.kube();
-  const holder = `${hostname()}_${randomBytes(4).toString('hex')}`;
-  const leaseSeconds = options.leaseSeconds ?? 60;
 
   if (!options.force) {
     const goCcm = await readLease(conn, GO_CCM_LEASE.namespace, GO_CCM_LEASE.name);
@@ -58,30 +51,15 @@ export async function runCommand(options: RunOptions, ctx: CommandContext): Prom
     }
   }
 
-  const lease = await takeLease(conn, holder, leaseSeconds, options.wait, ctx);
-  // Losing the Lease to another holder means another pass may be running: stop between steps.
-  const leaseLost = new AbortController();
-  const renewal = setInterval(() => {
-    lease.renew().catch((error: unknown) => {
-      if (error instanceof LockHeldError) {
-        leaseLost.abort(new LockHeldError(`the Lease was taken over during the pass: ${error.message}`));
-      } else {
-        ctx.stderr.write(`warning: could not renew the Lease (retried at the next interval): ${(error as Error).message}\n`);
-      }
-    });
-  }, (leaseSeconds * 1000) / 3);
-  renewal.unref();
-
-  const text = ctx.globals.output === 'text';
-  // With -o json/yaml the steps print nothing; their results go into one document at the end.
-  const stepCtx = withStepIo(ctx, {
-    signal: AbortSignal.any([ctx.signal, leaseLost.signal]),
-    ...(text ? {} : { stdout: { write: () => true, isTTY: false } }),
-  });
+  let holder = '';
   const failures: { object: string; message: string }[] = [];
   let nodes: InitNodesResult | undefined;
   let loadBalancers: SyncLbReport | undefined;
-  try {
+  await asWriter('run', ctx, options, async (leased) => {
+    holder = leased.writerLease!.holderIdentity;
+    const text = ctx.globals.output === 'text';
+    // With -o json/yaml the steps print nothing; their results go into one document at the end.
+    const stepCtx = text ? leased : withStdout(leased, { write: () => true, isTTY: false });
     nodes = await collect(failures, () =>
       initNodesCommand(
         [],
@@ -105,12 +83,15 @@ export async function runCommand(options: RunOptions, ctx: CommandContext): Prom
         ),
       );
     }
-  } finally {
-    clearInterval(renewal);
-    await lease.release().catch((error: unknown) => {
-      ctx.stderr.write(`warning: could not release the Lease (it expires by itself): ${(error as Error).message}\n`);
-    });
-  }
+    // A Lease taken over mid-pass stops the pass between steps: that is a failure, never a quiet exit 0.
+    const reason: unknown = stepCtx.signal.reason;
+    if (stepCtx.signal.aborted && reason instanceof LockHeldError && !failures.some((f) => f.object === 'lease')) {
+      failures.push({
+        object: 'lease',
+        message: `${reason.message}; the pass stopped${loadBalancers === undefined ? ' before sync-lb' : ''}`,
+      });
+    }
+  });
 
   const requests = (await ctx.cloudscale()).requests.summary();
   const report: RunReport = {
@@ -174,36 +155,6 @@ function summaryLine(report: RunReport): string {
   );
 }
 
-async function takeLease(
-  conn: ReturnType<CommandContext['kube']>,
-  holder: string,
-  leaseSeconds: number,
-  wait: boolean,
-  ctx: CommandContext,
-): Promise<LeaseHandle> {
-  for (;;) {
-    try {
-      return await acquireLease(conn, {
-        namespace: RUN_LEASE.namespace,
-        name: RUN_LEASE.name,
-        holderIdentity: holder,
-        leaseDurationSeconds: leaseSeconds,
-      });
-    } catch (error) {
-      if (!(error instanceof LockHeldError) || !wait) {
-        if (error instanceof LockHeldError) {
-          throw new LockHeldError(error.message, {
-            hint: 'another run is in progress; pass --wait to wait for it',
-          });
-        }
-        throw error;
-      }
-      ctx.stderr.write(`waiting: ${error.message}\n`);
-      await abortableSleep(2000, ctx.signal);
-    }
-  }
-}
-
 /** Runs one step; a partial failure is recorded and its result kept, so the next step still runs. */
 async function collect<T>(failures: { object: string; message: string }[], step: () => Promise<T>): Promise<T | undefined> {
   try {
@@ -215,7 +166,7 @@ async function collect<T>(failures: { object: string; message: string }[], step:
   }
 }
 
-/** The context of one step: the run's, with its own stop signal and, for -o json, no output. */
-function withStepIo(ctx: CommandContext, io: { signal: AbortSignal; stdout?: OutputStream }): CommandContext {
-  return { ...ctx, ...io };
+/** The context of one step with its output silenced (-o json/yaml: one document at the end). */
+function withStdout(ctx: CommandContext, stdout: OutputStream): CommandContext {
+  return { ...ctx, stdout };
 }

@@ -5,12 +5,13 @@ import { stringify as toYaml } from 'yaml';
 import { planLbPass, reconcileLoadBalancers, type ServiceOutcome } from '../core/apply/lb-pass.js';
 import { readLbPassSnapshot, type ServiceSelection } from '../core/apply/snapshot.js';
 import { summarise } from '../core/cloudscale/request-counter.js';
-import { CcmError, PartialFailureError, errorMessage } from '../core/errors.js';
+import { CcmError, InternalError, PartialFailureError, errorMessage } from '../core/errors.js';
 import type { PlannedAction } from '../core/lb/actions.js';
 import { resultDocument } from '../core/render/document.js';
 import { createPassReporter, reporterMode } from '../core/render/progress.js';
 import type { CommandContext } from './context.js';
 import { parseServiceArgs, type ServiceName } from './service-args.js';
+import { asWriter } from './writer.js';
 
 export interface SyncLbOptions {
   namespace: string;
@@ -22,6 +23,10 @@ export interface SyncLbOptions {
   /** Seconds between reads of a `changing` load balancer. */
   pollSeconds?: number;
   dryRun: boolean;
+  /** Wait for another writer's pass instead of exiting (see writer.ts). */
+  wait?: boolean;
+  /** Duration of the writers' Lease held for this pass. */
+  leaseSeconds?: number;
   /** Test seam: runs after each round's execution, before the state is read back. */
   afterRound?: (round: number) => Promise<void>;
 }
@@ -49,10 +54,13 @@ export async function syncLbCommand(
   ctx: CommandContext,
 ): Promise<SyncLbReport> {
   if (options.dryRun) {
-    const { planCommand } = await import('./plan.js');
-    await planCommand(args, { namespace: options.namespace, detailedExitcode: false }, ctx);
-    return { version: SYNC_LB_JSON_VERSION, services: [], requests: { total: 0, reads: 0, writes: 0, retries: 0 }, durationMs: 0 };
+    // The command line runs `plan` for --dry-run (same output, same exit code); a pass is never dry.
+    throw new InternalError('sync-lb was called with dryRun: a dry run is `plan` (planCommand)');
   }
+  return asWriter('sync-lb', ctx, options, (leased) => syncLbPass(args, options, leased));
+}
+
+async function syncLbPass(args: readonly string[], options: SyncLbOptions, ctx: CommandContext): Promise<SyncLbReport> {
   const started = Date.now();
   const names = parseServiceArgs(args, options.namespace);
   const selection: ServiceSelection = names.length > 0 ? { names } : { all: true };

@@ -410,14 +410,23 @@ describe('fault injection', () => {
     await client.deleteByHref(lb.href);
   });
 
-  test('503 with Retry-After on a POST: retried (the API said "not now"), one object created', async () => {
+  test('503 with Retry-After on a POST that was applied: not sent again, flagged outcome-unknown, one object', async () => {
     const lb = await newLoadBalancer('k8s-service-503-retry-after');
     client.requests.reset();
     sim.admin.setFaults({
-      errorRate: { pathPattern: '/v1/load-balancers/pools', methods: ['POST'], status: 503, retryAfterSeconds: 0, count: 1 },
+      errorRate: {
+        pathPattern: '/v1/load-balancers/pools',
+        methods: ['POST'],
+        status: 503,
+        retryAfterSeconds: 0,
+        afterApplying: true,
+        count: 1,
+      },
     });
-    await newPool(lb, 'after-maintenance');
-    expect(client.requests.entries().map((e) => e.status)).toEqual([503, 201]);
+    const error = (await caught(newPool(lb, 'after-maintenance'))) as CloudscaleRequestError;
+    expect(error).toBeInstanceOf(CloudscaleRequestError);
+    expect(error.outcomeUnknown).toBe(true);
+    expect(client.requests.entries().map((e) => e.status)).toEqual([503]);
     expect((await client.pools.list()).filter((p) => p.load_balancer.uuid === lb.uuid)).toHaveLength(1);
     await client.deleteByHref(lb.href);
   });

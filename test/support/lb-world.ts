@@ -17,7 +17,7 @@ import type {
 } from '../../src/core/cloudscale/types.js';
 import { RefusedError } from '../../src/core/errors.js';
 import { isPlannedRef, LB_REF, type ObjectRef, type PlannedAction } from '../../src/core/lb/actions.js';
-import { assembleActualLoadBalancer, findLoadBalancer } from '../../src/core/lb/actual.js';
+import { assembleActualLoadBalancer, findLoadBalancer, type UuidLookup } from '../../src/core/lb/actual.js';
 import { ingressFromVips } from '../../src/core/lb/desired.js';
 import { LB_FINALIZER, planService, type ServicePlan } from '../../src/core/lb/planner.js';
 
@@ -86,6 +86,8 @@ export class World {
   nodes: V1Node[] = [node(1), node(2)];
   others: V1Service[] = [];
   apiServerMinor: number | null = 34;
+  /** Reads by UUID of load balancers missing from the list (the pass makes them; see snapshot.ts). */
+  uuidLookups = new Map<string, UuidLookup>();
   private seq = 0;
 
   constructor(public service: V1Service) {}
@@ -124,6 +126,7 @@ export class World {
       otherServices: this.others,
       clusterId: CLUSTER,
       apiServerMinor: this.apiServerMinor,
+      uuidLookups: this.uuidLookups,
     });
   }
 

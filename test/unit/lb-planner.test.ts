@@ -436,15 +436,15 @@ describe('changes on a converged Service: planned actions and their impact', () 
     ]);
   });
 
-  test('a port removed → its pool and children go, without impact on the other port', () => {
+  test('a port removed → its pool and children go (that port stops serving: never "impact none"), the other port is untouched', () => {
     const w = converged(svc([{ name: 'http', port: 80, nodePort: 30080 }, { name: 'https', port: 443, nodePort: 30443 }]));
     w.service.spec!.ports!.pop();
     expect(shape(w.plan())).toEqual([
-      'delete delete-listener listener tcp/443 [none]',
-      'delete delete-monitor health monitor of pool tcp/https [none]',
-      'delete delete-member member 10.0.0.1:30443 of pool tcp/https [none]',
-      'delete delete-member member 10.0.0.2:30443 of pool tcp/https [none]',
-      'delete delete-pool pool tcp/https [none]',
+      'delete delete-listener listener tcp/443 [port-removal]',
+      'delete delete-monitor health monitor of pool tcp/https [port-removal]',
+      'delete delete-member member 10.0.0.1:30443 of pool tcp/https [port-removal]',
+      'delete delete-member member 10.0.0.2:30443 of pool tcp/https [port-removal]',
+      'delete delete-pool pool tcp/https [port-removal]',
     ]);
   });
 
@@ -679,11 +679,26 @@ describe('deletion and type change', () => {
     expect(world.service.metadata!.finalizers).toEqual([]);
   });
 
-  test('the load balancer is already gone → only the finalizer', () => {
+  test('the load balancer is already gone (404 by UUID) → only the finalizer', () => {
     const world = converged();
+    world.uuidLookups.set(world.lbs[0]!.uuid, { kind: 'gone' });
     world.lbs = [];
     world.service.metadata!.deletionTimestamp = new Date(0);
     expect(shape(world.plan())).toEqual(['kube remove-finalizer service shop/web finalizer [none]']);
+  });
+
+  test.each([
+    ['not read by UUID', undefined],
+    ['unreadable by UUID', { kind: 'unreadable', error: 'cloudscale API GET …: 503' } as const],
+  ])('missing from a list but %s → nothing, the finalizer stays, a lookup problem', (_name, lookup) => {
+    const world = converged();
+    if (lookup !== undefined) world.uuidLookups.set(world.lbs[0]!.uuid, lookup);
+    world.lbs = [];
+    world.service.metadata!.deletionTimestamp = new Date(0);
+    const plan = world.plan();
+    expect(plan.actions).toEqual([]);
+    expect(plan.problems.map((p) => p.kind)).toEqual(['lookup']);
+    expect(plan.problems[0]!.message).toContain('nothing is created or deleted until its absence is certain');
   });
 
   test('a load balancer of another cluster is not deleted and the finalizer stays', () => {

@@ -249,20 +249,20 @@ const SPEC_ROWS: readonly (readonly [string, Row])[] = [
     },
   ],
   [
-    'port protocol TCP → UDP: a new udp pool and listener replace the tcp ones',
+    'port protocol TCP → UDP: a new udp pool and listener replace the tcp ones, tcp/80 stops serving',
     {
       change: (w) => (w.service.spec!.ports![0]!.protocol = 'UDP'),
       actions: [
-        `delete-listener ${LISTENER} [none]`,
-        `delete-monitor ${MONITOR} [none]`,
-        ...MEMBERS().map((m) => `delete-member ${m} [none]`),
-        'delete-pool pool tcp/http [none]',
+        `delete-listener ${LISTENER} [port-removal]`,
+        `delete-monitor ${MONITOR} [port-removal]`,
+        ...MEMBERS().map((m) => `delete-member ${m} [port-removal]`),
+        'delete-pool pool tcp/http [port-removal]',
         'create-pool pool udp/http [none]',
         ...MEMBERS().map((m) => `create-member ${m.replace('tcp/http', 'udp/http')} [none]`),
         'create-listener listener udp/80 [none]',
         'create-monitor health monitor of pool udp/http [none]',
       ],
-      impact: 'none',
+      impact: 'port-removal',
     },
   ],
   [
@@ -289,6 +289,7 @@ describe('expected downtime per impact class', () => {
     ['monitor-recreation', 'short', 0, 14],
     ['member-recreation', 'considerable', 4, 34],
     ['pool-recreation', 'considerable', 60, 120],
+    ['port-removal', 'total', 0, null],
     ['no-members', 'total', 0, null],
     ['lb-deletion', 'total', 0, null],
     ['refused', 'none', 0, 0],
@@ -297,7 +298,7 @@ describe('expected downtime per impact class', () => {
   });
 
   test('the table above names every class', () => {
-    expect(IMPACT_CLASSES).toHaveLength(9);
+    expect(IMPACT_CLASSES).toHaveLength(10);
   });
 
   test("member and monitor recreation follow the Service's own health-check timing", () => {

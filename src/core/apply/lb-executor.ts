@@ -10,6 +10,7 @@ import type { LoadBalancer } from '../cloudscale/types.js';
 import { CcmError, InternalError, assertNever, errorMessage } from '../errors.js';
 import { LB_REF, isPlannedRef, type ObjectRef, type PlannedAction } from '../lb/actions.js';
 import { ingressFromVips } from '../lb/desired.js';
+import { OWNER_SERVICE_UID_TAG } from '../lb/annotations.js';
 import { LB_FINALIZER, type ServicePlan } from '../lb/planner.js';
 import { abortableSleep } from '../sleep.js';
 
@@ -147,7 +148,7 @@ class PlanRun {
         return service.setIngress(ingress);
       }
       case 'create-lb': {
-        const lb = await cloud.loadBalancers.create(action.body);
+        const lb = await this.createLoadBalancerOnce(action);
         this.created.set(LB_REF, lb.uuid);
         this.loadBalancer = lb;
         this.loadBalancerReady = false;
@@ -216,6 +217,29 @@ class PlanRun {
     }
   }
 
+  /**
+   * Sends the create once. If its outcome is unknown (no answer, or an error answer after the
+   * request left), the load balancer is looked up by name and ownership tags: found, it is the
+   * one this create made; not found, the error stands and the next pass reads the state again.
+   * The create is never sent a second time within a pass.
+   */
+  private async createLoadBalancerOnce(action: Extract<PlannedAction, { kind: 'create-lb' }>): Promise<LoadBalancer> {
+    const { cloud } = this.deps;
+    try {
+      return await cloud.loadBalancers.create(action.body);
+    } catch (error) {
+      if (!isOutcomeUnknown(error)) throw error;
+      const tags = action.body.tags ?? {};
+      const uid = tags[OWNER_SERVICE_UID_TAG];
+      const candidates = await cloud.loadBalancers.list(uid === undefined ? undefined : { [OWNER_SERVICE_UID_TAG]: uid });
+      const made = candidates.filter(
+        (lb) => lb.name === action.body.name && Object.entries(tags).every(([key, value]) => lb.tags[key] === value),
+      );
+      if (made.length === 1) return made[0]!;
+      throw error;
+    }
+  }
+
   /** Waits for the load balancer, then pauses once if objects of this kind were just deleted. */
   private async beforeCreate(kind: string): Promise<void> {
     await this.awaitLoadBalancer();
@@ -246,6 +270,11 @@ class PlanRun {
       lb = await this.deps.cloud.loadBalancers.get(lb.uuid);
     }
     this.loadBalancer = lb;
+    if (lb.status === 'error') {
+      throw new LoadBalancerNotReadyError(`load balancer ${lb.name} (${lb.uuid}) is in status "error": the API applies no changes to it`, {
+        hint: 'check the load balancer in the cloudscale control panel and contact cloudscale support; the next pass goes on once it is "running" again',
+      });
+    }
     this.loadBalancerReady = true;
   }
 

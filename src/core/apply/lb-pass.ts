@@ -62,7 +62,9 @@ export function planLbPass(
       subnets: snapshot.subnets,
       otherServices: lbServices.filter((s) => s.metadata?.uid !== service.metadata?.uid),
       clusterId: snapshot.clusterId,
-      apiServerMinor: snapshot.apiServerMinor,
+      // A server that drops ipMode is planned for as one whose version is unknown: no ipMode written.
+      apiServerMinor: snapshot.ipModeKept ? snapshot.apiServerMinor : null,
+      uuidLookups: snapshot.uuidLookups,
     });
     return { plan, service };
   });

@@ -13,12 +13,12 @@ import type {
   Server,
   Subnet,
 } from '../cloudscale/types.js';
-import { RefusedError } from '../errors.js';
+import { CcmError, CloudscaleApiError, RefusedError } from '../errors.js';
 import { serverVersion } from '../kube/cluster.js';
 import type { KubeConnection } from '../kube/connection.js';
 import { listNodeObjects } from '../kube/nodes.js';
 import { listServices } from '../kube/services.js';
-import { findLoadBalancer } from '../lb/actual.js';
+import { findLoadBalancer, loadBalancerReferences, type UuidLookup } from '../lb/actual.js';
 import { mapConcurrent } from './concurrency.js';
 
 export interface CloudLists {
@@ -39,6 +39,19 @@ export interface LbPassSnapshot extends CloudLists {
   readonly membersByPool: Readonly<Record<string, readonly PoolMember[]>>;
   readonly clusterId: string;
   readonly apiServerMinor: number | null;
+  /**
+   * Whether the API server keeps `ipMode` in Service status. One that has the field defaults it
+   * to VIP on every ingress entry with an `ip`, so a single stored entry with an `ip` and no
+   * `ipMode` proves that this server drops it (older than 1.30, or the LoadBalancerIPMode
+   * feature gate off): writing it would only make every pass write the status again.
+   */
+  readonly ipModeKept: boolean;
+  /**
+   * What a read by UUID answered for each load balancer that a Service in play names in its
+   * `loadbalancer-uuid` annotation but the list did not show: `gone` (404), else the error.
+   * One found this way is in `loadBalancers`: the list was wrong, the read is the evidence.
+   */
+  readonly uuidLookups: ReadonlyMap<string, UuidLookup>;
 }
 
 /** Services a pass works on: named ones, or every one that wants a load balancer or has our finalizer. */
@@ -73,14 +86,18 @@ export async function readLbPassSnapshot(input: {
   ]);
   const services = mergeProposed(liveServices, input.proposed ?? []);
   const inPlay = servicesInPlay(services, input.selection, input.proposed ?? []);
-  const membersByPool = await readMembers(input.cloud, lists, inPlay);
+  const { loadBalancers, uuidLookups } = await confirmMissingByUuid(input.cloud, lists.loadBalancers, inPlay);
+  const membersByPool = await readMembers(input.cloud, { ...lists, loadBalancers }, inPlay);
   return {
     ...lists,
+    loadBalancers,
+    uuidLookups,
     services,
     nodes,
     membersByPool,
     clusterId: input.clusterId,
     apiServerMinor: version.major === 1 ? version.minor : null,
+    ipModeKept: !liveServices.some((s) => (s.status?.loadBalancer?.ingress ?? []).some((e) => e.ip && !e.ipMode)),
   };
 }
 
@@ -113,6 +130,40 @@ function keyOf(service: V1Service): string {
 function mergeProposed(live: readonly V1Service[], proposed: readonly V1Service[]): V1Service[] {
   const replaced = new Set(proposed.map(keyOf));
   return [...live.filter((s) => !replaced.has(keyOf(s))), ...proposed];
+}
+
+const UUID_FORMAT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * A list is not evidence that a load balancer is gone (it may come back short or empty once):
+ * each one a Service in play names by UUID but the list lacks is read by UUID. A value that is
+ * no UUID names no load balancer at all.
+ */
+async function confirmMissingByUuid(
+  cloud: CloudscaleClient,
+  listed: readonly LoadBalancer[],
+  services: readonly V1Service[],
+): Promise<{ loadBalancers: readonly LoadBalancer[]; uuidLookups: ReadonlyMap<string, UuidLookup> }> {
+  const known = new Set(listed.map((lb) => lb.uuid));
+  const missing = [
+    ...new Set(services.flatMap((s) => loadBalancerReferences(s).uuid ?? []).filter((uuid) => !known.has(uuid))),
+  ];
+  const uuidLookups = new Map<string, UuidLookup>();
+  const found: LoadBalancer[] = [];
+  await mapConcurrent(missing, 8, async (uuid) => {
+    if (!UUID_FORMAT.test(uuid)) {
+      uuidLookups.set(uuid, { kind: 'gone' });
+      return;
+    }
+    try {
+      found.push(await cloud.loadBalancers.get(uuid));
+    } catch (error) {
+      if (error instanceof CloudscaleApiError && error.isNotFound) uuidLookups.set(uuid, { kind: 'gone' });
+      else if (error instanceof CcmError) uuidLookups.set(uuid, { kind: 'unreadable', error: error.message });
+      else throw error;
+    }
+  });
+  return { loadBalancers: found.length === 0 ? listed : [...listed, ...found], uuidLookups };
 }
 
 async function readMembers(

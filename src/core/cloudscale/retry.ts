@@ -32,8 +32,10 @@ export type RetryDecision =
 /**
  * GET, PATCH and DELETE can be sent again without changing the result, so they are retried on
  * 429, any 5xx, timeouts and network errors. A POST creates an object: it is retried only when
- * the answer proves that nothing was created (429, or 503 with `Retry-After`, the API's way of
- * saying "not now"). Any other failed POST may or may not have created its object.
+ * the answer proves that nothing was created (429, the rate limiter's refusal). Any other failed
+ * POST may or may not have created its object — a 503 with `Retry-After` too: a proxy or an
+ * overloaded API may have applied the request and lost the answer — so the caller must look for
+ * the object before it ever sends the create again.
  */
 export function decideRetry(input: {
   method: string;
@@ -98,7 +100,7 @@ function isTransient(outcome: AttemptOutcome): boolean {
 
 function provesNothingHappened(outcome: AttemptOutcome): boolean {
   if (outcome.kind !== 'status') return false;
-  return outcome.status === 429 || (outcome.status === 503 && outcome.retryAfterMs !== undefined);
+  return outcome.status === 429;
 }
 
 /** Any 4xx is a refusal; only 5xx, timeouts and lost connections leave the outcome open. */

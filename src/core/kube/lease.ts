@@ -4,6 +4,7 @@
 import { V1MicroTime, type V1Lease } from '@kubernetes/client-node';
 import { KubeApiError, LockHeldError } from '../errors.js';
 import { kubeCall, type KubeConnection } from './connection.js';
+import { abortableSleep } from '../sleep.js';
 
 export interface LeaseState {
   /** Empty when the Lease was released. */
@@ -68,7 +69,7 @@ export async function acquireLease(conn: KubeConnection, options: LeaseOptions):
   } else {
     const state = leaseState(existing);
     const free = state.holderIdentity === '' || state.holderIdentity === holderIdentity || isExpired(state, now());
-    if (!free) throw lockHeld(where, state);
+    if (!free) throw lockHeld(where, state, undefined, now());
     const transitions = existing.spec?.leaseTransitions ?? 0;
     const takeover = state.holderIdentity !== holderIdentity;
     stored = await winOrLockHeld(conn, where, () =>
@@ -135,6 +136,70 @@ export async function acquireLease(conn: KubeConnection, options: LeaseOptions):
   return handle;
 }
 
+export interface HeldLeaseOptions extends Omit<LeaseOptions, 'now'> {
+  /** Wait for another holder to finish or its Lease to expire instead of failing at once. */
+  readonly wait: boolean;
+  /** Stops waiting, and is passed on to the work. */
+  readonly signal: AbortSignal;
+  /** How long between attempts while waiting (ms). */
+  readonly retryMs?: number;
+  /** Told why it waits, once per attempt. */
+  readonly onWaiting?: (error: LockHeldError) => void;
+  /**
+   * A renewal that failed for another reason than a takeover (tried again next interval), or a
+   * release that failed (the Lease then expires by itself): worth a warning, not a failure.
+   */
+  readonly onWarning?: (message: string) => void;
+}
+
+/**
+ * Runs `work` while holding the Lease: acquired first (waiting for it with `wait`, else
+ * LockHeldError naming the holder), renewed every third of its duration, released afterwards.
+ * If another holder takes it over meanwhile, the signal given to `work` aborts with a
+ * LockHeldError: the work must stop before its next write.
+ */
+export async function holdLease<T>(
+  conn: KubeConnection,
+  options: HeldLeaseOptions,
+  work: (signal: AbortSignal, lease: LeaseHandle) => Promise<T>,
+): Promise<T> {
+  const lease = await acquireWaiting(conn, options);
+  const lost = new AbortController();
+  const renewal = setInterval(() => {
+    lease.renew().catch((error: unknown) => {
+      if (error instanceof LockHeldError) {
+        lost.abort(new LockHeldError(`the Lease was taken over during the pass: ${error.message}`, { hint: error.hint }));
+      } else {
+        options.onWarning?.(`could not renew the Lease (tried again at the next interval): ${(error as Error).message}`);
+      }
+    });
+  }, (options.leaseDurationSeconds * 1000) / 3);
+  renewal.unref();
+  try {
+    return await work(AbortSignal.any([options.signal, lost.signal]), lease);
+  } finally {
+    clearInterval(renewal);
+    // Not released when lost: it belongs to the new holder now (release leaves it alone anyway).
+    if (!lost.signal.aborted) {
+      await lease.release().catch((error: unknown) => {
+        options.onWarning?.(`could not release the Lease (it expires by itself): ${(error as Error).message}`);
+      });
+    }
+  }
+}
+
+async function acquireWaiting(conn: KubeConnection, options: HeldLeaseOptions): Promise<LeaseHandle> {
+  for (;;) {
+    try {
+      return await acquireLease(conn, options);
+    } catch (error) {
+      if (!(error instanceof LockHeldError) || !options.wait) throw error;
+      options.onWaiting?.(error);
+      await abortableSleep(options.retryMs ?? 2000, options.signal);
+    }
+  }
+}
+
 async function readLeaseObject(conn: KubeConnection, namespace: string, name: string): Promise<V1Lease | undefined> {
   try {
     return await kubeCall(`read lease ${namespace}/${name}`, () =>
@@ -158,12 +223,34 @@ async function winOrLockHeld(conn: KubeConnection, where: string, write: () => P
   }
 }
 
-function lockHeld(where: string, state: LeaseState | undefined, cause?: unknown): LockHeldError {
+/**
+ * A holder renews every third of the Lease duration; one that has not renewed for two thirds of
+ * it missed two renewals and has most likely died (its Lease still blocks until it expires).
+ */
+export function holderProbablyDied(state: LeaseState, nowMs: number): boolean {
+  if (state.renewTime === undefined || state.leaseDurationSeconds <= 0) return false;
+  return nowMs - state.renewTime.getTime() > (state.leaseDurationSeconds * 1000 * 2) / 3;
+}
+
+function lockHeld(where: string, state: LeaseState | undefined, cause?: unknown, nowMs = Date.now()): LockHeldError {
   const holder = state?.holderIdentity ? `"${state.holderIdentity}"` : 'another writer';
-  const until = state?.expiresAt === undefined ? '' : ` until ${state.expiresAt.toISOString()}`;
-  return new LockHeldError(`lease ${where} is held by ${holder}${until}`, {
+  const expires =
+    state?.expiresAt === undefined
+      ? ''
+      : `; it expires at ${state.expiresAt.toISOString()} (in ${Math.max(0, Math.ceil((state.expiresAt.getTime() - nowMs) / 1000))} s)`;
+  if (state !== undefined && holderProbablyDied(state, nowMs)) {
+    const silentFor = Math.round((nowMs - state.renewTime!.getTime()) / 1000);
+    return new LockHeldError(
+      `lease ${where} is held by ${holder}, which stopped renewing it ${silentFor} s ago and has probably died${expires}`,
+      {
+        ...(cause === undefined ? {} : { cause }),
+        hint: 'a dead holder\'s Lease expires by itself: run again after it expires, or pass --wait to wait for it',
+      },
+    );
+  }
+  return new LockHeldError(`lease ${where} is held by ${holder}, a pass in progress${expires}`, {
     ...(cause === undefined ? {} : { cause }),
-    hint: 'another run or a running cloud controller manager holds it; wait for it to finish or expire',
+    hint: 'another cloudscale-ccm pass (a terminal run or the CronJob) is writing; pass --wait to wait for it to finish',
   });
 }
 

@@ -40,6 +40,25 @@ export interface LoadBalancerChildren {
   readonly floatingIps: readonly FloatingIp[];
 }
 
+/** What a read by UUID answered for a load balancer that a list did not show. */
+export type UuidLookup = { readonly kind: 'gone' } | { readonly kind: 'unreadable'; readonly error: string };
+
+/**
+ * How a Service refers to its load balancer: the UUID annotation, and the name (the name
+ * annotation, else `k8s-service-<uid>`). An invalid name annotation refers to nothing (the
+ * annotation itself is reported by `parseLbAnnotations`).
+ */
+export function loadBalancerReferences(service: V1Service): { readonly uuid: string | null; readonly name: string | null } {
+  const annotations = service.metadata?.annotations;
+  const uuid = readLbAnnotation(annotations, 'uuid');
+  try {
+    return { uuid, name: readLbAnnotation(annotations, 'name') ?? defaultLbName(serviceIdentity(service).uid) };
+  } catch (error) {
+    if (!(error instanceof AnnotationError)) throw error;
+    return { uuid, name: null };
+  }
+}
+
 /**
  * The load balancer of a Service, found by the UUID annotation and by exact name (the name
  * annotation, else `k8s-service-<uid>`), de-duplicated. Returns `undefined` when neither
@@ -52,15 +71,7 @@ export function findLoadBalancer(
   service: V1Service,
   loadBalancers: readonly LoadBalancer[],
 ): LoadBalancer | undefined {
-  const annotations = service.metadata?.annotations;
-  const uuid = readLbAnnotation(annotations, 'uuid');
-  let name: string | null;
-  try {
-    name = readLbAnnotation(annotations, 'name') ?? defaultLbName(serviceIdentity(service).uid);
-  } catch (error) {
-    if (!(error instanceof AnnotationError)) throw error;
-    name = null;
-  }
+  const { uuid, name } = loadBalancerReferences(service);
   const found = new Map<string, LoadBalancer>();
   for (const lb of loadBalancers) {
     if ((uuid !== null && lb.uuid === uuid) || (name !== null && lb.name === name)) {

@@ -11,6 +11,7 @@ export const IMPACT_CLASSES = [
   'monitor-recreation',
   'member-recreation',
   'pool-recreation',
+  'port-removal',
   'no-members',
   'lb-deletion',
   'refused',
@@ -41,6 +42,8 @@ export const IMPACT_DOC: { readonly [K in ImpactClass]: string } = {
     'Every member of the pool is replaced: no healthy backend until the new members pass their health checks.',
   'pool-recreation':
     'The pool is recreated with its members, listener and monitor: about 60–120 s of downtime on that port.',
+  'port-removal':
+    'A port that is no longer a Service port is removed with its pool: it stops serving.',
   'no-members': 'The pool is left without members: its port serves nothing until nodes match again.',
   'lb-deletion': 'The load balancer is deleted: the Service loses it and its addresses.',
   refused: 'Not applied: the change needs a new load balancer. Nothing is changed.',
@@ -53,6 +56,7 @@ const DOWNTIME_CLASS: { readonly [K in ImpactClass]: DowntimeClass } = {
   'monitor-recreation': 'short',
   'member-recreation': 'considerable',
   'pool-recreation': 'considerable',
+  'port-removal': 'total',
   'no-members': 'total',
   'lb-deletion': 'total',
   refused: 'none',
@@ -101,6 +105,8 @@ export function downtimeOf(impact: ImpactClass, monitor?: MonitorTiming): Downti
       };
     case 'pool-recreation':
       return { class: cls, minSeconds: 60, maxSeconds: 120, text: 'the port is down for ~60–120 s' };
+    case 'port-removal':
+      return { class: cls, minSeconds: 0, maxSeconds: null, text: 'the port stops serving' };
     case 'no-members':
       return {
         class: cls,

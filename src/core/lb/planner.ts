@@ -23,7 +23,13 @@ import {
   type Reason,
   type WriteAnnotationsAction,
 } from './actions.js';
-import { findLoadBalancer, type ActualLoadBalancer, type ActualPool } from './actual.js';
+import {
+  findLoadBalancer,
+  loadBalancerReferences,
+  type ActualLoadBalancer,
+  type ActualPool,
+  type UuidLookup,
+} from './actual.js';
 import {
   LB_ANNOTATIONS,
   parseLbAnnotations,
@@ -36,6 +42,7 @@ import {
   ingressEqual,
   ingressFromVips,
   ingressSettings,
+  defaultLbName,
   serviceIdentity,
   type DesiredListener,
   type DesiredLoadBalancer,
@@ -75,6 +82,12 @@ export interface PlanServiceInput {
   readonly clusterId: string;
   /** Minor version of the API server (major 1); `null` when unknown: no `ipMode` is written. */
   readonly apiServerMinor: number | null;
+  /**
+   * Reads by UUID of the load balancers that UUID annotations name but the list lacks. Without
+   * a `gone` (404) answer here, such a Service gets no new load balancer: a list that came back
+   * short once is no evidence.
+   */
+  readonly uuidLookups?: ReadonlyMap<string, UuidLookup>;
 }
 
 export interface ServicePlan {
@@ -189,15 +202,30 @@ function planDelete(input: PlanServiceInput): ServicePlan {
     if (!(error instanceof RefusedError)) throw error;
     problems.push({ kind: 'lookup', subject: `service ${svc}`, message: error.message, hint: error.hint ?? '' });
   }
+  const warnings: PlanWarning[] = [];
   const done = (): ServicePlan => ({
     service: identity,
     mode: 'delete',
     loadBalancer: lb === undefined ? null : { name: lb.name, uuid: lb.uuid },
     actions,
     problems,
-    warnings: [],
+    warnings,
   });
   if (problems.length > 0) return done();
+  if (lb === undefined) {
+    const unconfirmed = unconfirmedAbsence(service, input);
+    if (unconfirmed !== null) {
+      problems.push(unconfirmed);
+      return done();
+    }
+  }
+  if (lb !== undefined && adoptionRefusal(lb, service) !== null) {
+    warnings.push({
+      reason: 'UnownedLoadBalancer',
+      message: `load balancer ${lb.name} (${lb.uuid}) matches only the name annotation and was never adopted: it is left alone`,
+    });
+    lb = undefined;
+  }
 
   if (lb !== undefined) {
     const refusal = ownershipRefusal(lb, identity, input);
@@ -241,8 +269,46 @@ function planDelete(input: PlanServiceInput): ServicePlan {
 }
 
 /**
+ * When a Service's UUID annotation names a load balancer the list did not show, only a 404 by
+ * UUID lets the pass go on as if it were gone (create a new one, or let the Service go).
+ */
+function unconfirmedAbsence(service: V1Service, input: Pick<PlanServiceInput, 'uuidLookups'>): Problem | null {
+  const { uuid } = loadBalancerReferences(service);
+  if (uuid === null) return null;
+  const lookup = input.uuidLookups?.get(uuid);
+  if (lookup?.kind === 'gone') return null;
+  const svc = serviceName(serviceIdentity(service));
+  return {
+    kind: 'lookup',
+    subject: `service ${svc}`,
+    message:
+      lookup === undefined
+        ? `load balancer ${uuid} (annotation ${LB_ANNOTATIONS.uuid.key}) is missing from the list of load balancers and was not read by UUID; nothing is created or deleted until its absence is certain`
+        : `load balancer ${uuid} (annotation ${LB_ANNOTATIONS.uuid.key}) is missing from the list of load balancers and could not be read by UUID (${lookup.error}); nothing is created or deleted until its absence is certain`,
+    hint: 'The next pass reads it again. If it persists, check the load balancer in the cloudscale control panel; if it was deleted on purpose, remove the annotation to let the Service get a new one.',
+  };
+}
+
+/**
+ * An untagged load balancer is adopted only with proof that it is this Service's: the UUID
+ * annotation names it, or it has the default name `k8s-service-<uid>` (as the Go CCM creates).
+ * A custom `loadbalancer-name` alone could name anybody's load balancer.
+ */
+function adoptionRefusal(lb: LoadBalancer, service: V1Service): Problem | null {
+  if (parseOwnershipTags(lb.tags).kind !== 'untagged') return null;
+  const identity = serviceIdentity(service);
+  if (loadBalancerReferences(service).uuid === lb.uuid || lb.name === defaultLbName(identity.uid)) return null;
+  return {
+    kind: 'ownership',
+    subject: `load balancer ${lb.name}`,
+    message: `load balancer ${lb.name} (${lb.uuid}) has no ownership tags and is found only by the name annotation ${LB_ANNOTATIONS.name.key}: nothing proves it is the load balancer of ${serviceName(identity)}, so it is not adopted (adopting would rebuild its listeners and pools, and delete it with the Service)`,
+    hint: `To adopt it on purpose, set ${LB_ANNOTATIONS.uuid.key}: ${lb.uuid} on the Service. Otherwise choose another ${LB_ANNOTATIONS.name.key}.`,
+  };
+}
+
+/**
  * A load balancer this cluster must not touch: tagged for another cluster, or tagged for another
- * existing Service of this cluster. Untagged ones (made by the Go CCM) are adopted.
+ * existing Service of this cluster. Untagged ones are adopted only with proof (adoptionRefusal).
  */
 function ownershipRefusal(
   lb: LoadBalancer,
@@ -330,15 +396,36 @@ class EnsurePlanner {
       return this.result();
     }
     const actual = this.checkActual(lb);
-    if (actual !== null) {
+    if (actual === null) {
+      const unconfirmed = unconfirmedAbsence(input.service, input);
+      if (unconfirmed !== null) {
+        this.problems.push(unconfirmed);
+        return this.result();
+      }
+    } else {
       this.lbSummary = { name: actual.lb.name, uuid: actual.lb.uuid };
-      const refusal = ownershipRefusal(actual.lb, this.identity, input);
+      const refusal = ownershipRefusal(actual.lb, this.identity, input) ?? adoptionRefusal(actual.lb, input.service);
       if (refusal !== null) {
         return this.refuseWith([refusal], `load balancer ${actual.lb.name}`, [{ text: refusal.message }]);
       }
     }
+    const nameConflict = this.nameConflict(a, actual);
+    if (nameConflict !== null) {
+      return this.refuseWith([nameConflict], `service ${this.svc}`, [
+        { text: nameConflict.message, field: LB_ANNOTATIONS.name.key },
+      ]);
+    }
+    if (actual?.lb.status === 'error') {
+      this.problems.push({
+        kind: 'lb-error',
+        subject: `load balancer ${actual.lb.name}`,
+        message: `load balancer ${actual.lb.name} (${actual.lb.uuid}) is in status "error": the API applies no changes to it, so nothing is changed`,
+        hint: 'Check the load balancer in the cloudscale control panel and contact cloudscale support; the next pass goes on once it is "running" again. To start over, delete and re-create the Service (it gets a new load balancer and new addresses, Floating IPs excepted).',
+      });
+      return this.result();
+    }
 
-    const conflict = this.floatingIpConflict(a);
+    const conflict = this.floatingIpConflict(a, actual);
     if (conflict !== null) {
       return this.refuseWith([conflict], `service ${this.svc}`, [
         { text: conflict.message, field: LB_ANNOTATIONS.floatingIps.key },
@@ -427,8 +514,48 @@ class EnsurePlanner {
     return actual;
   }
 
-  private floatingIpConflict(a: LbAnnotationValues): Problem | null {
+  /** This Service's own load balancer: tagged for it, or named by its UUID annotation. */
+  private owns(lb: LoadBalancer): boolean {
+    const owner = parseOwnershipTags(lb.tags);
+    const tagged = owner.kind === 'tagged' && owner.clusterId === this.input.clusterId && owner.serviceUid === this.identity.uid;
+    return tagged || loadBalancerReferences(this.input.service).uuid === lb.uuid;
+  }
+
+  /**
+   * Two Services naming one load balancer (`loadbalancer-name`) would fight over it: unless this
+   * one already owns it, it is refused (each of them is, when none owns it), so nothing is created.
+   */
+  private nameConflict(a: LbAnnotationValues, actual: ActualLoadBalancer | null): Problem | null {
+    if (a.name === null || (actual !== null && this.owns(actual.lb))) return null;
+    const rivals = this.input.otherServices.filter((other) => {
+      if (other.metadata?.uid === this.identity.uid || other.spec?.type !== 'LoadBalancer') return false;
+      if (other.spec.loadBalancerClass || other.metadata?.deletionTimestamp != null) return false;
+      try {
+        return readLbAnnotation(other.metadata?.annotations, 'name') === a.name;
+      } catch (error) {
+        // The other Service's own plan reports its bad annotation; here it names nothing.
+        if (!(error instanceof AnnotationError)) throw error;
+        return false;
+      }
+    });
+    if (rivals.length === 0) return null;
+    const names = rivals.map((other) => serviceName(serviceIdentity(other))).join(', ');
+    return {
+      kind: 'name-conflict',
+      subject: LB_ANNOTATIONS.name.key,
+      message: `the load balancer name "${a.name}" is also set on Service ${names}; two Services cannot share a load balancer and none of them owns one of that name, so nothing is created or changed for ${this.svc}`,
+      hint: `Give each Service its own ${LB_ANNOTATIONS.name.key} (or remove it: the default is k8s-service-<uid>). To hand an existing load balancer to one of them, set ${LB_ANNOTATIONS.uuid.key} to its UUID on that Service only.`,
+    };
+  }
+
+  /**
+   * Floating IPs this Service claims that another Service claims too. One this Service's load
+   * balancer already holds is not refused here (the holder keeps being reconciled); the other
+   * claimant is refused.
+   */
+  private floatingIpConflict(a: LbAnnotationValues, actual: ActualLoadBalancer | null): Problem | null {
     if (a.floatingIps.length === 0) return null;
+    const held = new Set((actual?.floatingIps ?? []).map((f) => f.network));
     const claims: string[] = [];
     for (const other of this.input.otherServices) {
       if (other.metadata?.uid === this.identity.uid || other.spec?.type !== 'LoadBalancer') continue;
@@ -441,7 +568,7 @@ class EnsurePlanner {
         continue;
       }
       for (const ip of a.floatingIps) {
-        if (theirs.includes(ip)) claims.push(`${ip}->${serviceName(serviceIdentity(other))}`);
+        if (theirs.includes(ip) && !held.has(ip)) claims.push(`${ip}->${serviceName(serviceIdentity(other))}`);
       }
     }
     if (claims.length === 0) return null;
@@ -729,9 +856,16 @@ class CloudPlan {
       const successor = replacement.get(old);
       this.deletePool(
         old,
-        successor === undefined
-          ? { impact: 'none', reason: { text: 'no Service port maps to this pool any more' } }
-          : { impact: 'pool-recreation', reason: poolRecreationReason(old, successor) },
+        successor !== undefined
+          ? { impact: 'pool-recreation', reason: poolRecreationReason(old, successor) }
+          : old.listeners.length > 0
+            ? {
+                impact: 'port-removal',
+                reason: {
+                  text: `no Service port maps to this pool any more: port ${old.listeners.map((l) => `${l.protocol}/${l.protocol_port}`).join(', ')} stops serving`,
+                },
+              }
+            : { impact: 'none', reason: { text: 'no Service port maps to this pool any more (it serves no port)' } },
       );
     }
 
@@ -977,8 +1111,10 @@ class CloudPlan {
         this.act({
           kind: 'delete-listener',
           object: `listener ${listener.name}`,
-          reason: recreated ? recreation! : { text: `not a port of the Service (pool ${pool.name})` },
-          impact: recreated ? 'listener-recreation' : 'minimal',
+          reason: recreated
+            ? recreation!
+            : { text: `not a port of the Service (pool ${pool.name}): port ${listener.protocol}/${listener.protocol_port} stops serving` },
+          impact: recreated ? 'listener-recreation' : 'port-removal',
           listener: { uuid: listener.uuid, href: listener.href, name: listener.name },
         }),
       );

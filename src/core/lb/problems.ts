@@ -10,10 +10,21 @@ export type ProblemKind =
   | 'node-mapping'
   /** No zone annotation and the nodes' servers are in several zones; or members outside the zone set. */
   | 'zone'
-  /** The UUID annotation and the name point to different load balancers, or the name to several. */
+  /**
+   * The UUID annotation and the name point to different load balancers, or the name to several;
+   * or the load balancer the UUID annotation names is missing from the list and its absence is
+   * not confirmed by a read by UUID.
+   */
   | 'lookup'
-  /** The load balancer belongs to another cluster or another Service. */
+  /**
+   * The load balancer belongs to another cluster or another Service, or it is untagged and found
+   * only through a custom name (no proof that it is this Service's).
+   */
   | 'ownership'
+  /** Another Service names the same load balancer (`loadbalancer-name`) and neither owns it. */
+  | 'name-conflict'
+  /** The load balancer is in status `error`: the API will not apply changes to it. */
+  | 'lb-error'
   /** Flavor, zone or VIP addresses differ from the existing load balancer. */
   | 'forbidden-change'
   /** Another Service claims one of this Service's Floating IPs. */
@@ -54,6 +65,8 @@ export interface PlanWarning {
     /** No node is eligible at all (generic service controller event). */
     | 'UnAvailableLoadBalancer'
     /** An annotation was accepted but will not do what it says (unknown JSON field, overridden). */
-    | 'AnnotationWarning';
+    | 'AnnotationWarning'
+    /** A load balancer found only by a custom name, never adopted: left alone when the Service goes. */
+    | 'UnownedLoadBalancer';
   readonly message: string;
 }

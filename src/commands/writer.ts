@@ -1,0 +1,54 @@
+// One writer at a time: every command that writes (init-nodes, sync-lb, cleanup, run) holds this
+// tool's Lease for its whole pass, so a terminal pass and the CronJob's never interleave their
+// reads and writes. `plan` and the dry runs take none. A command run as a step of `run` works
+// under the Lease `run` already holds.
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { CCM_LEASE_NAME, CCM_NAMESPACE, GO_CCM_LEASE_NAME } from '../core/deploy/manifests.js';
+import { holdLease } from '../core/kube/lease.js';
+import type { CommandContext } from './context.js';
+
+/** The Lease this tool holds for a pass, and the Go CCM's; the generated Role grants exactly these. */
+export const RUN_LEASE = { namespace: CCM_NAMESPACE, name: CCM_LEASE_NAME } as const;
+export const GO_CCM_LEASE = { namespace: CCM_NAMESPACE, name: GO_CCM_LEASE_NAME } as const;
+
+export const DEFAULT_LEASE_SECONDS = 60;
+
+export interface WriterOptions {
+  /** Wait for another writer's pass (or its Lease's expiry) instead of exiting. */
+  readonly wait?: boolean;
+  /** Lease duration; renewed every third of it. A killed pass blocks the others this long. */
+  readonly leaseSeconds?: number;
+}
+
+/** A holder identity people can trace: host, command, process. */
+export function holderIdentity(command: string): string {
+  return `${hostname()}/${command}/${process.pid}-${randomBytes(3).toString('hex')}`;
+}
+
+/**
+ * Runs `work` as the cluster's only writer. Without `wait`, another holder means LockHeldError
+ * (exit 1) naming it and when its Lease expires. The context given to `work` carries the held
+ * Lease, and its signal aborts when the Lease is taken over: the work stops before its next write.
+ */
+export async function asWriter<T>(
+  command: string,
+  ctx: CommandContext,
+  options: WriterOptions,
+  work: (ctx: CommandContext) => Promise<T>,
+): Promise<T> {
+  if (ctx.writerLease !== undefined) return work(ctx);
+  return holdLease(
+    ctx.kube(),
+    {
+      ...RUN_LEASE,
+      holderIdentity: holderIdentity(command),
+      leaseDurationSeconds: options.leaseSeconds ?? DEFAULT_LEASE_SECONDS,
+      wait: options.wait ?? false,
+      signal: ctx.signal,
+      onWaiting: (error) => ctx.stderr.write(`waiting: ${error.message}\n`),
+      onWarning: (message) => ctx.stderr.write(`warning: ${message}\n`),
+    },
+    (signal, lease) => work({ ...ctx, signal, writerLease: lease }),
+  );
+}
