@@ -3,18 +3,12 @@
 // Process concerns (signals, exit codes, printing the one top-level error) live in bin/.
 import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { createCommandContext } from './composition.js';
-import type { CommandContext, GlobalOptions } from './commands/context.js';
+import type { CliIo, CommandContext, GlobalOptions } from './commands/context.js';
 import type { SimCommandOptions } from './commands/sim.js';
 import { KubeApiError, UsageError } from './core/errors.js';
 import { VERSION } from './version.js';
 
-export interface CliIo {
-  stdin: NodeJS.ReadableStream & { isTTY?: boolean };
-  stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
-  stderr: NodeJS.WritableStream & { isTTY?: boolean };
-  env: NodeJS.ProcessEnv;
-  signal: AbortSignal;
-}
+export type { CliIo } from './commands/context.js';
 
 export { formatTopLevelError } from './core/render/error.js';
 
@@ -85,7 +79,7 @@ function buildProgram(
     .addOption(new Option('--no-color', 'disable colours (also NO_COLOR)'))
     .addOption(new Option('--api-url <url>', 'cloudscale API base URL (default: CLOUDSCALE_API_URL or https://api.cloudscale.ch)'))
     .addOption(new Option('--token-file <file>', 'file holding the cloudscale API token (default: CLOUDSCALE_API_TOKEN, CLOUDSCALE_ACCESS_TOKEN, Secret kube-system/cloudscale)'))
-    .addOption(new Option('--cluster-id <id>', 'cluster identity for ownership tags (default: uid of namespace kube-system)'))
+    .addOption(new Option('--cluster-id <id>', 'cluster identity for ownership tags (default: uid of namespace kube-system)').argParser(clusterId))
     .addOption(new Option('-v, --verbose', 'on an error, also print its causes (and the stack trace of an unexpected one)'))
     .showSuggestionAfterError(true)
     // Subcommand help lists the global options too: they are accepted after the subcommand.
@@ -215,6 +209,8 @@ function buildProgram(
     .description('start the built-in cloudscale API simulator (prints CLOUDSCALE_API_URL=… first)')
     // It reads no kubeconfig, token or output format: its help shows only its own options.
     .configureHelp({ showGlobalOptions: false })
+    // It reads no kubeconfig, token or output format: its help shows only its own options.
+    .configureHelp({ showGlobalOptions: false })
     .option('--seed <file>', 'seed file (YAML or JSON) with servers, networks and floating IPs')
     .addOption(new Option('--port <n>', 'port on 127.0.0.1 (default: a free one)').argParser(portNumber('--port', 0)))
     .addOption(new Option('--lb-provision-seconds <s>', 'how long new load balancers stay "changing"').argParser(nonNegativeNumber('--lb-provision-seconds')))
@@ -308,6 +304,22 @@ function globalsOf(command: Command, io: CliIo): GlobalOptions {
     ...(o.clusterId === undefined ? {} : { clusterId: o.clusterId }),
     verbose: o.verbose === true,
   };
+}
+
+/**
+ * The ownership tag value: load balancers tagged with an empty one count as untagged (adopted
+ * by any cluster), so a blank identity is refused rather than used.
+ */
+function clusterId(value: string): string {
+  if (value.trim() === '') {
+    throw new InvalidArgumentError(
+      '--cluster-id must not be empty: it tags every load balancer this cluster owns (leave the flag out to use the uid of namespace kube-system)',
+    );
+  }
+  if (value !== value.trim()) {
+    throw new InvalidArgumentError(`--cluster-id ${JSON.stringify(value)} has spaces around it: the tag would not match the one written before`);
+  }
+  return value;
 }
 
 /** Digits only: Number() alone would also take "0x10", "1e3", " 7" and "" (as 0). */

@@ -18,6 +18,15 @@ export interface GlobalOptions {
   verbose: boolean;
 }
 
+/** The process's streams, environment and abort signal, as bin/ hands them to the CLI. */
+export interface CliIo {
+  stdin: NodeJS.ReadableStream & { isTTY?: boolean };
+  stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+  stderr: NodeJS.WritableStream & { isTTY?: boolean };
+  env: NodeJS.ProcessEnv;
+  signal: AbortSignal;
+}
+
 export interface OutputStream {
   write(text: string): unknown;
   readonly isTTY?: boolean;
@@ -37,8 +46,8 @@ export interface CommandContext {
   cloudscale(): Promise<CloudscaleClient>;
   /** This cluster's identity for ownership tags. */
   clusterId(): Promise<string>;
-  /** All of standard input (for `-f -`). */
-  readStdin(): Promise<string>;
+  /** All of standard input (for `-f -`); throws ConfigError past `maxBytes`. */
+  readStdin(maxBytes: number): Promise<Buffer | string>;
   /** True when a person can answer a question (standard input and output are terminals). */
   readonly interactive: boolean;
   /** Asks a yes/no question on the terminal; only call when `interactive`. */

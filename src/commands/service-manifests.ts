@@ -1,28 +1,84 @@
 import type { V1Service } from '@kubernetes/client-node';
-import { readFile } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import { parseAllDocuments } from 'yaml';
 import { ConfigError } from '../core/errors.js';
+
+/**
+ * The largest manifest `plan -f` reads. Parsing takes some 40 times the text in memory, and
+ * every Service is sent to the API server for a dry run: a manifest of many megabytes is a
+ * mistake (a log, a whole cluster dump), refused before any of that.
+ */
+export const MAX_MANIFEST_BYTES = 4 * 1024 * 1024;
+/** The most Services one manifest may propose (each is one dry-run request). */
+export const MAX_MANIFEST_SERVICES = 1000;
+
+const sizeHint =
+  `plan -f reads at most ${MAX_MANIFEST_BYTES / 1024 / 1024} MiB and ${MAX_MANIFEST_SERVICES} Services: ` +
+  'pass only the Service manifests to check, or split them over several runs';
 
 /**
  * The Services of a manifest file (`-` reads standard input): one or several YAML or JSON
  * documents, each a v1 Service or a v1 List of Services. Anything else is an error naming the
  * file and the document, so a pull-request check fails loudly instead of planning nothing.
+ * Input over MAX_MANIFEST_BYTES, and input that is not text, is refused without being echoed.
  */
 export async function readServiceManifests(
   file: string,
   defaultNamespace: string,
-  readStdin: () => Promise<string>,
+  readStdin: (maxBytes: number) => Promise<Buffer | string>,
 ): Promise<V1Service[]> {
-  let text: string;
+  const source = file === '-' ? 'standard input' : file;
+  let bytes: Buffer | string;
   try {
-    text = file === '-' ? await readStdin() : await readFile(file, 'utf8');
+    bytes = file === '-' ? await readStdin(MAX_MANIFEST_BYTES) : await readFileUpTo(file, MAX_MANIFEST_BYTES);
   } catch (error) {
+    if (error instanceof ConfigError) throw error;
     throw new ConfigError(`cannot read manifest ${file}: ${(error as Error).message}`, {
       cause: error,
       hint: 'check the path given to -f (--filename); use -f - to read the manifest from standard input',
     });
   }
-  return parseServiceManifests(text, file === '-' ? 'standard input' : file, defaultNamespace);
+  return parseServiceManifests(manifestText(bytes, source), source, defaultNamespace);
+}
+
+/** The error for input over `maxBytes`; the reader of standard input throws it too. */
+export function manifestTooLarge(source: string, maxBytes: number): ConfigError {
+  return new ConfigError(`${source} is larger than ${maxBytes / 1024 / 1024} MiB, the limit for a manifest`, { hint: sizeHint });
+}
+
+async function readFileUpTo(file: string, maxBytes: number): Promise<Buffer> {
+  const handle = await open(file, 'r');
+  try {
+    // One byte more than allowed tells "at the limit" from "over it" without reading it all.
+    const buffer = Buffer.alloc(maxBytes + 1);
+    let length = 0;
+    for (;;) {
+      const { bytesRead } = await handle.read(buffer, length, buffer.length - length, null);
+      if (bytesRead === 0) break;
+      length += bytesRead;
+      if (length > maxBytes) throw manifestTooLarge(file, maxBytes);
+    }
+    return buffer.subarray(0, length);
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * The text of a manifest, refused (without echoing any of it) when it is not UTF-8 text:
+ * binary data or control characters would otherwise end up in the error on a terminal.
+ */
+function manifestText(bytes: Buffer | string, source: string): string {
+  const text = typeof bytes === 'string' ? bytes : new TextDecoder('utf-8', { fatal: false }).decode(bytes);
+  const bad = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f\ufffd]/.exec(text);
+  if (bad !== null) {
+    const line = text.slice(0, bad.index).split('\n').length;
+    throw new ConfigError(
+      `${source} is not a text manifest: line ${line} holds a control character or bytes that are not UTF-8`,
+      { hint: 'pass a YAML or JSON file of Service manifests (check that -f names the right file)' },
+    );
+  }
+  return text;
 }
 
 export function parseServiceManifests(text: string, source: string, defaultNamespace: string): V1Service[] {
@@ -49,6 +105,9 @@ export function parseServiceManifests(text: string, source: string, defaultNames
       }
       seen.set(key, at);
       services.push(service);
+      if (services.length > MAX_MANIFEST_SERVICES) {
+        throw new ConfigError(`${source} holds more than ${MAX_MANIFEST_SERVICES} Services`, { hint: sizeHint });
+      }
     });
   });
   if (services.length === 0) {

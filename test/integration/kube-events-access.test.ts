@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { KubeApiError } from '../../src/core/errors.js';
 import { namespaceUid, parseServerVersion, readSecretValue, serverVersion } from '../../src/core/kube/cluster.js';
 import { connectKube, kubeCall } from '../../src/core/kube/connection.js';
-import { recordEvent } from '../../src/core/kube/events.js';
+import { EVENT_REFRESH_MS, recordEvent } from '../../src/core/kube/events.js';
 import { listServices } from '../../src/core/kube/services.js';
 import {
   createLoadBalancerService,
@@ -63,26 +63,35 @@ describe('events', () => {
     expect(found[0]?.series).toBeUndefined();
   });
 
-  test('the same event again counts up on the first one; another message is another event', async () => {
+  test('the same event again is aggregated on the first one: written again only once per refresh window', async () => {
     const name = uniqueName('lb');
     const service = await createLoadBalancerService(namespace, name);
     const subject = { kind: 'Service', namespace, name, uid: service.metadata?.uid ?? '', apiVersion: 'v1' };
     const failed = { type: 'Warning' as const, reason: 'SyncLoadBalancerFailed', message: 'Error syncing load balancer: x', component: 'service-controller' };
-    const first = await recordEvent(conn, subject, failed);
-    await new Promise((resolve) => setTimeout(resolve, 1100));
-    const second = await recordEvent(conn, subject, failed);
-    const third = await recordEvent(conn, subject, failed);
-    expect([first.error, second.error, third.error]).toEqual([undefined, undefined, undefined]);
+    const start = Date.now();
+    const at = (minutes: number) => ({ now: new Date(start + minutes * 60_000) });
+    const first = await recordEvent(conn, subject, failed, at(0));
+    // Every minute, as under the CronJob: nothing is written while the Event is fresh.
+    const repeats = [];
+    for (const minute of [1, 2, 29]) repeats.push(await recordEvent(conn, subject, failed, at(minute)));
+    expect([first.error, ...repeats.map((r) => r.error)]).toEqual([undefined, undefined, undefined, undefined]);
+    for (const repeat of repeats) expect(repeat.event?.metadata?.resourceVersion).toBe(first.event?.metadata?.resourceVersion);
+    // Past the window since the last write: one write, count 2, last seen moves.
+    const refreshed = await recordEvent(conn, subject, failed, at(31));
+    expect(refreshed.event?.metadata?.resourceVersion).not.toBe(first.event?.metadata?.resourceVersion);
+    const quiet = await recordEvent(conn, subject, failed, at(32));
+    expect(quiet.event?.metadata?.resourceVersion).toBe(refreshed.event?.metadata?.resourceVersion);
+    expect(EVENT_REFRESH_MS).toBe(30 * 60_000);
     const other = await recordEvent(conn, subject, { ...failed, message: 'Error syncing load balancer: y' });
 
     const found = await describedEvents('Service', name, namespace, subject.uid);
     expect(found.map((e) => [e.message, e.count]).sort()).toEqual([
-      ['Error syncing load balancer: x', 3],
+      ['Error syncing load balancer: x', 2],
       ['Error syncing load balancer: y', 1],
     ]);
-    const repeated = found.find((e) => e.count === 3)!;
+    const repeated = found.find((e) => e.count === 2)!;
     expect(repeated.metadata?.name).toBe(first.event?.metadata?.name);
-    expect(new Date(repeated.lastTimestamp!).getTime()).toBeGreaterThan(new Date(repeated.firstTimestamp!).getTime());
+    expect(new Date(repeated.lastTimestamp!).getTime() - new Date(repeated.firstTimestamp!).getTime()).toBe(31 * 60_000);
     expect(other.event?.metadata?.name).not.toBe(first.event?.metadata?.name);
   });
 

@@ -14,6 +14,7 @@ const LIST_ROUTES = [
   'GET /v1/load-balancers/listeners',
   'GET /v1/load-balancers/health-monitors',
   'GET /v1/floating-ips',
+  'GET /v1/subnets',
 ];
 const MEMBER_LIST_ROUTE = 'GET /v1/load-balancers/pools/{uuid}/members';
 /** Per Service: load balancer, pool, two members, listener, monitor. */

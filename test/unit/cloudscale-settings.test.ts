@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ConfigError } from '../../src/core/errors.js';
 import { tagQuery } from '../../src/core/cloudscale/client.js';
-import { checkedToken, normaliseBaseUrl } from '../../src/core/cloudscale/settings.js';
+import { checkedToken, normaliseBaseUrl, redactToken } from '../../src/core/cloudscale/settings.js';
 import {
   resolveApiTimeoutMs,
   resolveApiUrl,
@@ -121,10 +121,35 @@ describe('normaliseBaseUrl', () => {
     ['https://api.cloudscale.ch/v1/', 'https://api.cloudscale.ch'],
     ['http://127.0.0.1:4321', 'http://127.0.0.1:4321'],
     ['http://127.0.0.1:4321/proxy/v1', 'http://127.0.0.1:4321/proxy'],
-    ['HTTP://EXAMPLE.org:80/', 'http://example.org'],
+    ['HTTP://LOCALHOST:80/', 'http://localhost'],
+    ['http://[::1]:4321', 'http://[::1]:4321'],
+    ['http://127.1.2.3:4321', 'http://127.1.2.3:4321'],
+    ['https://example.org:443/', 'https://example.org'],
     [' https://api.cloudscale.ch/v1 ', 'https://api.cloudscale.ch'],
   ])('%s → %s', (raw, expected) => {
     expect(normaliseBaseUrl(raw)).toBe(expected);
+  });
+
+  test.each(['http://api.cloudscale.ch', 'http://10.0.0.1:8080', 'http://[2001:db8::1]/', 'http://128.0.0.1', 'http://localhost.example.org'])(
+    'plain http to %s is refused: the token would travel in clear text',
+    (raw) => {
+      expect(() => normaliseBaseUrl(raw)).toThrow(ConfigError);
+      expect(() => normaliseBaseUrl(raw)).toThrow(/refusing to send the cloudscale API token in clear text to http:\/\/.*loopback/);
+    },
+  );
+});
+
+describe('redactToken', () => {
+  const token = 'tok"en\\with-escapes-123';
+  test.each([
+    [`Bearer ${token}`, 'Bearer [redacted]'],
+    [JSON.stringify({ detail: `bad header Authorization: Bearer ${token}` }), '{"detail":"bad header Authorization: Bearer [redacted]"}'],
+    ['nothing to hide', 'nothing to hide'],
+  ])('%s', (text, expected) => {
+    expect(redactToken(text, token)).toBe(expected);
+  });
+  test('non-text bodies pass through', () => {
+    expect(redactToken(undefined, token)).toBeUndefined();
   });
 });
 

@@ -41,14 +41,17 @@ export class CloudscaleNoAnswerError extends CloudscaleUnavailableError {
     outcomeUnknown: boolean;
     baseUrl: string;
     cause?: unknown;
+    /** What to check instead of reachability (a TLS failure, say). */
+    hint?: string;
   }) {
     const tries = init.attempts === 1 ? '1 attempt' : `${init.attempts} attempts`;
     super(`cloudscale API ${init.method} ${init.path}: ${init.reason} (${tries})`, {
       cause: init.cause,
       hint: init.outcomeUnknown
         ? outcomeUnknownHint
-        : `check that ${init.baseUrl} is reachable from here (CLOUDSCALE_API_URL, --api-url); ` +
-          'raise CLOUDSCALE_API_TIMEOUT (seconds) if the API is only slow',
+        : (init.hint ??
+          `check that ${init.baseUrl} is reachable from here (CLOUDSCALE_API_URL, --api-url); ` +
+            'raise CLOUDSCALE_API_TIMEOUT (seconds) if the API is only slow'),
     });
     this.method = init.method;
     this.path = init.path;

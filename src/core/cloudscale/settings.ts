@@ -1,5 +1,6 @@
 // The checks and defaults shared by the client and the flag/environment resolution in
 // ./token.ts: what a usable base URL and token look like.
+import { isIP } from 'node:net';
 import { ConfigError } from '../errors.js';
 
 export const defaultApiUrl = 'https://api.cloudscale.ch';
@@ -10,7 +11,9 @@ export const defaultApiTimeoutMs = 20_000;
 /**
  * `https://api.cloudscale.ch/`, `.../v1` and `.../v1/` all become `https://api.cloudscale.ch`.
  * A path prefix in front of `/v1` (a proxy) is kept. Throws ConfigError for anything that is
- * not an http(s) URL without query or credentials.
+ * not an http(s) URL without query or credentials, and for plain http to a host that is not
+ * loopback: the token would cross the network in clear text (the simulator listens on
+ * 127.0.0.1, so it stays reachable).
  */
 export function normaliseBaseUrl(raw: string): string {
   let url: URL;
@@ -37,9 +40,36 @@ export function normaliseBaseUrl(raw: string): string {
       hint: 'use a URL like https://api.cloudscale.ch or http://127.0.0.1:PORT',
     });
   }
+  if (url.protocol === 'http:' && !isLoopback(url.hostname)) {
+    throw new ConfigError(
+      `refusing to send the cloudscale API token in clear text to ${url.origin}: plain http is allowed only to loopback addresses`,
+      { hint: `use https://${url.host}; plain http is meant for a local simulator (http://127.0.0.1:PORT)` },
+    );
+  }
   const path = url.pathname.replace(/\/+$/, '').replace(/\/v1$/, '');
   return `${url.origin}${path}`;
 }
+
+/** `localhost`, 127.0.0.0/8 and ::1 (URL hostnames keep IPv6 in brackets). */
+function isLoopback(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  if (host === 'localhost' || host.endsWith('.localhost')) return true;
+  if (isIP(host) === 4) return host.startsWith('127.');
+  return host === '::1';
+}
+
+/**
+ * `text` with every occurrence of `token` (also as JSON escapes it) replaced: for text that
+ * comes back from the API, which may repeat the request's Authorization header (a proxy's
+ * error page, a debugging server). Applied before the text is kept anywhere.
+ */
+export function redactToken<T>(text: T, token: string): T {
+  if (typeof text !== 'string' || token === '') return text;
+  const escaped = JSON.stringify(token).slice(1, -1);
+  return text.replaceAll(token, REDACTED).replaceAll(escaped, REDACTED) as T;
+}
+
+export const REDACTED = '[redacted]';
 
 /**
  * Throws ConfigError, naming `source` but not the token, unless the token is one run of

@@ -8,6 +8,8 @@ import { CloudscaleNoAnswerError, CloudscaleRequestError } from './errors.js';
 import { routePattern, type RecordingRequestCounter } from './request-counter.js';
 import { decideRetry, parseRetryAfterMs, type AttemptOutcome, type RetryPolicy } from './retry.js';
 import { abortableSleep } from '../sleep.js';
+import { redactToken } from './settings.js';
+import { hostOf, tlsFailureOf, type TlsFailure } from '../tls.js';
 
 export type ApiMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
@@ -99,7 +101,8 @@ export function createTransport(options: TransportOptions): Transport {
           const retryAfter = error.response.headers.get('retry-after');
           const retryAfterMs = parseRetryAfterMs(retryAfter, Date.now());
           outcome = { kind: 'status', status, retryAfterMs };
-          errorBody = error.data;
+          // Redacted here, before the text becomes part of any error, event or log.
+          errorBody = redactToken(error.data, options.token);
         } else if (error instanceof TimeoutError) {
           outcome = { kind: 'timeout' };
         } else if (error instanceof NetworkError) {
@@ -137,21 +140,36 @@ export function createTransport(options: TransportOptions): Transport {
           outcomeUnknown: decision.outcomeUnknown,
         });
       }
+      const tls = outcome.kind === 'network' ? tlsFailureOf(networkCause) : undefined;
       throw new CloudscaleNoAnswerError({
         method: call.method,
         path,
         reason:
           outcome.kind === 'timeout'
             ? `no answer within ${formatSeconds(options.timeoutMs)}`
-            : `cannot reach the API: ${innermostMessage(networkCause)}`,
+            : tls !== undefined
+              ? `TLS handshake with ${hostOf(options.baseUrl)} failed: ${tls.reason}`
+              : `cannot reach the API: ${innermostMessage(networkCause)}`,
         attempts,
         outcomeUnknown: decision.outcomeUnknown,
         baseUrl: options.baseUrl,
         cause: networkCause,
+        ...(tls === undefined ? {} : { hint: TLS_HINTS[tls.check] }),
       });
     }
   };
 }
+
+/** What to check when the TLS handshake with the API failed, by kind of failure. */
+const TLS_HINTS: Record<TlsFailure['check'], string> = {
+  trust:
+    'something between here and the API presents its own certificate (a TLS-inspecting proxy?): ' +
+    'add its CA with NODE_EXTRA_CA_CERTS, or check CLOUDSCALE_API_URL (--api-url)',
+  name: 'check the host in CLOUDSCALE_API_URL (--api-url): it must be a name the certificate is for, e.g. api.cloudscale.ch',
+  validity: "check this machine's clock; an expired certificate elsewhere means a proxy in between",
+  protocol: 'check CLOUDSCALE_API_URL (--api-url): https:// and the right port (the simulator speaks http://127.0.0.1:PORT)',
+  other: 'check CLOUDSCALE_API_URL (--api-url) and any proxy in between',
+};
 
 function parseSuccessBody(
   text: string,

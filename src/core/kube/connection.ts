@@ -10,6 +10,7 @@ import {
 } from '@kubernetes/client-node';
 import { existsSync } from 'node:fs';
 import { ConfigError, KubeApiError } from '../errors.js';
+import { tlsFailureOf, type TlsFailure } from '../tls.js';
 
 export interface KubeConnectionOptions {
   /** --kubeconfig; otherwise KUBECONFIG, ~/.kube/config, then in-cluster service account. */
@@ -27,6 +28,8 @@ export interface KubeConnection {
   readonly version: VersionApi;
   /** Where the configuration came from, for messages (never contains credentials). */
   readonly source: string;
+  /** What the user should know about the configuration (TLS verification off); printed once. */
+  readonly warnings: readonly string[];
 }
 
 /** Loads the configuration the way kubectl does and builds the API clients. */
@@ -77,8 +80,18 @@ export function connectKube(options: KubeConnectionOptions = {}): KubeConnection
       hint: 'pass --kubeconfig or set KUBECONFIG',
     });
   }
+  const cluster = config.getCurrentCluster();
+  const warnings =
+    cluster?.skipTLSVerify === true
+      ? [
+          `the kubeconfig (${source}) sets insecure-skip-tls-verify for cluster ${cluster.name}: ` +
+            "the API server's identity is not checked, so its credentials can be intercepted; " +
+            'set certificate-authority(-data) instead',
+        ]
+      : [];
   return {
     config,
+    warnings,
     core: config.makeApiClient(CoreV1Api),
     coordination: config.makeApiClient(CoordinationV1Api),
     events: config.makeApiClient(EventsV1Api),
@@ -120,6 +133,14 @@ export function toKubeApiError(what: string, error: unknown): KubeApiError {
   }
   // No answer at all (connection refused, TLS, DNS): fetch says only "fetch failed"; the
   // reason with the address is in its cause.
+  const tls = tlsFailureOf(error);
+  if (tls !== undefined) {
+    return new KubeApiError(`${what}: TLS handshake with the Kubernetes API server failed: ${tls.reason}`, {
+      status: 0,
+      cause: error,
+      hint: KUBE_TLS_HINTS[tls.check],
+    });
+  }
   const reason = [messageOf(error), ...causesOf(error)].join(': ');
   return new KubeApiError(`${what}: ${reason}`, {
     status: 0,
@@ -127,6 +148,17 @@ export function toKubeApiError(what: string, error: unknown): KubeApiError {
     hint: 'check that the Kubernetes API server is reachable: --kubeconfig, --context, KUBECONFIG',
   });
 }
+
+/** What to check in the kubeconfig when the TLS handshake failed, by kind of failure. */
+const KUBE_TLS_HINTS: Record<TlsFailure['check'], string> = {
+  trust:
+    "the kubeconfig's certificate-authority(-data) of the cluster must be the CA that signed the API server's " +
+    'certificate (kubectl config view --raw; --kubeconfig, --context, KUBECONFIG)',
+  name: "the kubeconfig's server address must be a name or IP the API server's certificate is for (or set tls-server-name)",
+  validity: "renew the API server's certificate, or check this machine's clock",
+  protocol: "check the kubeconfig's server URL: https:// and the API server's secure port",
+  other: "check the kubeconfig's server URL and its TLS settings",
+};
 
 function causesOf(error: unknown): string[] {
   const out: string[] = [];

@@ -26,6 +26,14 @@ export interface EventContent {
   component?: string;
 }
 
+/**
+ * A repeat of an Event whose lastTimestamp is younger than this is not written again: client-go's
+ * events library refreshes an event series at this interval too. Under the CronJob a problem
+ * repeats every minute; one write per half hour says "still happening" and keeps the Event alive
+ * (the API server drops Events an hour after their last write, by default).
+ */
+export const EVENT_REFRESH_MS = 30 * 60 * 1000;
+
 /** Messages are cut to 1 KiB, the note limit of the events API. */
 const MAX_MESSAGE_LENGTH = 1024;
 const MAX_NAME_LENGTH = 253;
@@ -42,12 +50,14 @@ export async function recordEvent(
   conn: KubeConnection,
   subject: EventSubject,
   content: EventContent,
+  /** `now`: the time of this occurrence (tests move it to cross EVENT_REFRESH_MS). */
+  options: { readonly now?: Date } = {},
 ): Promise<{ event: CoreV1Event; error?: undefined } | { event?: undefined; error: KubeApiError }> {
   const clusterScoped = subject.namespace === undefined || subject.namespace === '';
   const namespace = clusterScoped ? 'default' : (subject.namespace as string);
   const uid = subject.kind === 'Node' ? subject.name : subject.uid;
   const component = content.component ?? DEFAULT_EVENT_COMPONENT;
-  const now = new Date();
+  const now = options.now ?? new Date();
   const message = truncate(content.message, MAX_MESSAGE_LENGTH);
   const name = eventName(subject.name, [subject.kind, subject.name, uid, content.type, content.reason, message, component]);
   const body: CoreV1Event = {
@@ -82,9 +92,12 @@ export async function recordEvent(
 }
 
 /**
- * The same event again (same object, type, reason, message and component: the same name): its
- * count goes up and lastTimestamp moves, as client-go's recorder aggregates, so a Service that
- * fails every minute under the CronJob shows one Warning "x60", not sixty.
+ * The same event again (same object, type, reason, message and component: the same name) is
+ * aggregated on the first one, as client-go's recorder does, so a Service that fails every
+ * minute under the CronJob shows one Warning, not sixty. Within EVENT_REFRESH_MS of its
+ * lastTimestamp nothing is written (a read only); after that its count goes up by one and
+ * lastTimestamp moves to now. So `count` counts refreshes, at most one per window, and "last
+ * seen" is at most one window old while the problem lasts.
  */
 async function countRepeat(
   conn: KubeConnection,
@@ -95,6 +108,9 @@ async function countRepeat(
   const name = body.metadata!.name!;
   try {
     const existing = await kubeCall(what, () => conn.core.readNamespacedEvent({ namespace, name }));
+    const last = existing.lastTimestamp ?? existing.eventTime ?? existing.firstTimestamp;
+    const age = body.lastTimestamp!.getTime() - (last === undefined ? 0 : new Date(last).getTime());
+    if (age < EVENT_REFRESH_MS) return { event: existing };
     const event = await kubeCall(what, () =>
       conn.core.patchNamespacedEvent(
         { namespace, name, body: { count: (existing.count ?? 1) + 1, lastTimestamp: body.lastTimestamp } },
