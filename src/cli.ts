@@ -209,8 +209,6 @@ function buildProgram(
     .description('start the built-in cloudscale API simulator (prints CLOUDSCALE_API_URL=… first)')
     // It reads no kubeconfig, token or output format: its help shows only its own options.
     .configureHelp({ showGlobalOptions: false })
-    // It reads no kubeconfig, token or output format: its help shows only its own options.
-    .configureHelp({ showGlobalOptions: false })
     .option('--seed <file>', 'seed file (YAML or JSON) with servers, networks and floating IPs')
     .addOption(new Option('--port <n>', 'port on 127.0.0.1 (default: a free one)').argParser(portNumber('--port', 0)))
     .addOption(new Option('--lb-provision-seconds <s>', 'how long new load balancers stay "changing"').argParser(nonNegativeNumber('--lb-provision-seconds')))
