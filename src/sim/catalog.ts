@@ -43,10 +43,14 @@ export function serverFlavor(slug: string): ServerFlavor | undefined {
   };
 }
 
-/** Where public load balancer VIPs of a zone come from (IPv4 first, then IPv6). */
+/**
+ * Where public load balancer VIPs of a zone come from (IPv4 first, then IPv6). The IPv4 ranges
+ * are /21s of the benchmarking range 198.18.0.0/15, which no real address uses: about 2,000
+ * load balancers per zone, room for scale tests.
+ */
 export const PUBLIC_VIP_NETWORKS: Record<Zone, { ipv4: string; ipv6: string }> = {
-  rma1: { ipv4: '5.102.148.0/24', ipv6: '2a06:c01:1:148::/64' },
-  lpg1: { ipv4: '185.98.122.0/24', ipv6: '2a06:c00:1:122::/64' },
+  rma1: { ipv4: '198.18.0.0/21', ipv6: '2a06:c01:1:148::/64' },
+  lpg1: { ipv4: '198.18.8.0/21', ipv6: '2a06:c00:1:122::/64' },
 };
 
 /** Prefix lengths of the public subnets synthesised around seeded public server addresses. */

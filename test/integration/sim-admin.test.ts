@@ -352,6 +352,20 @@ describe('load balancer lifecycle and serialisation', () => {
     expect((await call(sim, 'GET', '/v1/load-balancers')).body[0].status).toBe('running');
   });
 
+  test('a zone holds 1,000 public load balancers, each with its own VIPs', async () => {
+    const sim = await start();
+    const vips = new Set<string>();
+    for (let i = 0; i < 1000; i++) {
+      const lb = await newLb(sim, `lb-${i}`);
+      expect(lb.vip_addresses, lb.name).toHaveLength(2);
+      for (const vip of lb.vip_addresses) vips.add(vip.address);
+    }
+    expect(vips.size).toBe(2000);
+    expect((await call(sim, 'GET', '/v1/load-balancers')).body).toHaveLength(1000);
+    const other = await call(sim, 'POST', '/v1/load-balancers', { name: 'lpg', flavor: 'lb-standard', zone: 'lpg1', vip_addresses: [] });
+    expect(other.body.vip_addresses[0].subnet.cidr).toBe('198.18.8.0/21');
+  });
+
   test('mutations of one LB run one at a time', async () => {
     const sim = await start();
     const lb = await newLb(sim);

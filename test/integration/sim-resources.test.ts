@@ -220,7 +220,7 @@ describe('load balancers and their children', () => {
       tags: { owner: 'test' },
     });
     expect(lb.vip_addresses.map((v) => v.version)).toEqual([4, 6]);
-    expect(lb.vip_addresses[0]!.subnet.cidr).toBe('5.102.148.0/24');
+    expect(lb.vip_addresses[0]!.subnet.cidr).toBe('198.18.0.0/21');
     expect((await call('GET', `/v1/load-balancers/${lb.uuid}`)).body).toEqual(lb);
     expect((await call('DELETE', lb.href)).status).toBe(204);
   });
