@@ -196,6 +196,8 @@ describe('sync-lb: concurrency and interruption', () => {
           '--cluster-id', harness.clusterId,
           'sync-lb', `service/${name}`, '-n', namespace,
           '--settle-seconds', '0', '--poll-seconds', '0.05', '--concurrency', '1',
+          // A killed pass holds the writers' Lease until it expires: the next pass waits that long.
+          '--lease-seconds', '3',
         ],
         { apiUrl: harness.sim.url },
       );

@@ -95,7 +95,10 @@ export async function createNodes(
 
 // ---- one pass --------------------------------------------------------------------------------
 
-/** Pass options for tests: no settle pause, fast polling. */
+/**
+ * Pass options for tests: no settle pause, fast polling, and waiting for the writers' Lease (a
+ * binary a test killed holds it until it expires).
+ */
 export const TEST_PASS: SyncLbOptions = {
   namespace: 'default',
   concurrency: 4,
@@ -103,6 +106,7 @@ export const TEST_PASS: SyncLbOptions = {
   settleSeconds: 0,
   pollSeconds: 0.05,
   dryRun: false,
+  wait: true,
 };
 
 export interface PassResult {
