@@ -1,5 +1,5 @@
 // Request-body validation with Django REST Framework's error shapes and stock messages, which is
-// what the real API answers (research/cloudscale-api.md §1.6). Messages from cloudscale's own
+// what the real API answers (docs/cloudscale-api.md, "Error answers"). Messages from cloudscale's own
 // validators (e.g. "Expect one of …") are kept where they are known.
 
 import type { Tags } from '../core/cloudscale/types.js';

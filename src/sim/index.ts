@@ -1,5 +1,5 @@
 // The cloudscale API simulator: a stateful in-memory HTTP server of the API v1 subset this tool
-// uses (research/cloudscale-api.md), for tests, demos and benchmarks. docs/sim.md documents the
+// uses (docs/cloudscale-api.md), for tests, demos and benchmarks. docs/sim.md documents the
 // seed format and the admin API.
 
 export {

@@ -1,6 +1,6 @@
 // The client against the project's simulator over real HTTP on 127.0.0.1: every resource it
 // serves (create, read back, list with tag filters, one-attribute PATCH, delete by href, the LB
-// cascade), the API's error shapes, the idempotency traps of reference-ccm.md §3.11, and
+// cascade), the API's error shapes, the idempotency traps of docs/go-ccm-compatibility.md, and
 // injected faults that make the client retry, give up, or report a create as outcome-unknown.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { parseSeed, startSimulator } from '../../src/sim/index.js';

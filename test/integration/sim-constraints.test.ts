@@ -1,4 +1,4 @@
-// Each constraint of research/cloudscale-api.md §3, with the exact DRF-shaped error body the
+// Each constraint of docs/cloudscale-api.md, with the exact DRF-shaped error body the
 // simulator answers. Table-driven: one row per bad request.
 
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';

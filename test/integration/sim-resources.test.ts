@@ -1,5 +1,5 @@
 // The simulator over real HTTP: every resource created, read back, listed (with tag filters),
-// patched and deleted, with the shapes of research/cloudscale-api.md §2.
+// patched and deleted, with the shapes of docs/cloudscale-api.md.
 
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type {

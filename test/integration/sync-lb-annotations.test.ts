@@ -1,4 +1,4 @@
-// Every load-balancer annotation of the Go CCM (research/reference-ccm.md §3.2) with its effect
+// Every load-balancer annotation of the Go CCM (docs/go-ccm-compatibility.md) with its effect
 // in the simulator after a pass: what is created, what changes in place (same UUID), what is
 // recreated (new UUID), and that the pass after each change writes nothing.
 import type { V1Service } from '@kubernetes/client-node';

@@ -336,7 +336,7 @@ export async function warningsOf(service: V1Service): Promise<EventSummary[]> {
  * Builds, through the API, the load balancer cloudscale's Go CCM builds for `service` (one TCP
  * port per pool, default annotations, the given nodes' private addresses): name
  * `k8s-service-<uid>`, no tags unless given, pools/members/listeners/monitors with the bodies
- * of research/reference-ccm.md §3.11 (members without `enabled`, `http: {}` for tcp monitors).
+ * of docs/go-ccm-compatibility.md (members without `enabled`, `http: {}` for tcp monitors).
  * Returns the load balancer's UUID.
  */
 export async function buildGoCcmLoadBalancer(

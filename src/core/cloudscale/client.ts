@@ -1,5 +1,5 @@
 // The typed cloudscale API v1 client: one method per call this tool makes
-// (research/cloudscale-api.md §1 and §2). Retries, error mapping and counting live in
+// (docs/cloudscale-api.md). Retries, error mapping and counting live in
 // ./transport.ts; this module builds URLs and bodies and names the resources.
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';

@@ -1,5 +1,5 @@
 // Where the API token, URL and timeout come from (flags, then environment, then defaults), as
-// research/reference-ccm.md §1.3 describes for the Go CCM. The token is never echoed: errors
+// docs/go-ccm-compatibility.md describes for the Go CCM. The token is never echoed: errors
 // name the source it came from, never its value.
 import { readFile } from 'node:fs/promises';
 import { ConfigError, errorMessage } from '../errors.js';

@@ -1,5 +1,5 @@
 // The cloudscale API v1 resources this tool uses, as the API answers them
-// (research/cloudscale-api.md §2). The simulator produces exactly these shapes.
+// (docs/cloudscale-api.md, "Resources"). The simulator produces exactly these shapes.
 
 export type Tags = Record<string, string>;
 

@@ -1,5 +1,5 @@
-// The actual load balancer of a Service: finding it (research/reference-ccm.md §3.3) and
-// assembling it with its children from the API's flat lists (§3.5).
+// The actual load balancer of a Service: finding it (docs/go-ccm-compatibility.md) and
+// assembling it with its children from the API's flat lists, as the Go CCM reads them.
 import type { V1Service } from '@kubernetes/client-node';
 import type {
   FloatingIp,

@@ -1,5 +1,5 @@
 // The one table of every `k8s.cloudscale.ch/loadbalancer-*` annotation of cloudscale's Go CCM
-// (research/reference-ccm.md §3.2), with typed parsers, and the ownership tags this tool adds to
+// (docs/go-ccm-compatibility.md), with typed parsers, and the ownership tags this tool adds to
 // load balancers. The README's annotation reference is generated from this table.
 //
 // Compatibility rule: accept every value the Go CCM accepts; reject up front what it only fails

@@ -1,4 +1,4 @@
-// The desired load balancer of a Service (research/reference-ccm.md §3.4, §3.9), and the
+// The desired load balancer of a Service (docs/go-ccm-compatibility.md), and the
 // desired `status.loadBalancer.ingress`.
 import type { V1LoadBalancerIngress, V1Service } from '@kubernetes/client-node';
 import type {

@@ -1,6 +1,6 @@
 // The impact model: what a change does to traffic, and how long it interrupts it.
-// Classes follow the Go CCM's README "Impact of Service Changes" (research/reference-ccm.md §7),
-// corrected by what its code really recreates (§3.6, §3.12): allowed subnets and
+// Classes follow the Go CCM's README "Impact of Service Changes" (docs/go-ccm-compatibility.md),
+// corrected by what its code really recreates (same page): allowed subnets and
 // externalTrafficPolicy recreate members and monitors, not pools.
 
 /** What a planned action touches, from harmless to destructive. Ordered by severity. */

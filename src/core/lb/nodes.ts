@@ -1,5 +1,5 @@
 // Which nodes back a Service's load balancer, and which server each one is.
-// Eligibility follows the generic service controller's stable node set (research/peers.md A.3):
+// Eligibility follows the service controller's stable node set (docs/kubernetes-controllers.md):
 // readiness is deliberately not a filter.
 import type { V1Node } from '@kubernetes/client-node';
 import type { Server } from '../cloudscale/types.js';

@@ -1,5 +1,5 @@
 // The load-balancer planner: one Service's whole change as one ordered list of typed actions,
-// pure (research/reference-ccm.md §3.6 for the keys and the order of the Go CCM, which this
+// pure (docs/go-ccm-compatibility.md for the keys and the order of the Go CCM, which this
 // plans in one go instead of phase by phase: children of objects created in the same plan refer
 // to them symbolically). `plan` prints the list; `sync-lb` executes exactly it.
 import type { V1LoadBalancerIngress, V1Node, V1Service } from '@kubernetes/client-node';
@@ -153,7 +153,7 @@ function diffBy<D, A>(
   return { create, remove: remaining, matched };
 }
 
-// Identity keys (§3.6): a differing key means delete and re-create.
+// Identity keys (docs/go-ccm-compatibility.md): a differing key means delete and re-create.
 const poolKey = (name: string, algorithm: string, protocol: string) =>
   JSON.stringify([name, algorithm, protocol]);
 const desiredMemberKey = (m: DesiredMember) =>
@@ -696,7 +696,7 @@ function describeIngress(ingress: readonly V1LoadBalancerIngress[]): string {
     .join(', ');
 }
 
-/** Flavor, zone and VIP addresses cannot change on an existing load balancer (§3.6 step 5). */
+/** Flavor, zone and VIP addresses cannot change on an existing load balancer (as in the Go CCM). */
 function forbiddenChanges(
   desired: DesiredLoadBalancer,
   lb: LoadBalancer,
