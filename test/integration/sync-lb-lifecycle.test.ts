@@ -143,19 +143,25 @@ describe('sync-lb: lifecycle', () => {
       await expectConverged(harness, ['drift-children'], pass);
     });
 
-    it('a pool deleted by hand is recreated with its listener; the old listener, left without a pool, is deleted first', async () => {
-      const service = await reconciled('drift-pool');
+    it.each([
+      [false, []],
+      [true, ['tcp/80']],
+    ] as const)('a pool deleted by hand (listeners kept with pool null: %s) is recreated with its listener; a listener left without a pool is deleted first', async (keepsListeners, left) => {
+      harness.sim.admin.setBehaviour({ poolDeleteKeepsListeners: keepsListeners });
+      const service = await reconciled(`drift-pool-${String(keepsListeners)}`);
       const before = await theLb(harness, service);
       const http = poolOf(before, 'tcp/http');
       await harness.cloud.deleteByHref(http.pool.href);
-      expect((await lbState(harness, before.lb.uuid)).freeListeners.map((l) => l.name)).toEqual(['tcp/80']);
+      expect((await lbState(harness, before.lb.uuid)).freeListeners.map((l) => l.name)).toEqual(left);
+      harness.sim.admin.setBehaviour({ poolDeleteKeepsListeners: false });
 
-      await passOk(harness, ['drift-pool'], pass);
+      const name = `drift-pool-${String(keepsListeners)}`;
+      await passOk(harness, [name], pass);
       const after = await theLb(harness, service);
       expectWellFormed(after);
       expect(poolOf(after, 'tcp/http').pool.uuid).not.toBe(http.pool.uuid);
       expect(memberNames(poolOf(after, 'tcp/http'))).toEqual(memberNames(http));
-      await expectConverged(harness, ['drift-pool'], pass);
+      await expectConverged(harness, [name], pass);
     });
 
     it('refuses when the uuid annotation and the name point to different load balancers: nothing written', async () => {
