@@ -23,6 +23,11 @@ declare module 'vitest' {
     kubeconfigNoAccess: string;
     /** True when the cluster was started for this run (not TEST_KUBECONFIG). */
     kubeClusterOwned: boolean;
+    /**
+     * The helpers/test-cluster directory of that cluster ('' for TEST_KUBECONFIG): what
+     * `helpers/test-cluster start-controllers` needs to add a kube-controller-manager.
+     */
+    kubeClusterDir: string;
   }
 }
 
@@ -35,7 +40,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   if (existing !== undefined && existing !== '') {
     if (!existsSync(existing)) throw new Error(`TEST_KUBECONFIG=${existing} does not exist`);
     const noAccess = process.env.TEST_KUBECONFIG_NOACCESS ?? '';
-    publish(project, existing, noAccess, false);
+    publish(project, existing, noAccess, '');
     return async () => {};
   }
 
@@ -55,7 +60,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
       cause: error,
     });
   }
-  publish(project, join(dir, 'kubeconfig'), join(dir, 'kubeconfig-noaccess'), true);
+  publish(project, join(dir, 'kubeconfig'), join(dir, 'kubeconfig-noaccess'), dir);
 
   return async () => {
     keepLogs(dir);
@@ -64,10 +69,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
   };
 }
 
-function publish(project: TestProject, kubeconfig: string, noAccess: string, owned: boolean): void {
+function publish(project: TestProject, kubeconfig: string, noAccess: string, clusterDir: string): void {
   project.provide('kubeconfig', kubeconfig);
   project.provide('kubeconfigNoAccess', noAccess);
-  project.provide('kubeClusterOwned', owned);
+  project.provide('kubeClusterOwned', clusterDir !== '');
+  project.provide('kubeClusterDir', clusterDir);
   process.env.CCM_TEST_KUBECONFIG = kubeconfig;
   process.env.CCM_TEST_KUBECONFIG_NOACCESS = noAccess;
 }
@@ -75,7 +81,7 @@ function publish(project: TestProject, kubeconfig: string, noAccess: string, own
 function keepLogs(dir: string): void {
   rmSync(clusterLogsDir, { recursive: true, force: true });
   mkdirSync(clusterLogsDir, { recursive: true });
-  for (const log of ['apiserver.log', 'etcd.log']) {
+  for (const log of ['apiserver.log', 'etcd.log', 'controller-manager.log']) {
     if (existsSync(join(dir, log))) copyFileSync(join(dir, log), join(clusterLogsDir, log));
   }
 }

@@ -3,9 +3,10 @@
 #
 #   1. npm ci when node_modules is missing or older than package-lock.json
 #   2. Debian tools the tests use (openssl, curl, script), installed with apt-get when root
-#   3. kube-apiserver + etcd from test/cluster (Go >= 1.26 and the module proxy; cached)
+#   3. kube-apiserver, kube-controller-manager + etcd from test/cluster (Go >= 1.26 and the module
+#      proxy; cached)
 #   4. npm run build (dist/ is what the CLI tests run), typecheck of src + tests
-#   5. vitest run; on failure the tails of the apiserver and etcd logs, then vitest's summary again
+#   5. vitest run; on failure the tails of the control-plane logs, then vitest's summary again
 #
 # Extra arguments go to vitest, e.g. `npm test -- --project unit` or a file filter.
 set -euo pipefail
@@ -44,7 +45,7 @@ if [[ -z ${TEST_KUBECONFIG:-} ]]; then
 (found: ${go_version:-no go on PATH}). Install Go from https://go.dev/dl, or run against an existing \
 cluster with TEST_KUBECONFIG=..., or run only the unit tests: npm run test:unit"
   fi
-  step "kube-apiserver + etcd (test/cluster/build.sh; cached after the first build)"
+  step "kube-apiserver, kube-controller-manager + etcd (test/cluster/build.sh; cached after the first build)"
   bash test/cluster/build.sh
 fi
 
@@ -65,7 +66,7 @@ status=${PIPESTATUS[0]}
 set -e
 if ((status != 0)); then
   logs=.tmp/test-cluster-logs
-  for log in apiserver.log etcd.log; do
+  for log in apiserver.log etcd.log controller-manager.log; do
     [[ -f $logs/$log ]] || continue
     # klog info lines (I...) and etcd info entries are mostly allocation noise: show the last
     # warnings and errors, then the plain tail.

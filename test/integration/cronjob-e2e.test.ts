@@ -1,0 +1,294 @@
+// The CronJob of `cloudscale-ccm manifests`, end to end: kube-controller-manager's CronJob and
+// Job controllers create the Job and its Pod from the applied manifests; the test plays the
+// scheduler and the kubelet (test/support/kubelet.ts) and runs the Pod's container with the
+// built CLI as the image would (deploy/Containerfile: entrypoint, env, workdir), with the Pod's
+// env (the token from Secret kube-system/cloudscale), a ServiceAccount token from the
+// TokenRequest API and the in-cluster configuration the tool reads in a Pod
+// (/var/run/secrets/kubernetes.io/serviceaccount, KUBERNETES_SERVICE_HOST/PORT). The pass must
+// initialise the Nodes and converge the example Service; the Job then completes, and the next
+// scheduled run (a second pass that changes nothing) follows and completes too.
+//
+// What differs from a real cluster, and why:
+// - No kube-proxy: the `kubernetes` ClusterIP the kubelet puts into KUBERNETES_SERVICE_HOST
+//   leads nowhere here. The manifests are therefore printed with --api-server-host/-port (what
+//   docs/deploy.md says for clusters without kube-proxy); the container's env overrides the
+//   kubelet's, exactly as in a cluster.
+// - The cloud is the simulator: the one variable the Pod does not carry is CLOUDSCALE_API_URL.
+// - The "container" is a process in a private mount namespace (needs root): its /run holds the
+//   service account volume, the root filesystem is read-only, it runs as UID/GID 65532 without
+//   capabilities. No image, no seccomp profile, no cgroup limits.
+//
+// kube-controller-manager runs only during this file, with the cronjob, job and root CA
+// publisher controllers: other test files assume that no controller acts on their objects.
+import {
+  BatchV1Api,
+  KubernetesObjectApi,
+  PatchStrategy,
+  setHeaderOptions,
+  type KubernetesObject,
+  type V1Job,
+  type V1Node,
+  type V1Pod,
+  type V1Service,
+} from '@kubernetes/client-node';
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
+import { parse } from 'yaml';
+import { CCM_NAME, CCM_NAMESPACE, TOKEN_SECRET_KEY, TOKEN_SECRET_NAME } from '../../src/core/deploy/manifests.js';
+import { parseSeed, startSimulator, type Simulator } from '../../src/sim/index.js';
+import { nodesSeed, runBinary } from '../support/ccm.js';
+import {
+  createNode,
+  deleteCreatedObjects,
+  deleteServiceForced,
+  ignoreNotFound,
+  statusOf,
+  testConnection,
+  uniqueName,
+  UNINITIALIZED_TAINT_KEY,
+  waitUntil,
+} from '../support/kube.js';
+import {
+  bindPod,
+  containerSupport,
+  imageFromContainerfile,
+  runPod,
+  schedulingProblems,
+  type ContainerImage,
+} from '../support/kubelet.js';
+
+const repo = fileURLToPath(new URL('../..', import.meta.url));
+const clusterDir = inject('kubeClusterDir');
+const unsupported =
+  clusterDir === ''
+    ? 'needs the cluster of this run (helpers/test-cluster), not TEST_KUBECONFIG: it adds a kube-controller-manager'
+    : containerSupport();
+if (unsupported !== undefined) console.warn(`cronjob-e2e.test.ts is skipped: ${unsupported}`);
+const CONTROLLERS = ['cronjob-controller', 'job-controller', 'root-ca-certificate-publisher-controller'];
+const CONTROL_PLANE_LABEL = 'node-role.kubernetes.io/control-plane';
+const TOKEN = 'cronjob-e2e-token-0123456789';
+const SELECTOR = `app.kubernetes.io/name=${CCM_NAME}`;
+const FIELD_MANAGER = 'cloudscale-ccm-cronjob-e2e';
+/** The Job annotation that names the schedule time it was created for (CronJob controller). */
+const SCHEDULED_AT = 'batch.kubernetes.io/cronjob-scheduled-timestamp';
+
+const prefix = uniqueName('cron');
+const nodeNames = [1, 2, 3].map((i) => `${prefix}-${i}`);
+const controlPlaneNode = nodeNames[0]!;
+const exampleService = parse(readFileSync(join(repo, 'examples', 'hello-service.yaml'), 'utf8')) as V1Service;
+
+let sim: Simulator | undefined;
+let controllersStarted = false;
+const applied: KubernetesObject[] = [];
+
+function helper(...args: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', [join(repo, 'helpers', 'test-cluster'), ...args], { stdio: ['ignore', 'inherit', 'inherit'] });
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`helpers/test-cluster ${args.join(' ')} exited with ${code}`))));
+  });
+}
+
+const mergePatch = () => setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+const batch = () => testConnection().config.makeApiClient(BatchV1Api);
+const objects = () => KubernetesObjectApi.makeApiClient(testConnection().config);
+
+/** `cloudscale-ccm manifests … -o json | kubectl apply --server-side -f -`. */
+async function applyManifests(apiServer: URL): Promise<void> {
+  const printed = await runBinary(['manifests', '--api-server-host', apiServer.hostname, '--api-server-port', apiServer.port, '-o', 'json']);
+  expect(printed.code, printed.stderr).toBe(0);
+  const list = JSON.parse(printed.stdout) as { items: KubernetesObject[] };
+  for (const object of list.items) {
+    await objects().patch(object, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply);
+    applied.push(object);
+  }
+}
+
+/** `kubectl -n kube-system create secret generic cloudscale --from-literal=access-token=…`. */
+async function createTokenSecret(): Promise<void> {
+  const body = { metadata: { name: TOKEN_SECRET_NAME, namespace: CCM_NAMESPACE }, stringData: { [TOKEN_SECRET_KEY]: TOKEN } };
+  try {
+    await testConnection().core.createNamespacedSecret({ namespace: CCM_NAMESPACE, body });
+  } catch (error) {
+    if (statusOf(error) !== 409) throw error;
+    await testConnection().core.replaceNamespacedSecret({ namespace: CCM_NAMESPACE, name: TOKEN_SECRET_NAME, body });
+  }
+}
+
+async function jobsOfCronJob(): Promise<V1Job[]> {
+  const jobs = await batch().listNamespacedJob({ namespace: CCM_NAMESPACE, labelSelector: SELECTOR });
+  return jobs.items.filter((job) => job.metadata?.ownerReferences?.some((o) => o.kind === 'CronJob' && o.name === CCM_NAME));
+}
+
+/** Waits for the Job the CronJob controller creates for `scheduledAt` (any, if undefined). */
+async function waitForJob(what: string, scheduledAt?: Date): Promise<V1Job> {
+  let found: V1Job | undefined;
+  await waitUntil(
+    what,
+    async () => {
+      found = (await jobsOfCronJob()).find(
+        (job) => scheduledAt === undefined || job.metadata?.annotations?.[SCHEDULED_AT] === scheduledAt.toISOString().replace('.000Z', 'Z'),
+      );
+      return found !== undefined;
+    },
+    // A schedule of every minute: the next start is at most 60 s away.
+    90_000,
+  );
+  return found!;
+}
+
+async function podOfJob(job: V1Job): Promise<V1Pod> {
+  const selector = `batch.kubernetes.io/job-name=${job.metadata!.name!}`;
+  let pod: V1Pod | undefined;
+  await waitUntil(`the pod of job ${job.metadata!.name!}`, async () => {
+    pod = (await testConnection().core.listNamespacedPod({ namespace: CCM_NAMESPACE, labelSelector: selector })).items[0];
+    return pod !== undefined;
+  });
+  return pod!;
+}
+
+async function waitForCompletion(job: V1Job): Promise<V1Job> {
+  const name = job.metadata!.name!;
+  let current: V1Job | undefined;
+  await waitUntil(`job ${name} complete`, async () => {
+    current = await batch().readNamespacedJob({ namespace: CCM_NAMESPACE, name });
+    return (current.status?.conditions ?? []).some((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True');
+  });
+  const failed = current!.status?.conditions?.find((c) => c.type === 'Failed' && c.status === 'True');
+  expect(failed, `job ${name} failed: ${failed?.reason}: ${failed?.message}`).toBeUndefined();
+  return current!;
+}
+
+/** Schedules the Job's Pod onto the control-plane Node and runs it; prints its logs. */
+async function schedulePodAndRun(job: V1Job, image: ContainerImage, nodes: V1Node[]): Promise<{ exitCode: number; logs: string }> {
+  const core = testConnection().core;
+  const pod = await podOfJob(job);
+  const [controlPlane, ...workers] = nodes;
+  expect(schedulingProblems(pod, controlPlane!)).toEqual([]);
+  for (const worker of workers) {
+    expect(schedulingProblems(pod, worker)).toContain('no term of the required node affinity matches the node labels');
+  }
+  await bindPod(core, pod, controlPlane!.metadata!.name!);
+  const bound = await core.readNamespacedPod({ namespace: CCM_NAMESPACE, name: pod.metadata!.name! });
+  const result = await runPod(core, bound, image, { extraEnv: { CLOUDSCALE_API_URL: sim!.url } });
+  console.log(`---- logs of pod ${CCM_NAMESPACE}/${pod.metadata!.name!} (exit code ${result.exitCode}) ----\n${result.logs}`);
+  expect(result.env.CLOUDSCALE_API_TOKEN).toBe(TOKEN);
+  return result;
+}
+
+describe.skipIf(unsupported !== undefined)('the CronJob of `cloudscale-ccm manifests` in a cluster', () => {
+  beforeAll(async () => {
+    sim = await startSimulator({
+      seed: parseSeed(nodesSeed({ prefix, count: 3, privateNet: '10.77.0', publicNet: '192.0.2' }), 'cronjob-e2e seed'),
+      token: TOKEN,
+      lbProvisionMs: 0,
+    });
+    // As kubelets with --cloud-provider=external register: uninitialized; kubeadm's control plane.
+    for (const name of nodeNames) {
+      const controlPlane = name === controlPlaneNode;
+      await createNode(name, {
+        labels: { 'kubernetes.io/hostname': name, ...(controlPlane ? { [CONTROL_PLANE_LABEL]: '' } : {}) },
+        taints: [
+          { key: UNINITIALIZED_TAINT_KEY, value: 'true', effect: 'NoSchedule' },
+          ...(controlPlane ? [{ key: CONTROL_PLANE_LABEL, effect: 'NoSchedule' }] : []),
+        ],
+        ready: true,
+      });
+    }
+    await testConnection().core.createNamespacedService({ namespace: exampleService.metadata!.namespace!, body: exampleService });
+    await createTokenSecret();
+    await applyManifests(new URL(testConnection().config.getCurrentCluster()!.server));
+    await helper('start-controllers', clusterDir, CONTROLLERS.join(','));
+    controllersStarted = true;
+  });
+
+  afterAll(async () => {
+    if (controllersStarted) await helper('stop-controllers', clusterDir);
+    await deleteDeployment();
+    await deleteServiceForced(exampleService.metadata!.namespace!, exampleService.metadata!.name!);
+    await deleteCreatedObjects();
+    await sim?.stop();
+  });
+
+  test('the CronJob runs `cloudscale-ccm run` in a Pod: Nodes initialised, example Service converged, Job complete, next run on schedule', { timeout: 300_000 }, async () => {
+    const core = testConnection().core;
+    const image = imageFromContainerfile(join(repo, 'deploy', 'Containerfile'), '/app', repo.replace(/\/$/, ''));
+    const nodes = await Promise.all(nodeNames.map((name) => core.readNode({ name })));
+
+    // The root CA publisher writes the ca.crt of the Pod's service account volume.
+    await waitUntil('configmap kube-system/kube-root-ca.crt', async () =>
+      (await ignoreNotFound(core.readNamespacedConfigMap({ namespace: CCM_NAMESPACE, name: 'kube-root-ca.crt' }))) !== undefined,
+    );
+
+    const first = await waitForJob('the first job of the cronjob');
+    const pod = await podOfJob(first);
+    const container = pod.spec!.containers[0]!;
+    expect(container.args).toEqual(['run']);
+    // The ServiceAccount admission plugin mounted the in-cluster configuration.
+    expect(container.volumeMounts?.map((m) => m.mountPath)).toContain('/var/run/secrets/kubernetes.io/serviceaccount');
+
+    const pass = await schedulePodAndRun(first, image, nodes);
+    expect(pass.exitCode, pass.logs).toBe(0);
+    expect(pass.logs).toMatch(/nodes 3 initialized, 0 refreshed, 0 deleted; load balancers 1 created/);
+
+    for (const name of nodeNames) {
+      const node = await core.readNode({ name });
+      expect(node.spec?.providerID, name).toMatch(/^cloudscale:\/\/[0-9a-f-]{36}$/);
+      expect(node.spec?.taints?.map((t) => t.key) ?? [], name).not.toContain(UNINITIALIZED_TAINT_KEY);
+    }
+    const service = await core.readNamespacedService({ namespace: exampleService.metadata!.namespace!, name: exampleService.metadata!.name! });
+    const ingress = service.status?.loadBalancer?.ingress ?? [];
+    expect(ingress.length).toBeGreaterThan(0);
+    const answer = await fetch(`${sim!.url}/v1/load-balancers`, { headers: { Authorization: `Bearer ${TOKEN}` } });
+    const loadBalancers = (await answer.json()) as { status: string; vip_addresses: { address: string }[] }[];
+    expect(loadBalancers.map((lb) => lb.status)).toEqual(['running']);
+    expect(ingress.map((entry) => entry.ip)).toEqual(loadBalancers[0]!.vip_addresses.map((vip) => vip.address));
+
+    const completed = await waitForCompletion(first);
+    expect(completed.status?.succeeded).toBe(1);
+    const cronJob = await batch().readNamespacedCronJob({ namespace: CCM_NAMESPACE, name: CCM_NAME });
+    const scheduledAt = new Date(first.metadata!.annotations![SCHEDULED_AT]!);
+    expect(cronJob.spec?.schedule).toBe('* * * * *');
+    const next = new Date(scheduledAt.getTime() + 60_000);
+    console.log(
+      `job ${CCM_NAMESPACE}/${first.metadata!.name!} (scheduled ${scheduledAt.toISOString()}) complete at ` +
+        `${completed.status?.completionTime?.toISOString()}, succeeded ${completed.status?.succeeded}; ` +
+        `cronjob last schedule ${cronJob.status?.lastScheduleTime?.toISOString()}, next schedule ${next.toISOString()}`,
+    );
+
+    // The next run: created for the next minute, and a pass that finds nothing to do.
+    const second = await waitForJob(`the job scheduled for ${next.toISOString()}`, next);
+    const again = await schedulePodAndRun(second, image, nodes);
+    expect(again.exitCode, again.logs).toBe(0);
+    expect(again.logs).toMatch(/nodes 0 initialized, 0 refreshed, 0 deleted; load balancers 0 created, 0 updated, 0 deleted/);
+    const secondCompleted = await waitForCompletion(second);
+    console.log(`job ${CCM_NAMESPACE}/${second.metadata!.name!} (scheduled ${next.toISOString()}) complete at ${secondCompleted.status?.completionTime?.toISOString()}`);
+    // successfulJobsHistoryLimit: 1 — the controller removes the first Job.
+    await waitUntil(`job ${first.metadata!.name!} removed by the history limit`, async () =>
+      (await jobsOfCronJob()).every((job) => job.metadata?.name !== first.metadata!.name),
+    );
+  });
+});
+
+/** Removes what the manifests, the controllers and the test kubelet left: Pods, Jobs, CronJob, RBAC, Secret. */
+async function deleteDeployment(): Promise<void> {
+  const core = testConnection().core;
+  // No garbage collector runs: dependents go one by one, Pods without the Job tracking finalizer.
+  for (const pod of (await core.listNamespacedPod({ namespace: CCM_NAMESPACE, labelSelector: SELECTOR })).items) {
+    const name = pod.metadata!.name!;
+    await ignoreNotFound(
+      core.patchNamespacedPod({ namespace: CCM_NAMESPACE, name, body: { metadata: { finalizers: null } } }, mergePatch()),
+    );
+    await ignoreNotFound(core.deleteNamespacedPod({ namespace: CCM_NAMESPACE, name, gracePeriodSeconds: 0 }));
+  }
+  for (const job of (await batch().listNamespacedJob({ namespace: CCM_NAMESPACE, labelSelector: SELECTOR })).items) {
+    await ignoreNotFound(batch().deleteNamespacedJob({ namespace: CCM_NAMESPACE, name: job.metadata!.name!, propagationPolicy: 'Background' }));
+  }
+  for (const object of applied.splice(0).reverse()) {
+    await ignoreNotFound(objects().delete(object, undefined, undefined, undefined, undefined, 'Background'));
+  }
+  await ignoreNotFound(core.deleteNamespacedSecret({ namespace: CCM_NAMESPACE, name: TOKEN_SECRET_NAME }));
+}
