@@ -433,7 +433,7 @@ describe('deletion guard rails', () => {
     expect(planNodes({ ...cluster(20, 3), options: { maxNodeDeletions: 3 } }).deletions.refusal).toBeNull();
   });
 
-  test.each([1, 2])('0 turns deletion off: %i NotReady node(s) kept, said once, no refusal, nothing to look up', (gone) => {
+  test.each([1, 2])('0 turns deletion off with %i dead nodes: kept, said once, no refusal, nothing to look up', (gone) => {
     const { nodes, servers } = cluster(5, gone);
     const plan = planNodes({ nodes, servers, options: { maxNodeDeletions: 0 } });
     expect(plan.actions).toEqual([]);
