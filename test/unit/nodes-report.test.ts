@@ -1,20 +1,10 @@
 import { describe, expect, test } from 'vitest';
 import { summarise, untouchedResult } from '../../src/core/apply/node-report.js';
+import { toNodeSnapshot } from '../../src/core/kube/nodes.js';
 import type { NodeAction, NodeAddress, NodeSnapshot } from '../../src/core/nodes/types.js';
 import { counted } from '../../src/core/nodes/wording.js';
 
-const node: NodeSnapshot = {
-  name: 'worker-1',
-  uid: 'uid-1',
-  resourceVersion: '7',
-  providerID: '',
-  labels: {},
-  annotations: {},
-  taints: [],
-  addresses: [],
-  readiness: 'True',
-  deleting: false,
-};
+const node: NodeSnapshot = toNodeSnapshot({ metadata: { name: 'worker-1', uid: 'uid-1', resourceVersion: '7' } });
 
 const SERVER_UUID = '5a4346e5-1910-4009-885d-c812026c33fd';
 
