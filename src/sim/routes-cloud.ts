@@ -1,85 +1,17 @@
-// API routes of the provider's side: servers (and their actions), networks, subnets, regions and
-// floating IPs.
+// API routes of the provider's side: networks, subnets, regions and floating IPs (servers are in
+// routes-servers.ts).
 
 import { randomUUID } from 'node:crypto';
 import type { Tags } from '../core/cloudscale/types.js';
-import { FLOATING_IP_NETWORKS, REGIONS, regionOfZone, serverFlavor, ZONES, type Zone } from './catalog.js';
+import { FLOATING_IP_NETWORKS, REGIONS, regionOfZone, ZONES, type Zone } from './catalog.js';
 import { ApiError, badRequest, Fields, notFound } from './fields.js';
+import { checkFloatingIpRoom } from './routes-servers.js';
 import { addressAt, cidrContains, firstFreeAddress, formatIp, parseCidr, parseIp, type CidrNetwork } from './net.js';
 import { DEFAULT_DNS_SERVERS } from './seed.js';
 import { addressPart, type FloatingIpRecord, type NetworkRecord, type SimState, type SubnetRecord } from './state.js';
 import { created, find, list, noContent, now, ok, type RequestContext, type Route } from './routing.js';
 
-// ---- servers, networks, subnets, regions ---------------------------------------------------
-
-export const serverRoutes: Route[] = [
-  {
-    method: 'GET',
-    pattern: '/v1/servers',
-    handle: (ctx) => list(ctx, ctx.state.servers.values(), (s) => ctx.state.renderServer(s)),
-  },
-  {
-    method: 'GET',
-    pattern: '/v1/servers/{uuid}',
-    handle: (ctx) => ok(ctx.state.renderServer(find(ctx.state.servers, ctx.params.uuid))),
-  },
-  {
-    method: 'PATCH',
-    pattern: '/v1/servers/{uuid}',
-    handle: (ctx) => {
-      const server = find(ctx.state.servers, ctx.params.uuid);
-      if (Object.keys(ctx.body).length > 1) throw badRequest('Only one attribute can be changed at a time.');
-      const fields = new Fields(ctx.body);
-      const name = fields.string('name', { maxLength: 63 });
-      const tags = fields.tags();
-      const flavorSlug = fields.string('flavor');
-      const flavor = typeof flavorSlug === 'string' ? serverFlavor(flavorSlug) : undefined;
-      if (typeof flavorSlug === 'string' && flavor === undefined) fields.add('flavor', `"${flavorSlug}" is not a valid choice.`);
-      if (fields.has('interfaces')) fields.add('interfaces', 'Changing interfaces is not supported by the simulator.');
-      fields.check();
-      if (flavor !== undefined) {
-        if (ctx.state.serverStatus(server) !== 'stopped') {
-          throw badRequest('The flavor of a server can only be changed if its status is "stopped".');
-        }
-        server.flavor = flavor;
-      }
-      if (typeof name === 'string') server.name = name;
-      if (tags !== undefined) server.tags = tags;
-      return noContent;
-    },
-  },
-  {
-    method: 'DELETE',
-    pattern: '/v1/servers/{uuid}',
-    handle: (ctx) => {
-      const server = find(ctx.state.servers, ctx.params.uuid);
-      ctx.state.deleteServer(server.uuid);
-      return noContent;
-    },
-  },
-  ...(['start', 'stop', 'reboot'] as const).map(
-    (action): Route => ({
-      method: 'POST',
-      pattern: `/v1/servers/{uuid}/${action}`,
-      handle: (ctx) => {
-        const server = find(ctx.state.servers, ctx.params.uuid);
-        serverAction(ctx.state, server.uuid, action, ctx.serverActionMs);
-        return noContent;
-      },
-    }),
-  ),
-];
-
-/** Start, stop or reboot: the server shows `changing` for `durationMs`, then the target status. */
-export function serverAction(state: SimState, uuid: string, action: 'start' | 'stop' | 'reboot', durationMs: number): void {
-  const server = state.servers.get(uuid);
-  if (server === undefined) throw notFound();
-  if (state.serverStatus(server) === 'changing') {
-    throw badRequest('The server is changing its state; try again once it has finished.');
-  }
-  server.status = action === 'stop' ? 'stopped' : 'running';
-  server.changingUntil = state.now() + durationMs;
-}
+// ---- networks, subnets, regions -----------------------------------------------------------
 
 function findPrivateNetwork(ctx: RequestContext): NetworkRecord {
   const network = find(ctx.state.networks, ctx.params.uuid);
@@ -336,6 +268,7 @@ function assignFloatingIp(ctx: RequestContext, fields: Fields, floatingIp: Pick<
     fields.check();
     if (server === null || server === undefined) return undefined;
     checkRegion(floatingIp, server.zone, 'server');
+    checkFloatingIpRoom(state, server, addressPart(floatingIp.network.text));
     return { serverUuid: server.uuid, lbUuid: null };
   }
   const lb = fields.reference('load_balancer', state.loadBalancers);

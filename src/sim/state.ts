@@ -23,7 +23,7 @@ import type {
   SubnetStub,
   Tags,
 } from '../core/cloudscale/types.js';
-import { DEFAULT_IMAGE, LB_FLAVORS, PUBLIC_PREFIX, PUBLIC_VIP_NETWORKS, ZONES, type Zone } from './catalog.js';
+import { DEFAULT_IMAGE, LB_FLAVORS, PUBLIC_PREFIX, PUBLIC_VIP_NETWORKS, ZONES, type ServerImage, type Zone } from './catalog.js';
 import { addressAt, enclosingNetwork, parseCidr, type CidrNetwork, type IpAddress } from './net.js';
 import { seededUuid, type ValidSeed } from './seed.js';
 
@@ -60,12 +60,21 @@ export interface ServerRecord {
   name: string;
   createdAt: string;
   flavor: ServerFlavor;
+  image: ServerImage;
+  /** Size of the root volume. */
+  volumeSizeGb: number;
   zone: Zone;
   tags: Tags;
   /** The settled status; `changing` is shown while `changingUntil` lies in the future. */
   status: 'running' | 'stopped';
   changingUntil: number;
-  interfaces: { type: 'public' | 'private'; networkUuid: string; addresses: ServerAddressRecord[] }[];
+  interfaces: ServerInterfaceRecord[];
+}
+
+export interface ServerInterfaceRecord {
+  type: 'public' | 'private';
+  networkUuid: string;
+  addresses: ServerAddressRecord[];
 }
 
 export interface FloatingIpRecord {
@@ -216,11 +225,13 @@ export class SimState {
       }
     }
     for (const server of seed.servers) {
-      this.servers.set(server.uuid, {
+      this.addServer({
         uuid: server.uuid,
         name: server.name,
         createdAt,
         flavor: server.flavor,
+        image: DEFAULT_IMAGE,
+        volumeSizeGb: 10,
         zone: server.zone,
         tags: server.tags,
         status: server.status,
@@ -230,21 +241,13 @@ export class SimState {
             return {
               type: 'private' as const,
               networkUuid: iface.networkUuid,
-              addresses: iface.addresses.map(({ ip, subnetUuid }) => ({
-                ip,
-                subnetUuid,
-                gateway: this.subnets.get(subnetUuid)?.gatewayAddress ?? null,
-                reversePtr: null,
-              })),
+              addresses: iface.addresses.map(({ ip, subnetUuid }) => this.privateAddress(ip, subnetUuid)),
             };
           }
           return {
             type: 'public' as const,
             networkUuid: this.publicNetwork(server.zone).uuid,
-            addresses: iface.addresses.map((ip) => {
-              const subnet = this.publicSubnet(server.zone, enclosingNetwork(ip, PUBLIC_PREFIX[ip.version]));
-              return { ip, subnetUuid: subnet.uuid, gateway: subnet.gatewayAddress, reversePtr: reversePtrOf(ip) };
-            }),
+            addresses: iface.addresses.map((ip) => this.publicAddress(server.zone, ip)),
           };
         }),
       });
@@ -302,6 +305,45 @@ export class SimState {
     return subnet;
   }
 
+  /**
+   * A public server address with its subnet: `range` when the address was allocated from one,
+   * otherwise the /24 (IPv4) or /64 (IPv6) around it.
+   */
+  publicAddress(zone: Zone, ip: IpAddress, range?: CidrNetwork): ServerAddressRecord {
+    const subnet = this.publicSubnet(zone, range ?? enclosingNetwork(ip, PUBLIC_PREFIX[ip.version]));
+    return { ip, subnetUuid: subnet.uuid, gateway: subnet.gatewayAddress, reversePtr: reversePtrOf(ip) };
+  }
+
+  privateAddress(ip: IpAddress, subnetUuid: string): ServerAddressRecord {
+    return { ip, subnetUuid, gateway: this.subnets.get(subnetUuid)?.gatewayAddress ?? null, reversePtr: null };
+  }
+
+  // ---- servers -------------------------------------------------------------------------------
+
+  /** Servers by address, for the pool members' monitor status; rebuilt after server changes. */
+  private serverIndex: Map<string, ServerRecord> | undefined;
+
+  addServer(server: ServerRecord): void {
+    this.servers.set(server.uuid, server);
+    this.serverIndex = undefined;
+  }
+
+  setServerInterfaces(server: ServerRecord, interfaces: ServerInterfaceRecord[]): void {
+    server.interfaces = interfaces;
+    this.serverIndex = undefined;
+  }
+
+  /** The server that has `address` on one of its interfaces. */
+  serverWithAddress(address: string): ServerRecord | undefined {
+    if (this.serverIndex === undefined) {
+      this.serverIndex = new Map();
+      for (const server of this.servers.values()) {
+        for (const iface of server.interfaces) for (const a of iface.addresses) this.serverIndex.set(a.ip.text, server);
+      }
+    }
+    return this.serverIndex.get(address);
+  }
+
   // ---- derived facts -------------------------------------------------------------------------
 
   /** Every address in use by a server interface or an LB VIP. */
@@ -328,11 +370,17 @@ export class SimState {
     return this.now() < server.changingUntil ? 'changing' : server.status;
   }
 
+  /**
+   * `no_monitor` without a health monitor, `unknown` for a disabled member; otherwise `up` while
+   * the server with the member's address is `running`, `down` while it is stopped or changing.
+   * An address of no server counts as healthy: nothing here answers probes.
+   */
   memberMonitorStatus(member: MemberRecord): MonitorStatus {
     const monitored = [...this.monitors.values()].some((monitor) => monitor.poolUuid === member.poolUuid);
     if (!monitored) return 'no_monitor';
-    // No real backends answer probes here: an enabled member counts as healthy.
-    return member.enabled ? 'up' : 'unknown';
+    if (!member.enabled) return 'unknown';
+    const server = this.serverWithAddress(member.address.text);
+    return server === undefined || this.serverStatus(server) === 'running' ? 'up' : 'down';
   }
 
   // ---- cascades ------------------------------------------------------------------------------
@@ -370,6 +418,7 @@ export class SimState {
       if (floatingIp.serverUuid === uuid) floatingIp.serverUuid = null;
     }
     this.servers.delete(uuid);
+    this.serverIndex = undefined;
   }
 
   // ---- rendering -----------------------------------------------------------------------------
@@ -407,14 +456,14 @@ export class SimState {
       status: this.serverStatus(server),
       zone: { slug: server.zone },
       flavor: { ...server.flavor },
-      image: { ...DEFAULT_IMAGE },
+      image: { ...server.image },
       volumes: [
         {
           href: this.href(`volumes/${seededUuid(`volume:${server.uuid}`)}`),
           uuid: seededUuid(`volume:${server.uuid}`),
           name: `${server.name}-root`,
           type: 'ssd',
-          size_gb: 10,
+          size_gb: server.volumeSizeGb,
         },
       ],
       interfaces: server.interfaces.map((iface) => ({

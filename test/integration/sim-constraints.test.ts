@@ -69,6 +69,7 @@ const poolBody = (extra: Record<string, unknown>) => ({ name: 'p', load_balancer
 const listenerBody = (extra: Record<string, unknown>) => ({ name: 'l', pool: pool.uuid, protocol: 'tcp', protocol_port: 8080, allowed_cidrs: [], ...extra });
 const memberBody = (extra: Record<string, unknown>) => ({ name: 'm', protocol_port: 8080, address: '10.100.0.12', subnet: subnet.uuid, ...extra });
 const members = () => `/v1/load-balancers/pools/${pool.uuid}/members`;
+const serverBody = (extra: Record<string, unknown>) => ({ name: 'web-1', flavor: 'flex-4-2', image: 'debian-12', zone: 'rma1', ...extra });
 
 const rows: Row[] = [
   // load balancers
@@ -125,6 +126,19 @@ const rows: Row[] = [
   { name: 'monitor PATCH of http.version', method: 'PATCH', path: () => httpMonitorHref, body: () => ({ http: { version: '1.1' } }), status: 400, answer: { http: { version: ['This field cannot be changed after creation.'] } } },
   { name: 'monitor PATCH adding host to HTTP 1.0', method: 'PATCH', path: () => httpMonitorHref, body: () => ({ http: { host: 'example.com' } }), status: 400, answer: { http: { host: ['The host argument can not be used with HTTP version 1.0.'] } } },
   // servers
+  { name: 'server create without name, flavor and image', method: 'POST', path: () => '/v1/servers', body: () => ({ zone: 'rma1' }), status: 400, answer: { name: ['This field is required.'], flavor: ['This field is required.'], image: ['This field is required.'] } },
+  { name: 'server name that is no host name', method: 'POST', path: () => '/v1/servers', body: () => serverBody({ name: 'web_1' }), status: 400, answer: { name: ['Enter a valid host name or FQDN: letters, digits and hyphens, in labels separated by dots.'] } },
+  { name: 'server with an unknown flavor and image', method: 'POST', path: () => '/v1/servers', body: () => serverBody({ flavor: 'flex-3-3', image: 'windows' }), status: 400, answer: { flavor: ['"flex-3-3" is not a valid choice.'], image: ['"windows" is not a valid choice.'] } },
+  { name: 'server with an unknown zone and a small root volume', method: 'POST', path: () => '/v1/servers', body: () => serverBody({ zone: 'xyz1', volume_size_gb: 5 }), status: 400, answer: { zone: ['"xyz1" is not a valid choice. Choose one of rma1, lpg1.'], volume_size_gb: ['Ensure this value is greater than or equal to 10.'] } },
+  { name: 'server interface on an unknown network', method: 'POST', path: () => '/v1/servers', body: () => serverBody({ interfaces: [{ network: 'public' }, { network: UNKNOWN }] }), status: 400, answer: { interfaces: [{}, { network: [`Object with uuid=${UNKNOWN} does not exist.`] }] } },
+  { name: 'server interface on a network of another zone', method: 'POST', path: () => '/v1/servers', body: () => serverBody({ zone: 'lpg1', interfaces: [{ network: subnet.network.uuid }] }), status: 400, answer: { interfaces: [{ network: ['The network is in zone rma1, not in zone lpg1 of the server.'] }] } },
+  { name: 'server interface without network or subnet', method: 'POST', path: () => '/v1/servers', body: () => serverBody({ interfaces: [{}] }), status: 400, answer: { interfaces: [{ network: ['This field is required.'] }] } },
+  { name: 'server address outside its subnet', method: 'POST', path: () => '/v1/servers', body: () => serverBody({ interfaces: [{ addresses: [{ subnet: subnet.uuid, address: '10.9.9.9' }] }] }), status: 400, answer: { interfaces: [{ addresses: [{ address: ['IP address 10.9.9.9 is not a valid IP for the specified subnet.'] }] }] } },
+  { name: 'server address with a malformed subnet', method: 'POST', path: () => '/v1/servers', body: () => serverBody({ interfaces: [{ addresses: [{ subnet: 'k8s-private' }] }] }), status: 400, answer: { interfaces: [{ addresses: [{ subnet: ['Must be a valid UUID.'] }] }] } },
+  { name: 'server addresses chosen on the public network', method: 'POST', path: () => '/v1/servers', body: () => serverBody({ interfaces: [{ network: 'public', addresses: [{ subnet: subnet.uuid }] }] }), status: 400, answer: { interfaces: [{ addresses: ['Addresses on the public network are assigned by the cloud and cannot be chosen.'] }] } },
+  { name: 'server on a private network where the zone has none', method: 'POST', path: () => '/v1/servers', body: () => serverBody({ zone: 'lpg1', use_private_network: true }), status: 400, answer: { use_private_network: ['There is no private network in zone lpg1.'] } },
+  { name: 'server PATCH of the name to no host name', method: 'PATCH', path: () => servers[0]!.href, body: () => ({ name: 'a b' }), status: 400, answer: { name: ['Enter a valid host name or FQDN: letters, digits and hyphens, in labels separated by dots.'] } },
+  { name: 'server PATCH of the status', method: 'PATCH', path: () => servers[0]!.href, body: () => ({ status: 'stopped' }), status: 400, answer: { status: ['The status changes through the start, stop and reboot actions.'] } },
   { name: 'server PATCH with two attributes', method: 'PATCH', path: () => servers[0]!.href, body: () => ({ name: 'a', tags: {} }), status: 400, answer: { detail: 'Only one attribute can be changed at a time.' } },
   { name: 'server flavor change while running', method: 'PATCH', path: () => servers[0]!.href, body: () => ({ flavor: 'flex-8-4' }), status: 400, answer: { detail: 'The flavor of a server can only be changed if its status is "stopped".' } },
   { name: 'server name too long', method: 'PATCH', path: () => servers[0]!.href, body: () => ({ name: 'n'.repeat(64) }), status: 400, answer: { name: ['Ensure this field has no more than 63 characters.'] } },

@@ -530,3 +530,169 @@ describe('floating IPs', () => {
     }
   });
 });
+
+describe('server lifecycle', () => {
+  const serverBody = (extra: Record<string, unknown> = {}) => ({
+    name: 'web-1',
+    flavor: 'flex-4-2',
+    image: 'debian-13',
+    zone: 'rma1',
+    ssh_keys: ['ssh-ed25519 AAAA… test'],
+    ...extra,
+  });
+
+  test('create answers 201 with what a later GET shows: flavor, image, volume, a public IPv4 + IPv6', async () => {
+    const server = await create<Server>('/v1/servers', serverBody({ volume_size_gb: 50, tags: { role: 'web' } }));
+    expect(server).toMatchObject({
+      name: 'web-1',
+      status: 'running',
+      zone: { slug: 'rma1' },
+      flavor: { slug: 'flex-4-2', name: 'Flex-4-2', vcpu_count: 2, memory_gb: 4 },
+      image: { slug: 'debian-13', name: 'Debian 13', operating_system: 'Debian', default_username: 'debian' },
+      tags: { role: 'web' },
+    });
+    expect((server as unknown as { volumes: { size_gb: number }[] }).volumes[0]!.size_gb).toBe(50);
+    expect(server.interfaces).toHaveLength(1);
+    const [iface] = server.interfaces;
+    expect(iface!.type).toBe('public');
+    expect(iface!.network.name).toBe('public');
+    expect(iface!.addresses.map((a) => [a.version, a.subnet.cidr, a.prefix_length])).toEqual([
+      [4, '198.18.16.0/20', 20],
+      [6, '2a06:c01:1:16::/64', 64],
+    ]);
+    expect(iface!.addresses[0]!.reverse_ptr).toMatch(/\.cust\.cloudscale\.ch$/);
+    expect((await call<Server>('GET', server.href)).body).toEqual(server);
+    expect((await call<Server[]>('GET', '/v1/servers?tag:role=web')).body.map((s) => s.uuid)).toEqual([server.uuid]);
+    expect((await call('DELETE', server.href)).status).toBe(204);
+    expect((await call('GET', server.href)).status).toBe(404);
+  });
+
+  test('interfaces: public, a private network with a fixed address, a subnet alone, layer 2 only', async () => {
+    const subnet = await privateSubnet();
+    const network = (await create<Network>('/v1/networks', { name: 'second', zone: 'rma1' }));
+    const server = await create<Server>(
+      '/v1/servers',
+      serverBody({
+        name: 'multi.example.com',
+        use_ipv6: false,
+        interfaces: [
+          { network: 'public' },
+          { network: subnet.network.uuid, addresses: [{ subnet: subnet.uuid, address: '10.100.0.50' }] },
+          { addresses: [{ subnet: network.subnets[0]!.uuid }] },
+          { network: network.uuid, addresses: [] },
+        ],
+      }),
+    );
+    expect(server.interfaces.map((i) => [i.type, i.network.uuid, i.addresses.map((a) => `${a.address}/${a.prefix_length}`)])).toEqual([
+      ['public', server.interfaces[0]!.network.uuid, [expect.stringMatching(/^198\.18\.(1[6-9]|2\d|3[01])\.\d+\/20$/)]],
+      ['private', subnet.network.uuid, ['10.100.0.50/24']],
+      ['private', network.uuid, ['172.16.0.1/24']],
+      ['private', network.uuid, []],
+    ]);
+    expect(server.interfaces[1]!.addresses[0]).toMatchObject({ gateway: null, reverse_ptr: null, subnet: { uuid: subnet.uuid, cidr: '10.100.0.0/24' } });
+    // The fixed address is now taken.
+    const clash = await call('POST', '/v1/servers', serverBody({ interfaces: [{ addresses: [{ subnet: subnet.uuid, address: '10.100.0.50' }] }] }));
+    expect(clash).toMatchObject({ status: 400, body: { interfaces: [{ addresses: [{ address: ['IP address 10.100.0.50 is already in use.'] }] }] } });
+    await call('DELETE', server.href);
+    await call('DELETE', network.href);
+  });
+
+  test('without interfaces: use_public_network and use_private_network pick the networks', async () => {
+    const subnet = await privateSubnet();
+    const server = await create<Server>('/v1/servers', serverBody({ use_public_network: false, use_private_network: true }));
+    expect(server.interfaces.map((i) => [i.type, i.network.name])).toEqual([['private', 'k8s-private']]);
+    expect(server.interfaces[0]!.addresses[0]!.subnet.uuid).toBe(subnet.uuid);
+    await call('DELETE', server.href);
+  });
+
+  test('PATCH interfaces replaces the list, keeping the addresses an interface had', async () => {
+    const subnet = await privateSubnet();
+    const server = await create<Server>('/v1/servers', serverBody({ interfaces: [{ network: 'public' }, { network: subnet.network.uuid }] }));
+    const [publicIface, privateIface] = server.interfaces;
+    expect((await call('PATCH', server.href, { interfaces: [{ network: subnet.network.uuid }] })).status).toBe(204);
+    let now = (await call<Server>('GET', server.href)).body;
+    expect(now.interfaces).toEqual([privateIface]);
+    expect((await call('PATCH', server.href, { interfaces: [{ network: 'public' }, { network: subnet.network.uuid }] })).status).toBe(204);
+    now = (await call<Server>('GET', server.href)).body;
+    expect(now.interfaces[1]).toEqual(privateIface);
+    expect(now.interfaces[0]!.type).toBe('public');
+    expect(now.interfaces[0]!.addresses).toHaveLength(publicIface!.addresses.length);
+    expect(await call('PATCH', server.href, { status: 'stopped' })).toMatchObject({
+      status: 400,
+      body: { status: ['The status changes through the start, stop and reboot actions.'] },
+    });
+    await call('DELETE', server.href);
+  });
+
+  test('a new server is changing for the action time; start, stop and reboot; floating IPs follow it', async () => {
+    const local = await startSimulator({ seed: await loadSeedFile('examples/sim-seed.yaml'), serverActionMs: 60_000 });
+    try {
+      const post = await fetch(`${local.url}/v1/servers`, { method: 'POST', body: JSON.stringify(serverBody()) });
+      const server = (await post.json()) as Server;
+      expect(server.status).toBe('changing');
+      expect((await fetch(`${local.url}/v1/servers/${server.uuid}/stop`, { method: 'POST' })).status).toBe(400);
+    } finally {
+      await local.stop();
+    }
+    const server = await create<Server>('/v1/servers', serverBody({ name: 'actions' }));
+    for (const [action, status] of [['stop', 'stopped'], ['reboot', 'running'], ['stop', 'stopped'], ['start', 'running']]) {
+      expect((await call('POST', `${server.href}/${action}`)).status).toBe(204);
+      expect((await call<Server>('GET', server.href)).body.status, action).toBe(status);
+    }
+    const floatingIp = await create<FloatingIp>('/v1/floating-ips', { ip_version: 4, server: server.uuid });
+    expect(floatingIp).toMatchObject({ server: { uuid: server.uuid, name: 'actions' }, next_hop: server.interfaces[0]!.addresses[0]!.address });
+    await call('DELETE', server.href);
+    expect((await call<FloatingIp>('GET', floatingIp.href)).body).toMatchObject({ server: null, next_hop: null });
+    await call('DELETE', floatingIp.href);
+  });
+
+  test('at most 15 floating IPs point at one server', async () => {
+    const server = await create<Server>('/v1/servers', serverBody({ name: 'many-ips' }));
+    const created: FloatingIp[] = [];
+    for (let i = 0; i < 15; i++) created.push(await create<FloatingIp>('/v1/floating-ips', { ip_version: 4, server: server.uuid }));
+    expect(await call('POST', '/v1/floating-ips', { ip_version: 6, server: server.uuid })).toMatchObject({
+      status: 400,
+      body: { server: ['The server already has 15 floating IPs, the most it can have.'] },
+    });
+    // Re-assigning one of its own floating IPs to it is no new one.
+    expect((await call('PATCH', created[0]!.href, { server: server.uuid })).status).toBe(204);
+    await call('DELETE', server.href);
+    for (const floatingIp of created) await call('DELETE', floatingIp.href);
+  });
+
+  test('GET /v1/flavors lists the flavors with vCPUs, memory and zones', async () => {
+    const flavors = (await call<{ slug: string }[]>('GET', '/v1/flavors')).body;
+    expect(flavors.find((f) => f.slug === 'flex-4-2')).toEqual({
+      slug: 'flex-4-2',
+      name: 'Flex-4-2',
+      vcpu_count: 2,
+      memory_gb: 4,
+      gpu: null,
+      zones: [{ slug: 'rma1' }, { slug: 'lpg1' }],
+    });
+    expect(flavors.map((f) => f.slug)).toContain('plus-32-16');
+  });
+
+  test("a member's monitor_status follows the server with its address", async () => {
+    const lb = await newLoadBalancer('lb-health');
+    const pool = await newPool(lb);
+    const subnet = await privateSubnet();
+    await create('/v1/load-balancers/health-monitors', { pool: pool.uuid, type: 'tcp', http: {} });
+    const member = (address: string, extra = {}) =>
+      create<PoolMember>(`/v1/load-balancers/pools/${pool.uuid}/members`, { name: address, protocol_port: 80, address, subnet: subnet.uuid, ...extra });
+    const server = await create<Server>('/v1/servers', serverBody({ name: 'backend', interfaces: [{ network: subnet.network.uuid }] }));
+    const onServer = await member(server.interfaces[0]!.addresses[0]!.address);
+    const noServer = await member('10.100.0.200');
+    const disabled = await member('10.100.0.11', { enabled: false });
+    const statuses = async (): Promise<string[]> =>
+      Promise.all([onServer, noServer, disabled].map(async (m) => (await call<PoolMember>('GET', m.href)).body.monitor_status));
+    expect(await statuses()).toEqual(['up', 'up', 'unknown']);
+    await call('POST', `${server.href}/stop`);
+    expect(await statuses()).toEqual(['down', 'up', 'unknown']);
+    await call('POST', `${server.href}/start`);
+    expect(await statuses()).toEqual(['up', 'up', 'unknown']);
+    await call('DELETE', server.href);
+    expect(await statuses()).toEqual(['up', 'up', 'unknown']);
+    await call('DELETE', lb.href);
+  });
+});
