@@ -101,6 +101,8 @@ complete -c cloudscale-ccm -n '__fish_seen_subcommand_from sim' -l seed -r -F -d
 complete -c cloudscale-ccm -n '__fish_seen_subcommand_from sim' -l port -x -d 'port on 127.0.0.1'
 complete -c cloudscale-ccm -n '__fish_seen_subcommand_from sim' -l lb-provision-seconds -x -d 'how long new load balancers stay "changing"'
 complete -c cloudscale-ccm -n '__fish_seen_subcommand_from sim' -l token -x -d 'require this bearer token'
+complete -c cloudscale-ccm -n '__fish_seen_subcommand_from sim' -l latency-ms -x -d 'delay every API request by this many milliseconds'
+complete -c cloudscale-ccm -n '__fish_seen_subcommand_from sim' -l pool-delete-keeps-listeners -d 'a pool delete leaves its listeners instead of deleting them'
 
 # manifests
 complete -c cloudscale-ccm -n '__fish_seen_subcommand_from manifests' -l image -x -d 'container image of cloudscale-ccm'

@@ -127,7 +127,9 @@ _cloudscale_ccm() {
         '--seed=[seed file with servers, networks and floating IPs]:seed file:_files' \
         '--port=[port on 127.0.0.1]:port:' \
         '--lb-provision-seconds=[how long new load balancers stay "changing"]:seconds:' \
-        '--token=[require this bearer token]:token:' && ret=0
+        '--token=[require this bearer token]:token:' \
+        '--latency-ms=[delay every API request by this many milliseconds]:milliseconds:' \
+        '--pool-delete-keeps-listeners[a pool delete leaves its listeners instead of deleting them]' && ret=0
       ;;
     manifests)
       _arguments $global_opts \

@@ -106,7 +106,7 @@ describe('bash completion', () => {
     ['init-nodes', ['--dry-run', '--max-node-deletions']],
     ['cleanup', ['--all', '--yes', '--dry-run']],
     ['run', ['--wait', '--force', '--concurrency', '--max-node-deletions', '--wait-timeout']],
-    ['sim', ['--seed', '--port', '--lb-provision-seconds', '--token']],
+    ['sim', ['--seed', '--port', '--lb-provision-seconds', '--token', '--latency-ms', '--pool-delete-keeps-listeners']],
     ['manifests', ['--image', '--schedule', '--api-server-host', '--api-server-port']],
   ])('flags of %s, then the global ones', (command, flags) => {
     expect(complete(['cloudscale-ccm', command, '--'])).toEqual([...flags, ...GLOBAL_LONG_FLAGS]);
