@@ -13,15 +13,15 @@ _cloudscale_ccm_global_flags='--kubeconfig --context -o --output --no-color --ap
 
 # Flags that take a value (the next word, or after "="): when scanning the line their value is
 # not a subcommand or an argument.
-_cloudscale_ccm_value_flags=' --kubeconfig --context -o --output --api-url --token-file --cluster-id -n --namespace -f --filename --concurrency --wait-timeout --max-node-deletions --seed --port --lb-provision-seconds --token --latency-ms --image --schedule --api-server-host --api-server-port '
+_cloudscale_ccm_value_flags=' --kubeconfig --context -o --output --api-url --token-file --cluster-id -n --namespace -f --filename --concurrency --wait-timeout --max-node-deletions --lease-seconds --seed --port --lb-provision-seconds --token --latency-ms --image --schedule --api-server-host --api-server-port '
 
 _cloudscale_ccm_command_flags() {
   case $1 in
-    init-nodes) echo '--dry-run --max-node-deletions' ;;
-    sync-lb) echo '-n --namespace --concurrency --wait-timeout --dry-run' ;;
+    init-nodes) echo '--dry-run --max-node-deletions --wait --lease-seconds' ;;
+    sync-lb) echo '-n --namespace --concurrency --wait-timeout --dry-run --wait --lease-seconds' ;;
     plan) echo '-n --namespace -f --filename --detailed-exitcode' ;;
-    cleanup) echo '--all --yes --dry-run' ;;
-    run) echo '--wait --force --concurrency --max-node-deletions --wait-timeout' ;;
+    cleanup) echo '--all --yes --dry-run --wait --lease-seconds' ;;
+    run) echo '--wait --lease-seconds --force --concurrency --max-node-deletions --wait-timeout' ;;
     sim) echo '--seed --port --lb-provision-seconds --token --latency-ms --pool-delete-keeps-listeners' ;;
     manifests) echo '--image --schedule --api-server-host --api-server-port' ;;
   esac

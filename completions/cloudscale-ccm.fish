@@ -92,8 +92,11 @@ complete -c cloudscale-ccm -n '__fish_seen_subcommand_from cleanup' -l all -d 'd
 complete -c cloudscale-ccm -n '__fish_seen_subcommand_from cleanup' -l yes -d 'do not ask for confirmation'
 complete -c cloudscale-ccm -n '__fish_seen_subcommand_from cleanup' -l dry-run -d 'list what would be deleted, delete nothing'
 
+# every writer: init-nodes, sync-lb, cleanup, run
+complete -c cloudscale-ccm -n '__fish_seen_subcommand_from init-nodes sync-lb cleanup run' -l wait -d 'wait for another pass holding the Lease'
+complete -c cloudscale-ccm -n '__fish_seen_subcommand_from init-nodes sync-lb cleanup run' -l lease-seconds -x -d 'duration of the Lease held for the pass (s)'
+
 # run
-complete -c cloudscale-ccm -n '__fish_seen_subcommand_from run' -l wait -d 'wait for another run holding the Lease'
 complete -c cloudscale-ccm -n '__fish_seen_subcommand_from run' -l force -d 'act even while another CCM holds its Lease'
 
 # sim

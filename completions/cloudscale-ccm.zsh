@@ -93,6 +93,8 @@ _cloudscale_ccm() {
       _arguments $global_opts \
         '--dry-run[show what would be done, write nothing]' \
         '--max-node-deletions=[refuse to delete more Nodes than this in one pass]:count:' \
+        '--wait[wait for another pass holding the Lease]' \
+        '--lease-seconds=[duration of the Lease held for the pass]:seconds:' \
         '*:node:' && ret=0
       ;;
     sync-lb)
@@ -100,6 +102,8 @@ _cloudscale_ccm() {
         '--concurrency=[Services reconciled at once]:count:' \
         '--wait-timeout=[give up waiting for a load balancer after this long]:seconds:' \
         '--dry-run[plan only, write nothing]' \
+        '--wait[wait for another pass holding the Lease]' \
+        '--lease-seconds=[duration of the Lease held for the pass]:seconds:' \
         '*:service:_cloudscale_ccm_services' && ret=0
       ;;
     plan)
@@ -112,11 +116,14 @@ _cloudscale_ccm() {
       _arguments $global_opts \
         '--all[delete every load balancer of this cluster]' \
         '--yes[do not ask for confirmation]' \
-        '--dry-run[list what would be deleted, delete nothing]' && ret=0
+        '--dry-run[list what would be deleted, delete nothing]' \
+        '--wait[wait for another pass holding the Lease]' \
+        '--lease-seconds=[duration of the Lease held for the pass]:seconds:' && ret=0
       ;;
     run)
       _arguments $global_opts \
-        '--wait[wait for another run holding the Lease]' \
+        '--wait[wait for another pass holding the Lease]' \
+        '--lease-seconds=[duration of the Lease held for the pass]:seconds:' \
         '--force[act even while another cloud controller manager holds its Lease]' \
         '--concurrency=[Services reconciled at once]:count:' \
         '--max-node-deletions=[refuse to delete more Nodes than this in one pass]:count:' \

@@ -114,10 +114,12 @@ function buildProgram(
     .addOption(
       new Option('--max-node-deletions <n>', 'refuse to delete more Nodes than this in one pass; 0 never deletes (default: 10 % of the nodes, at least 1)').argParser(wholeNumberFrom('--max-node-deletions', 0)),
     )
+    .addOption(waitOption())
+    .addOption(leaseSecondsOption())
     .action(
       run(async (command, ctx) => {
         const { initNodesCommand } = await import('./commands/init-nodes.js');
-        const options = command.opts<{ dryRun: boolean; maxNodeDeletions?: number; selector?: string }>();
+        const options = command.opts<{ dryRun: boolean; maxNodeDeletions?: number; selector?: string; wait?: boolean; leaseSeconds: number }>();
         await initNodesCommand(command.args, options, ctx);
       }),
     );
@@ -132,9 +134,10 @@ function buildProgram(
     .addOption(new Option('--settle-seconds <s>', 'pause between deleting and re-creating similar objects (the API needs ~5 s)').argParser(nonNegativeNumber('--settle-seconds')).default(5))
     .addOption(new Option('--poll-seconds <s>', 'interval between reads of a load balancer that is "changing"').argParser(nonNegativeNumber('--poll-seconds')).default(2))
     .option('--dry-run', 'plan only, write nothing (same as plan)', false)
+    .addOption(waitOption())
+    .addOption(leaseSecondsOption())
     .action(
       run(async (command, ctx) => {
-        const { syncLbCommand } = await import('./commands/sync-lb.js');
         const o = command.opts<{
           namespace: string;
           concurrency: number;
@@ -142,7 +145,15 @@ function buildProgram(
           settleSeconds: number;
           pollSeconds: number;
           dryRun: boolean;
+          wait: boolean;
+          leaseSeconds?: number;
         }>();
+        if (o.dryRun) {
+          // The same output and exit code as `plan`: 1 when it shows problems.
+          const { planCommand } = await import('./commands/plan.js');
+          return (await planCommand(command.args, { namespace: o.namespace, detailedExitcode: false }, ctx)).exitCode;
+        }
+        const { syncLbCommand } = await import('./commands/sync-lb.js');
         await syncLbCommand(command.args, o, ctx);
       }),
     );
@@ -169,17 +180,20 @@ function buildProgram(
     .option('--all', 'delete every load balancer of this cluster (before deleting the cluster)', false)
     .option('--yes', 'do not ask for confirmation', false)
     .option('--dry-run', 'list what would be deleted, delete nothing', false)
+    .addOption(waitOption())
+    .addOption(leaseSecondsOption())
     .action(
       run(async (command, ctx) => {
         const { cleanupCommand } = await import('./commands/cleanup.js');
-        await cleanupCommand(command.opts<{ all: boolean; yes: boolean; dryRun: boolean }>(), ctx);
+        await cleanupCommand(command.opts<{ all: boolean; yes: boolean; dryRun: boolean; wait?: boolean; leaseSeconds: number }>(), ctx);
       }),
     );
 
   program
     .command('run')
     .description('init-nodes then sync-lb under a Lease: what the CronJob runs')
-    .option('--wait', 'wait for another run holding the Lease instead of exiting', false)
+    .addOption(waitOption())
+    .addOption(leaseSecondsOption())
     .option('--force', 'act even while another cloud controller manager holds kube-system/cloud-controller-manager', false)
     .addOption(new Option('--concurrency <n>', 'Services reconciled at once').argParser(positiveInt('--concurrency')).default(4))
     .addOption(new Option('--max-node-deletions <n>', 'refuse to delete more Nodes than this in one pass; 0 never deletes (default: 10 % of the nodes, at least 1)').argParser(wholeNumberFrom('--max-node-deletions', 0)))
@@ -191,7 +205,8 @@ function buildProgram(
         const { runCommand } = await import('./commands/run.js');
         await runCommand(
           command.opts<{
-            wait: boolean;
+            wait?: boolean;
+            leaseSeconds: number;
             force: boolean;
             concurrency: number;
             maxNodeDeletions?: number;
@@ -302,6 +317,17 @@ function globalsOf(command: Command, io: CliIo): GlobalOptions {
     ...(o.clusterId === undefined ? {} : { clusterId: o.clusterId }),
     verbose: o.verbose === true,
   };
+}
+
+// The options of every command that writes: it holds the writers' Lease for its pass.
+function waitOption(): Option {
+  return new Option('--wait', 'wait for another pass holding the Lease (or its expiry) instead of exiting');
+}
+
+function leaseSecondsOption(): Option {
+  return new Option('--lease-seconds <s>', 'duration of the Lease held for the pass, renewed every third of it (a killed pass blocks others this long)')
+    .argParser(wholeNumberFrom('--lease-seconds', 3))
+    .default(60);
 }
 
 /**

@@ -2,6 +2,7 @@
 // options → core → render; they return a result or throw, and never touch `process`.
 import type { CloudscaleClient } from '../core/cloudscale/client.js';
 import type { KubeConnection } from '../core/kube/connection.js';
+import type { LeaseHandle } from '../core/kube/lease.js';
 
 export type OutputFormat = 'text' | 'json' | 'yaml';
 
@@ -52,6 +53,8 @@ export interface CommandContext {
   readonly interactive: boolean;
   /** Asks a yes/no question on the terminal; only call when `interactive`. */
   confirm(question: string): Promise<boolean>;
+  /** The writers' Lease, when this command runs inside a pass that holds it (a step of `run`). */
+  readonly writerLease?: LeaseHandle;
 }
 
 /**

@@ -9,10 +9,11 @@ import { PartialFailureError, UsageError, errorMessage } from '../core/errors.js
 import { parseLabelSelector } from '../core/lb/selector.js';
 import { resultDocument } from '../core/render/document.js';
 import type { CommandContext } from './context.js';
+import { asWriter, type WriterOptions } from './writer.js';
 
 export type { InitNodesResult, NodeOutcome, NodeResult } from '../core/apply/node-pass.js';
 
-export interface InitNodesOptions {
+export interface InitNodesOptions extends WriterOptions {
   dryRun: boolean;
   /** --max-node-deletions; default: max(1, 10% of the nodes with a cloudscale providerID). */
   maxNodeDeletions?: number;
@@ -34,6 +35,11 @@ export async function initNodesCommand(
   ctx: CommandContext,
 ): Promise<InitNodesResult> {
   checkOptions(nodeNames, options);
+  if (options.dryRun) return initNodesPass(nodeNames, options, ctx);
+  return asWriter('init-nodes', ctx, options, (leased) => initNodesPass(nodeNames, options, leased));
+}
+
+async function initNodesPass(nodeNames: string[], options: InitNodesOptions, ctx: CommandContext): Promise<InitNodesResult> {
   const { result, failures, interrupted } = await initNodes(
     nodeNames,
     {

@@ -57,12 +57,13 @@ export async function syncLbCommand(
     // The command line runs `plan` for --dry-run (same output, same exit code); a pass is never dry.
     throw new InternalError('sync-lb was called with dryRun: a dry run is `plan` (planCommand)');
   }
-  return asWriter('sync-lb', ctx, options, (leased) => syncLbPass(args, options, leased));
+  // Arguments are checked before the Lease is taken: a typo never waits for another pass.
+  const names = parseServiceArgs(args, options.namespace);
+  return asWriter('sync-lb', ctx, options, (leased) => syncLbPass(names, options, leased));
 }
 
-async function syncLbPass(args: readonly string[], options: SyncLbOptions, ctx: CommandContext): Promise<SyncLbReport> {
+async function syncLbPass(names: readonly ServiceName[], options: SyncLbOptions, ctx: CommandContext): Promise<SyncLbReport> {
   const started = Date.now();
-  const names = parseServiceArgs(args, options.namespace);
   const selection: ServiceSelection = names.length > 0 ? { names } : { all: true };
   const conn = ctx.kube();
   const [cloud, clusterId] = await Promise.all([ctx.cloudscale(), ctx.clusterId()]);

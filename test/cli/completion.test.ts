@@ -102,10 +102,10 @@ describe('bash completion', () => {
 
   test.each([
     ['plan', ['--namespace', '--filename', '--detailed-exitcode']],
-    ['sync-lb', ['--namespace', '--concurrency', '--wait-timeout', '--dry-run']],
-    ['init-nodes', ['--dry-run', '--max-node-deletions']],
-    ['cleanup', ['--all', '--yes', '--dry-run']],
-    ['run', ['--wait', '--force', '--concurrency', '--max-node-deletions', '--wait-timeout']],
+    ['sync-lb', ['--namespace', '--concurrency', '--wait-timeout', '--dry-run', '--wait', '--lease-seconds']],
+    ['init-nodes', ['--dry-run', '--max-node-deletions', '--wait', '--lease-seconds']],
+    ['cleanup', ['--all', '--yes', '--dry-run', '--wait', '--lease-seconds']],
+    ['run', ['--wait', '--lease-seconds', '--force', '--concurrency', '--max-node-deletions', '--wait-timeout']],
     ['sim', ['--seed', '--port', '--lb-provision-seconds', '--token', '--latency-ms', '--pool-delete-keeps-listeners']],
     ['manifests', ['--image', '--schedule', '--api-server-host', '--api-server-port']],
   ])('flags of %s, then the global ones', (command, flags) => {

@@ -148,6 +148,16 @@ describe('exit codes', () => {
     expect(good.code, describeResult(good)).toBe(0);
   });
 
+  test('sync-lb --dry-run exits as plan does: 1 with the broken Service (nothing written), 0 for the good ones', async () => {
+    const writesBefore = harness.sim.admin.requests().filter((r) => r.method !== 'GET').length;
+    const broken = await run(['sync-lb', '--dry-run', '-n', namespace, 'service/broken']);
+    expect(broken.code, describeResult(broken)).toBe(1);
+    expect(broken.stdout + broken.stderr).toContain(brokenAnnotation);
+    const good = await run(['sync-lb', '--dry-run', '-n', namespace, 'service/good']);
+    expect(good.code, describeResult(good)).toBe(0);
+    expect(harness.sim.admin.requests().filter((r) => r.method !== 'GET').length).toBe(writesBefore);
+  });
+
   test('init-nodes --max-node-deletions 0 (never delete a Node) is accepted', async () => {
     const result = await run(['init-nodes', '--dry-run', '--max-node-deletions', '0']);
     expect(result.code, describeResult(result)).toBe(0);

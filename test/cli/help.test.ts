@@ -8,16 +8,16 @@ import { runBinary } from '../support/ccm.js';
 const globalFlags = ['--kubeconfig', '--context', '--output', '--no-color', '--api-url', '--token-file', '--cluster-id', '--verbose', '--version'];
 
 const commands: Record<string, { usage: string; flags: readonly string[] }> = {
-  'init-nodes': { usage: 'init-nodes [options] [node...]', flags: ['--dry-run', '--selector', '--max-node-deletions'] },
+  'init-nodes': { usage: 'init-nodes [options] [node...]', flags: ['--dry-run', '--selector', '--max-node-deletions', '--wait', '--lease-seconds'] },
   'sync-lb': {
     usage: 'sync-lb [options] [service...]',
-    flags: ['--namespace', '--concurrency', '--wait-timeout', '--settle-seconds', '--poll-seconds', '--dry-run'],
+    flags: ['--namespace', '--concurrency', '--wait-timeout', '--settle-seconds', '--poll-seconds', '--dry-run', '--wait', '--lease-seconds'],
   },
   plan: { usage: 'plan [options] [service...]', flags: ['--namespace', '--filename', '--detailed-exitcode'] },
-  cleanup: { usage: 'cleanup [options]', flags: ['--all', '--yes', '--dry-run'] },
+  cleanup: { usage: 'cleanup [options]', flags: ['--all', '--yes', '--dry-run', '--wait', '--lease-seconds'] },
   run: {
     usage: 'run [options]',
-    flags: ['--wait', '--force', '--concurrency', '--max-node-deletions', '--wait-timeout', '--settle-seconds', '--poll-seconds'],
+    flags: ['--wait', '--lease-seconds', '--force', '--concurrency', '--max-node-deletions', '--wait-timeout', '--settle-seconds', '--poll-seconds'],
   },
   sim: { usage: 'sim [options]', flags: ['--seed', '--port', '--lb-provision-seconds', '--token'] },
   manifests: { usage: 'manifests [options]', flags: ['--image', '--schedule', '--api-server-host', '--api-server-port'] },

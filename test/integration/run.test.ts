@@ -129,4 +129,33 @@ servers:
     expect(error).toBeInstanceOf(PartialFailureError);
     expect((error as PartialFailureError).failures.map((f) => f.error.message).join('\n')).toContain('the Lease was taken over during the pass');
   });
+  it('a Lease taken over before sync-lb: sync-lb does not run, and the run fails saying so (never a quiet exit 0)', async () => {
+    // The server list answers late, so init-nodes is still running when the Lease changes hands.
+    await harness.sim.admin.setFaults({ hang: { pathPattern: '/v1/servers', methods: ['GET'], count: 1, forMs: 2500 } });
+    const ctx = harness.context();
+    const running = runCommand({ ...options, leaseSeconds: 3 }, ctx).catch((e: unknown) => e);
+    await waitUntil('the run holds its Lease', async () => {
+      const lease = await ignoreNotFound(testConnection().coordination.readNamespacedLease({ namespace: 'kube-system', name: RUN_LEASE.name }));
+      return (lease?.spec?.holderIdentity ?? '') !== '';
+    });
+    await testConnection().coordination.patchNamespacedLease({
+      namespace: 'kube-system',
+      name: RUN_LEASE.name,
+      body: [
+        { op: 'replace', path: '/spec/holderIdentity', value: 'intruder' },
+        { op: 'replace', path: '/spec/renewTime', value: new Date().toISOString().replace('Z', '000Z') },
+      ],
+    });
+    const error = await running;
+    await harness.sim.admin.clearFaults();
+    expect(error).toBeInstanceOf(PartialFailureError);
+    const report = (error as PartialFailureError).result as { loadBalancers: unknown; failures: { object: string; message: string }[] };
+    expect(report.loadBalancers).toBeNull();
+    expect(report.failures).toContainEqual({ object: 'lease', message: expect.stringMatching(/taken over during the pass.*the pass stopped before sync-lb/) });
+    await testConnection().coordination.patchNamespacedLease({
+      namespace: 'kube-system',
+      name: RUN_LEASE.name,
+      body: [{ op: 'replace', path: '/spec/holderIdentity', value: '' }],
+    });
+  });
 });
