@@ -1,0 +1,58 @@
+// The fault-and-race suite: seeded, repeatable runs that mix concurrent writers (`sync-lb`,
+// `run`, `cleanup --yes`, `init-nodes`), one-off simulator faults (short or empty lists, resets,
+// hangs, errors, a create applied then answered 503) and SIGKILLs of the built CLI, then check
+// the safety invariants (test/support/fault-race/invariants.ts) after each run.
+//
+//   FAULT_RACE=1                 enables the suite (it is long: see the README's reliability section)
+//   FAULT_RACE_SEED=<n>          the first run's seed (default 20261123); run i uses seed n + i
+//   FAULT_RACE_RUNS=<n>          how many runs (default 200)
+//
+// A failing run names its seed, its schedule, what each step did and the evidence of each
+// broken invariant. The summary line at the end counts runs, kills, faults, pairs, passes and
+// wall time; it is also written to .tmp/fault-race-summary.json.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureNamespace, uniqueName } from '../support/kube.js';
+import { requireBuiltBinary } from '../support/lb-scenarios.js';
+import { probeFeatures } from '../support/fault-race/cli.js';
+import { executeRun, type SuiteEnv } from '../support/fault-race/runner.js';
+import { Tally, runReport, violationLine } from '../support/fault-race/tally.js';
+
+const enabled = (process.env.FAULT_RACE ?? '') !== '';
+const firstSeed = wholeNumber('FAULT_RACE_SEED', 20261123);
+const runs = wholeNumber('FAULT_RACE_RUNS', 200);
+const seeds = Array.from({ length: runs }, (_, i) => firstSeed + i);
+
+function wholeNumber(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw)) throw new Error(`${name}=${raw}: expected a whole number`);
+  return Number(raw);
+}
+
+describe.skipIf(!enabled)('fault-and-race: the safety invariants hold under kills, faults and concurrent writers', () => {
+  const tally = new Tally();
+  let env: SuiteEnv;
+
+  beforeAll(async () => {
+    requireBuiltBinary();
+    const namespace = uniqueName('fault-race');
+    await ensureNamespace(namespace);
+    // --help needs no API: any URL does.
+    env = { namespace, features: await probeFeatures('http://127.0.0.1:9') };
+  });
+
+  afterAll(() => {
+    const line = tally.summary();
+    console.log(line);
+    mkdirSync('.tmp', { recursive: true });
+    writeFileSync('.tmp/fault-race-summary.json', `${JSON.stringify({ summary: line, ...tally.totals() }, null, 2)}\n`);
+  });
+
+  it.for(seeds)('seed %i', { timeout: 180_000 }, async (seed) => {
+    const record = await executeRun(seed, env);
+    tally.add(record);
+    for (const note of record.notes) console.log(`seed ${seed}: ${note}`);
+    expect(record.violations.map(violationLine), runReport(record)).toEqual([]);
+  });
+});

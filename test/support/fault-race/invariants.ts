@@ -1,0 +1,367 @@
+// The safety invariants checked after every fault-and-race run, each from the simulator's state
+// and request log and the kube-apiserver, never from the tool's own account of what it did:
+//
+//   one load balancer per Service   by name, by service-uid tag, and per live Service
+//   foreign LBs untouched           the other cluster's and the hand-made one: same JSON, no write
+//   no Node deleted whose server exists
+//   converged within two passes     then a pass with zero cloud and zero Kubernetes writes; every
+//                                   Service not refused by design has its tagged LB and status
+//   no load balancer lost           nothing deleted but the true orphan of this cluster
+//   refused Service unharmed        a Service refused by design keeps its LB and Floating IPs
+import type { V1Service } from '@kubernetes/client-node';
+import type { LoadBalancer } from '../../../src/core/cloudscale/types.js';
+import type { RequestLogEntry } from '../../../src/sim/index.js';
+import { UNINITIALIZED_TAINT_KEY } from '../kube.js';
+import { key, serverName } from '../lb-scenarios.js';
+import type { CliResult } from './cli.js';
+import { outcomeLine } from './cli.js';
+import { snapshotDiff, type CloudState, type KubeState } from './observe.js';
+import type { Scenario, ServiceSpec } from './scenario.js';
+
+export const INVARIANTS = [
+  'one load balancer per Service',
+  'foreign load balancers untouched',
+  'no Node deleted whose server exists',
+  'converged within two passes, then zero writes',
+  'no load balancer lost',
+  'refused Service unharmed',
+] as const;
+
+export type Invariant = (typeof INVARIANTS)[number];
+
+export interface Violation {
+  readonly invariant: Invariant;
+  readonly evidence: string;
+}
+
+export interface Checkpoint {
+  readonly cloud: CloudState;
+  readonly kube: KubeState;
+}
+
+export interface PassRecord {
+  readonly label: string;
+  readonly run: CliResult;
+  readonly cleanup: CliResult;
+  /** The state between the pass's `run` and its `cleanup` (checked passes only). */
+  readonly afterRun: Checkpoint | undefined;
+  readonly runDocument: Record<string, unknown> | undefined;
+  readonly cloudWrites: readonly RequestLogEntry[];
+  readonly kubeWrites: readonly string[];
+}
+
+export interface RunFacts {
+  readonly clusterId: string;
+  readonly prefix: string;
+  readonly scenario: Scenario;
+  serviceName(spec: Pick<ServiceSpec, 'key'>): string;
+  readonly foreign: { readonly otherCluster: string; readonly handMade: string; readonly orphan: string | null };
+  readonly foreignBefore: Readonly<Record<'otherCluster' | 'handMade', Record<string, string>>>;
+  readonly foreignAfter: Readonly<Record<'otherCluster' | 'handMade', Record<string, string>>>;
+  /** After the world was built (and after the schedule's `converge` step, if it has one). */
+  readonly start: Checkpoint;
+  readonly afterSchedule: Checkpoint;
+  readonly final: Checkpoint;
+  /** The simulator's log from the start of the schedule to the end of the passes. */
+  readonly log: readonly RequestLogEntry[];
+  /** Where each step and pass begins in `log`, in order. */
+  readonly marks: readonly { readonly label: string; readonly from: number }[];
+  readonly passes: readonly PassRecord[];
+  readonly serverUuids: ReadonlyMap<number, string>;
+  readonly deletedServers: ReadonlySet<number>;
+}
+
+const CLUSTER_TAG = 'k8s.cloudscale.ch/cluster';
+const SERVICE_UID_TAG = 'k8s.cloudscale.ch/service-uid';
+
+export interface Findings {
+  readonly violations: Violation[];
+  /**
+   * Observations that break no invariant: duplicates that existed between checkpoints of the
+   * passes and were gone at the end (cleanup deletes a killed writer's stray).
+   */
+  readonly notes: string[];
+}
+
+export function checkInvariants(facts: RunFacts): Findings {
+  const violations = [
+    ...duplicates(facts.clusterId, facts.final).map((evidence): Violation => ({ invariant: 'one load balancer per Service', evidence })),
+    ...foreignUntouched(facts),
+    ...nodesKept(facts),
+    ...converged(facts),
+    ...noneLost(facts),
+    ...refusedUnharmed(facts),
+  ];
+  const final = new Set(duplicates(facts.clusterId, facts.final));
+  const notes = intermediate(facts).flatMap(({ label, checkpoint }) =>
+    duplicates(facts.clusterId, checkpoint)
+      .filter((d) => !final.has(d))
+      .map((d) => `transient duplicate ${label}: ${d}`),
+  );
+  return { violations, notes: [...new Set(notes)] };
+}
+
+/** The checkpoints between the start and the end, in order. */
+function intermediate(facts: RunFacts): { label: string; checkpoint: Checkpoint }[] {
+  return [
+    { label: 'after the schedule', checkpoint: facts.afterSchedule },
+    ...facts.passes.flatMap((p) => (p.afterRun === undefined ? [] : [{ label: `after ${p.label}'s run`, checkpoint: p.afterRun }])),
+  ];
+}
+
+// ---- one load balancer per Service -----------------------------------------------------------
+
+/** Each group of load balancers that serve one Service, by its references, by name, or by tag. */
+function duplicates(clusterId: string, { cloud, kube }: Checkpoint): string[] {
+  const lbs = cloud.loadBalancers;
+  const found: string[] = [];
+  const reported = new Set<string>();
+  const report = (group: readonly LoadBalancer[], what: string) => {
+    if (group.length <= 1 || group.every((lb) => reported.has(lb.uuid))) return;
+    for (const lb of group) reported.add(lb.uuid);
+    found.push(`${what}: ${group.map(describeLb).join('; ')}`);
+  };
+  for (const service of kube.services.values()) {
+    const { name, uid } = identity(service);
+    const uuid = service.metadata?.annotations?.[key('loadbalancer-uuid')];
+    const lbName = expectedLbName(service);
+    const mine = lbs.filter(
+      (lb) => lb.uuid === uuid || lb.name === lbName || (lb.tags[CLUSTER_TAG] === clusterId && lb.tags[SERVICE_UID_TAG] === uid),
+    );
+    report(mine, `Service ${name} has ${mine.length} load balancers (by its loadbalancer-uuid, its name ${lbName}, or its service-uid tag)`);
+  }
+  for (const [name, group] of groupBy(lbs, (lb) => lb.name)) report(group, `${group.length} load balancers named ${name}`);
+  const ours = lbs.filter((lb) => lb.tags[CLUSTER_TAG] === clusterId && lb.tags[SERVICE_UID_TAG] !== undefined);
+  for (const [uid, group] of groupBy(ours, (lb) => lb.tags[SERVICE_UID_TAG]!)) {
+    report(group, `${group.length} load balancers tagged for Service uid ${uid}`);
+  }
+  return found;
+}
+
+// ---- foreign load balancers ------------------------------------------------------------------
+
+function foreignUntouched(facts: RunFacts): Violation[] {
+  const violations: Violation[] = [];
+  for (const which of ['otherCluster', 'handMade'] as const) {
+    const label = which === 'otherCluster' ? `the other cluster's load balancer ${facts.foreign.otherCluster}` : `the hand-made untagged load balancer ${facts.foreign.handMade}`;
+    const diff = snapshotDiff(facts.foreignBefore[which], facts.foreignAfter[which]);
+    if (diff.length > 0) violations.push({ invariant: 'foreign load balancers untouched', evidence: `${label} changed: ${diff.join('; ')}` });
+    const uuids = new Set(Object.values(facts.foreignBefore[which]).flatMap((json) => json.match(UUID) ?? []));
+    const writes = facts.log.filter((e) => e.method !== 'GET' && [...uuids].some((u) => e.path.includes(u)));
+    if (writes.length > 0) {
+      violations.push({
+        invariant: 'foreign load balancers untouched',
+        evidence: `write requests to ${label} or its pools: ${writes.map((e) => logLine(facts, e)).join('; ')}`,
+      });
+    }
+  }
+  return violations;
+}
+
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
+
+// ---- Nodes -----------------------------------------------------------------------------------
+
+function nodesKept(facts: RunFacts): Violation[] {
+  const violations: Violation[] = [];
+  for (let i = 1; i <= facts.scenario.world.servers; i++) {
+    const node = serverName(facts.prefix, i);
+    const uuid = facts.serverUuids.get(i)!;
+    const server = facts.final.cloud.servers.find((s) => s.uuid === uuid);
+    if (facts.final.kube.nodes.has(node) || server === undefined) continue;
+    const short = facts.log.filter((e) => e.route === '/v1/servers' && e.fault === 'shortList');
+    violations.push({
+      invariant: 'no Node deleted whose server exists',
+      evidence:
+        `Node ${node} was deleted, but its server ${uuid} exists (status ${server.status})` +
+        (short.length > 0 ? `; server lists answered short: ${short.map((e) => logLine(facts, e)).join('; ')}` : ''),
+    });
+  }
+  return violations;
+}
+
+// ---- convergence -----------------------------------------------------------------------------
+
+function converged(facts: RunFacts): Violation[] {
+  const violations: Violation[] = [];
+  const add = (evidence: string) => violations.push({ invariant: 'converged within two passes, then zero writes', evidence });
+  const third = facts.passes[2]!;
+  if (third.cloudWrites.length > 0) {
+    add(`pass 3 wrote to the cloud: ${third.cloudWrites.slice(0, 8).map((e) => logLine(facts, e)).join('; ')}`);
+  }
+  if (third.kubeWrites.length > 0) add(`pass 3 wrote to Kubernetes: ${third.kubeWrites.slice(0, 8).join('; ')}`);
+  const refusing = refusingNames(facts);
+  if (third.runDocument === undefined) {
+    add(`pass 3 \`run\` printed no result: ${outcomeLine(third.run)}`);
+  } else {
+    for (const failure of failuresOf(third.runDocument)) {
+      const service = /^service\/[^/]+\/(.+)$/.exec(failure.object)?.[1];
+      if (service !== undefined && refusing.has(service)) continue;
+      add(`pass 3 still fails for ${failure.object}: ${failure.message}`);
+    }
+  }
+  if (third.cleanup.code !== 0) add(`pass 3 \`cleanup\` failed: ${outcomeLine(third.cleanup)}`);
+
+  const { cloud, kube } = facts.final;
+  for (const service of kube.services.values()) {
+    const { name, uid } = identity(service);
+    if (refusing.has(name) || service.spec?.type !== 'LoadBalancer') continue;
+    const uuid = service.metadata?.annotations?.[key('loadbalancer-uuid')];
+    const lb = cloud.loadBalancers.find((l) => l.uuid === uuid);
+    if (uuid === undefined || lb === undefined) {
+      add(`Service ${name} has no load balancer after two passes (loadbalancer-uuid ${uuid ?? 'absent'}${uuid === undefined ? '' : ', which does not exist'})`);
+      continue;
+    }
+    if (lb.tags[CLUSTER_TAG] !== facts.clusterId || lb.tags[SERVICE_UID_TAG] !== uid) {
+      add(`the load balancer of Service ${name} (uid ${uid}) is not tagged as its own: ${describeLb(lb)}`);
+    }
+    if ((service.status?.loadBalancer?.ingress ?? []).length === 0) add(`Service ${name} has no status.loadBalancer.ingress`);
+    const spec = specOf(facts, name);
+    if (spec?.floatingIp !== undefined && !cloud.floatingIps.some((f) => f.network === spec.floatingIp && f.load_balancer?.uuid === lb.uuid)) {
+      add(`the Floating IP ${spec.floatingIp} of Service ${name} is not assigned to its load balancer ${lb.uuid}`);
+    }
+  }
+  for (let i = 1; i <= facts.scenario.world.servers; i++) {
+    const node = kube.nodes.get(serverName(facts.prefix, i));
+    if (node === undefined) continue;
+    const providerId = node.spec?.providerID ?? '';
+    if (facts.deletedServers.has(i)) {
+      if (providerId !== '') add(`Node ${node.metadata!.name!} (NotReady, providerID ${providerId}) still exists though its server was deleted`);
+    } else if (providerId === '' || (node.spec?.taints ?? []).some((t) => t.key === UNINITIALIZED_TAINT_KEY)) {
+      add(`Node ${node.metadata!.name!} is not initialised after two passes (providerID "${providerId}")`);
+    }
+  }
+  const orphan = facts.foreign.orphan;
+  const left = orphan === null ? undefined : cloud.loadBalancers.find((lb) => lb.uuid === orphan);
+  if (left !== undefined) add(`cleanup left the true orphan ${describeLb(left)} after two passes`);
+  return violations;
+}
+
+function failuresOf(document: Record<string, unknown>): { object: string; message: string }[] {
+  const failures = document.failures;
+  if (!Array.isArray(failures)) return [];
+  return failures.map((f: { object?: unknown; message?: unknown }) => ({ object: String(f.object), message: String(f.message) }));
+}
+
+// ---- lost load balancers ---------------------------------------------------------------------
+
+/**
+ * A load balancer is lost when a Service that still wants it ends up without it: deleted while
+ * a live Service's `loadbalancer-uuid` named it at some checkpoint, or replaced (the Service's
+ * `loadbalancer-uuid` changed from one load balancer to another). Deleting the true orphan, or a
+ * stray no Service ever recorded (what a killed create leaves), loses nothing.
+ */
+function noneLost(facts: RunFacts): Violation[] {
+  const violations: Violation[] = [];
+  const checkpoints = [{ label: 'at the start', checkpoint: facts.start }, ...intermediate(facts)];
+  const live = facts.final.kube.services;
+  const recorded = (uuid: string) =>
+    checkpoints.flatMap(({ label, checkpoint }) =>
+      [...checkpoint.kube.services.values()]
+        .filter((s) => s.metadata?.annotations?.[key('loadbalancer-uuid')] === uuid)
+        .map((s) => ({ label, service: s.metadata!.name! })),
+    );
+  const seen = new Set<string>();
+  for (const entry of facts.log) {
+    if (entry.method !== 'DELETE' || entry.route !== '/v1/load-balancers/{uuid}' || (entry.status >= 400 && entry.status < 500)) continue;
+    const uuid = entry.path.split('?')[0]!.split('/').pop()!;
+    if (uuid === facts.foreign.orphan || seen.has(uuid) || facts.final.cloud.loadBalancers.some((lb) => lb.uuid === uuid)) continue;
+    seen.add(uuid);
+    const users = recorded(uuid).filter((r) => live.get(r.service)?.spec?.type === 'LoadBalancer');
+    if (users.length === 0) continue;
+    violations.push({
+      invariant: 'no load balancer lost',
+      evidence: `${logLine(facts, entry)} deleted ${whoseLb(facts, uuid)}; Service ${users[0]!.service} recorded it ${users[0]!.label} and still exists`,
+    });
+  }
+  for (const [name, service] of live) {
+    const now = service.metadata?.annotations?.[key('loadbalancer-uuid')];
+    for (const { label, checkpoint } of checkpoints) {
+      const then = checkpoint.kube.services.get(name)?.metadata?.annotations?.[key('loadbalancer-uuid')];
+      if (then === undefined || now === undefined || then === now) continue;
+      violations.push({
+        invariant: 'no load balancer lost',
+        evidence: `Service ${name} had load balancer ${then} ${label}, and ${now} at the end (${whoseLb(facts, then)})`,
+      });
+      break;
+    }
+  }
+  return violations;
+}
+
+/** What the checkpoints knew about a load balancer: its name, tags and the Service it served. */
+function whoseLb(facts: RunFacts, uuid: string): string {
+  for (const { label, checkpoint } of [{ label: 'at the start', checkpoint: facts.start }, ...intermediate(facts)]) {
+    const lb = checkpoint.cloud.loadBalancers.find((l) => l.uuid === uuid);
+    if (lb === undefined) continue;
+    const users = [...checkpoint.kube.services.values()]
+      .filter((s) => s.metadata?.annotations?.[key('loadbalancer-uuid')] === uuid || s.metadata?.uid === lb.tags[SERVICE_UID_TAG])
+      .map((s) => `${s.metadata!.name!} (uid ${s.metadata!.uid!})`);
+    return `${describeLb(lb)}, ${label} the load balancer of ${users.length === 0 ? 'no Service' : users.join(', ')}`;
+  }
+  return `load balancer ${uuid} (no checkpoint saw it)`;
+}
+
+// ---- refused Services ------------------------------------------------------------------------
+
+function refusedUnharmed(facts: RunFacts): Violation[] {
+  const violations: Violation[] = [];
+  for (const name of refusingNames(facts)) {
+    const before = facts.start.kube.services.get(name);
+    const after = facts.final.kube.services.get(name);
+    const uuid = before?.metadata?.annotations?.[key('loadbalancer-uuid')];
+    if (before === undefined || after === undefined || uuid === undefined) continue;
+    const lb = facts.start.cloud.loadBalancers.find((l) => l.uuid === uuid);
+    if (lb === undefined || lb.tags[CLUSTER_TAG] !== facts.clusterId) continue;
+    const add = (evidence: string) => violations.push({ invariant: 'refused Service unharmed', evidence: `Service ${name}: ${evidence}` });
+    const now = after.metadata?.annotations?.[key('loadbalancer-uuid')];
+    if (now !== uuid) add(`loadbalancer-uuid changed from ${uuid} to ${now ?? '(absent)'}`);
+    if (!facts.final.cloud.loadBalancers.some((l) => l.uuid === uuid)) add(`its load balancer ${describeLb(lb)} is gone`);
+    for (const fip of facts.start.cloud.floatingIps.filter((f) => f.load_balancer?.uuid === uuid)) {
+      const later = facts.final.cloud.floatingIps.find((f) => f.network === fip.network);
+      if (later?.load_balancer?.uuid !== uuid) {
+        add(`Floating IP ${fip.network} moved from its load balancer ${uuid} to ${later?.load_balancer?.uuid ?? later?.server?.uuid ?? 'nothing'}`);
+      }
+    }
+  }
+  return violations;
+}
+
+// ---- helpers ---------------------------------------------------------------------------------
+
+function refusingNames(facts: RunFacts): Set<string> {
+  return new Set(facts.scenario.world.services.filter((s) => s.refusal !== null).map((s) => facts.serviceName(s)));
+}
+
+function specOf(facts: RunFacts, name: string): ServiceSpec | undefined {
+  return facts.scenario.world.services.find((s) => facts.serviceName(s) === name);
+}
+
+function identity(service: V1Service): { name: string; uid: string } {
+  return { name: service.metadata!.name!, uid: service.metadata!.uid! };
+}
+
+function expectedLbName(service: V1Service): string {
+  return service.metadata?.annotations?.[key('loadbalancer-name')] || `k8s-service-${service.metadata!.uid!}`;
+}
+
+function groupBy<T>(items: readonly T[], keyOf: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) groups.set(keyOf(item), [...(groups.get(keyOf(item)) ?? []), item]);
+  return groups;
+}
+
+function describeLb(lb: LoadBalancer): string {
+  const tags = Object.entries(lb.tags)
+    .map(([k, v]) => `${k.replace('k8s.cloudscale.ch/', '')}=${v}`)
+    .join(',');
+  return `load balancer ${lb.name} (${lb.uuid}, ${lb.status}, tags {${tags}})`;
+}
+
+/** A request as evidence: what, the answer, the fault, and in which step or pass it came. */
+function logLine(facts: RunFacts, entry: RequestLogEntry): string {
+  const index = facts.log.indexOf(entry);
+  const during = [...facts.marks].reverse().find((m) => m.from <= index)?.label ?? 'setup';
+  const fault = entry.fault === undefined ? '' : ` [${entry.fault}]`;
+  return `${entry.method} ${entry.path} → ${entry.status}${fault} (during ${during})`;
+}

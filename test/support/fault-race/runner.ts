@@ -1,0 +1,545 @@
+// One fault-and-race run: builds the scenario's world (simulator, Nodes, Services, foreign load
+// balancers), plays its schedule, clears the faults, runs three passes (`run` + `cleanup --yes`)
+// and hands everything the invariants need to ./invariants.ts. Tears down what it made.
+import { randomUUID } from 'node:crypto';
+import { PatchStrategy, V1MicroTime, setHeaderOptions, type V1Service } from '@kubernetes/client-node';
+import { RUN_LEASE } from '../../../src/commands/run.js';
+import type { RequestLogEntry } from '../../../src/sim/index.js';
+import type { FaultConfig } from '../../../src/sim/index.js';
+import { startHarness, type Harness } from '../ccm.js';
+import {
+  UNINITIALIZED_TAINT_KEY,
+  createLoadBalancerService,
+  createNode,
+  deleteCreatedObjects,
+  deleteNodeForced,
+  deleteServiceForced,
+  ignoreNotFound,
+  statusOf,
+  testConnection,
+  uniqueName,
+} from '../kube.js';
+import { buildGoCcmLoadBalancer, key, lbSeed, serverName } from '../lb-scenarios.js';
+import {
+  jsonDocument,
+  outcomeLine,
+  runInProcess,
+  startKilledProcess,
+  writerArgv,
+  type CliResult,
+  type Features,
+} from './cli.js';
+import { checkInvariants, type PassRecord, type RunFacts, type Violation } from './invariants.js';
+import { foreignSnapshot, kubeWrites, readCloud, readKube, type KubeState } from './observe.js';
+import {
+  describeStep,
+  generateScenario,
+  type EditSpec,
+  type FaultSpec,
+  type Scenario,
+  type ServiceSpec,
+  type WriterSpec,
+} from './scenario.js';
+
+export interface SuiteEnv {
+  /** The namespace of every run's Services (names are unique per run). */
+  readonly namespace: string;
+  readonly features: { readonly inProcess: Features; readonly binary: Features };
+}
+
+export interface RunRecord {
+  readonly seed: number;
+  readonly caseId: number;
+  /** The scenario and what each step did. */
+  readonly description: string;
+  readonly violations: readonly Violation[];
+  /** Findings that break no invariant (see Findings). */
+  readonly notes: readonly string[];
+  readonly kills: number;
+  /** Kills the schedule planned that did not land: the process ended first. */
+  readonly killsMissed: number;
+  readonly processes: number;
+  /** Faults injected, by kind; and the faulted requests the simulator logged, by kind. */
+  readonly faults: Readonly<Record<string, number>>;
+  readonly faultsFired: Readonly<Record<string, number>>;
+  /** The commands of every step with two writers at once, e.g. `sync-lb ∥ run`. */
+  readonly pairs: readonly string[];
+  readonly passes: number;
+  /** Leases a killed writer left held, which the harness expired instead of waiting. */
+  readonly leasesExpired: number;
+  readonly ms: number;
+}
+
+export async function executeRun(seed: number, env: SuiteEnv): Promise<RunRecord> {
+  const scenario = generateScenario(seed);
+  const prefix = uniqueName('fr');
+  const harness = await startHarness({
+    seed: lbSeed(prefix, scenario.world.servers),
+    lbProvisionMs: scenario.world.lbProvisionMs,
+  });
+  const run = new Run(scenario, harness, prefix, env);
+  try {
+    return await run.execute();
+  } finally {
+    await run.teardown();
+  }
+}
+
+const FOREIGN_CLUSTER = 'another-cluster-0000';
+/** Lease durations: a killed writer blocks the others for this long (when the tool offers the flag). */
+const KILLED_LEASE_SECONDS = 3;
+const LEASE_SECONDS = 15;
+
+class Run {
+  private readonly started = Date.now();
+  private readonly outcomes: string[] = [];
+  private readonly faultsInjected: Record<string, number> = {};
+  private readonly pairs: string[] = [];
+  private kills = 0;
+  private killsMissed = 0;
+  private processes = 0;
+  private passCount = 0;
+  private leasesExpired = 0;
+  private oneOff: FaultSpec[] = [];
+  private persistent: FaultSpec[] = [];
+  private serverUuids = new Map<number, string>();
+  private readonly deletedServers = new Set<number>();
+  private foreign: { otherCluster: string; handMade: string; orphan: string | null } = { otherCluster: '', handMade: '', orphan: null };
+
+  constructor(
+    private readonly scenario: Scenario,
+    private readonly harness: Harness,
+    private readonly prefix: string,
+    private readonly env: SuiteEnv,
+  ) {}
+
+  private get sim() {
+    return this.harness.sim;
+  }
+
+  serviceName(spec: Pick<ServiceSpec, 'key'>): string {
+    return `${this.prefix}-${spec.key}`;
+  }
+
+  async execute(): Promise<RunRecord> {
+    await this.buildWorld();
+    const foreignBefore = {
+      otherCluster: await foreignSnapshot(this.harness.cloud, this.foreign.otherCluster),
+      handMade: await foreignSnapshot(this.harness.cloud, this.foreign.handMade),
+    };
+    const logStart = this.sim.admin.requests().length;
+    let start = await this.checkpoint();
+
+    const marks: { label: string; from: number }[] = [];
+    const mark = (label: string) => marks.push({ label, from: this.sim.admin.requests().length - logStart });
+    for (const [i, step] of this.scenario.steps.entries()) {
+      mark(`step ${i + 1}, ${describeStep(step)}`);
+      const outcome = await this.play(step);
+      this.outcomes.push(outcome === '' ? describeStep(step) : `${describeStep(step)} → ${outcome}`);
+      if (step.kind === 'converge') start = await this.checkpoint();
+    }
+
+    // Faults are one-off: whatever the schedule did not use up goes now. A load balancer pinned
+    // in `error` stays so (the case is about passes that meet it).
+    this.applyFaults(this.persistent);
+    await this.freeAbandonedLease();
+    const afterSchedule = await this.checkpoint();
+    const passes: PassRecord[] = [];
+    for (const label of ['pass 1', 'pass 2', 'pass 3']) passes.push(await this.pass(label, mark));
+
+    const facts: RunFacts = {
+      clusterId: this.harness.clusterId,
+      prefix: this.prefix,
+      scenario: this.scenario,
+      serviceName: (spec) => this.serviceName(spec),
+      foreign: this.foreign,
+      foreignBefore,
+      foreignAfter: {
+        otherCluster: await foreignSnapshot(this.harness.cloud, this.foreign.otherCluster),
+        handMade: await foreignSnapshot(this.harness.cloud, this.foreign.handMade),
+      },
+      start,
+      afterSchedule,
+      log: this.sim.admin.requests().slice(logStart),
+      marks,
+      passes,
+      final: await this.checkpoint(),
+      serverUuids: this.serverUuids,
+      deletedServers: this.deletedServers,
+    };
+    const { violations, notes } = checkInvariants(facts);
+    const fired: Record<string, number> = {};
+    for (const entry of facts.log) if (entry.fault !== undefined) fired[entry.fault] = (fired[entry.fault] ?? 0) + 1;
+    return {
+      seed: this.scenario.seed,
+      caseId: this.scenario.caseId,
+      description: this.outcomes.map((o, i) => `${i + 1}) ${o}`).join('; '),
+      violations,
+      notes,
+      kills: this.kills,
+      killsMissed: this.killsMissed,
+      processes: this.processes,
+      faults: this.faultsInjected,
+      faultsFired: fired,
+      pairs: this.pairs,
+      passes: this.passCount,
+      leasesExpired: this.leasesExpired,
+      ms: Date.now() - this.started,
+    };
+  }
+
+  async teardown(): Promise<void> {
+    try {
+      // Everything at once (the per-object helpers wait until each is gone), then the
+      // bookkeeping of kube.ts, which finds nothing left.
+      const kube = await this.kube();
+      await Promise.all([
+        ...[...kube.services.keys()].map((name) => deleteServiceForced(this.env.namespace, name)),
+        ...[...kube.nodes.keys()].map((name) => deleteNodeForced(name)),
+      ]);
+      await deleteCreatedObjects();
+      await ignoreNotFound(testConnection().coordination.deleteNamespacedLease({ namespace: RUN_LEASE.namespace, name: RUN_LEASE.name }));
+    } finally {
+      await this.harness.stop();
+    }
+  }
+
+  // ---- the world -----------------------------------------------------------------------------
+
+  private async buildWorld(): Promise<void> {
+    const { world } = this.scenario;
+    for (const server of await this.harness.cloud.servers.list()) {
+      const i = Number(server.name.slice(this.prefix.length + 1));
+      this.serverUuids.set(i, server.uuid);
+    }
+    const servers = Array.from({ length: world.servers }, (_, i) => i + 1);
+    const nodes = servers.map((i) =>
+      createNode(serverName(this.prefix, i), {
+        ready: true,
+        ...(world.uninitialized.includes(i)
+          ? { taints: [{ key: UNINITIALIZED_TAINT_KEY, value: 'true', effect: 'NoSchedule' }] }
+          : { providerID: `cloudscale://${this.serverUuids.get(i)!}` }),
+      }),
+    );
+    const madeElsewhere = (name: string | undefined, tags: Record<string, string>) => {
+      const uid = tags['k8s.cloudscale.ch/service-uid'] ?? randomUUID();
+      return buildGoCcmLoadBalancer(this.harness, fakeService(uid), servers, { tags, ...(name === undefined ? {} : { name }) });
+    };
+    const orphanUid = randomUUID();
+    const [otherCluster, handMade, orphan] = await Promise.all([
+      madeElsewhere(`${this.prefix}-other-cluster`, {
+        'k8s.cloudscale.ch/cluster': FOREIGN_CLUSTER,
+        'k8s.cloudscale.ch/service-uid': randomUUID(),
+        'k8s.cloudscale.ch/service': 'default/elsewhere',
+      }),
+      madeElsewhere(`${this.prefix}-hand-made`, {}),
+      world.orphan
+        ? madeElsewhere(undefined, {
+            'k8s.cloudscale.ch/cluster': this.harness.clusterId,
+            'k8s.cloudscale.ch/service-uid': orphanUid,
+            'k8s.cloudscale.ch/service': `${this.env.namespace}/${this.prefix}-gone`,
+          })
+        : null,
+      ...nodes,
+    ]);
+    this.foreign = { otherCluster, handMade, orphan };
+    await Promise.all(world.services.filter((spec) => !spec.addedLater).map((spec) => this.createService(spec)));
+    // Foreign load balancers are compared as `running`.
+    await new Promise((resolve) => setTimeout(resolve, world.lbProvisionMs + 10));
+  }
+
+  private async createService(spec: ServiceSpec): Promise<V1Service> {
+    const annotations: Record<string, string> = {};
+    if (spec.lbName !== undefined) annotations[key('loadbalancer-name')] = `${this.prefix}-${spec.lbName}`;
+    if (spec.floatingIp !== undefined) annotations[key('loadbalancer-floating-ips')] = JSON.stringify([spec.floatingIp]);
+    if (spec.copiedFromOtherCluster) annotations[key('loadbalancer-uuid')] = this.foreign.otherCluster;
+    return createLoadBalancerService(this.env.namespace, this.serviceName(spec), {
+      ports: [
+        { name: 'http', protocol: 'TCP', port: 80, targetPort: 8080 },
+        ...(spec.ports === 2 ? [{ name: 'https', protocol: 'TCP', port: 443, targetPort: 8443 }] : []),
+      ],
+      annotations,
+      ...(spec.local ? { externalTrafficPolicy: 'Local' as const } : {}),
+    });
+  }
+
+  private spec(keyOfService: string): ServiceSpec {
+    const spec = this.scenario.world.services.find((s) => s.key === keyOfService);
+    if (spec === undefined) throw new Error(`scenario names an unknown Service ${keyOfService}`);
+    return spec;
+  }
+
+  // ---- steps ---------------------------------------------------------------------------------
+
+  private async play(step: Scenario['steps'][number]): Promise<string> {
+    switch (step.kind) {
+      case 'converge': {
+        const writes: number[] = [];
+        for (let i = 0; i < 3; i++) {
+          const pass = await this.pass(`converge ${i + 1}`);
+          writes.push(pass.cloudWrites.length);
+          if (pass.cloudWrites.length === 0) break;
+        }
+        return `cloud writes per pass: ${writes.join(', ')}`;
+      }
+      case 'fault':
+        this.faultsInjected[step.fault.kind] = (this.faultsInjected[step.fault.kind] ?? 0) + 1;
+        if (step.fault.kind === 'lb-error') this.persistent.push(step.fault);
+        else this.oneOff.push(step.fault);
+        this.applyFaults([...this.persistent, ...this.oneOff]);
+        return '';
+      case 'edit':
+        await this.edit(step.edit);
+        return '';
+      case 'writers':
+        return this.writers(step.writers);
+    }
+  }
+
+  private applyFaults(specs: readonly FaultSpec[]): void {
+    if (specs.length === 0) {
+      this.sim.admin.clearFaults();
+      return;
+    }
+    const config: FaultConfig & { [K in 'errorRate' | 'connectionReset' | 'hang' | 'shortList']: Rules<K> } = {
+      errorRate: [],
+      connectionReset: [],
+      hang: [],
+      shortList: [],
+    };
+    const one = (method: string, route: string) => ({ pathPattern: route, methods: [method], count: 1 });
+    for (const fault of specs) {
+      switch (fault.kind) {
+        case 'lb-list-empty':
+          config.shortList.push({ ...one('GET', '/v1/load-balancers'), empty: true });
+          break;
+        case 'lb-list-short':
+          config.shortList.push({ ...one('GET', '/v1/load-balancers'), dropLast: 1 });
+          break;
+        case 'server-list-drop':
+          config.shortList.push({ ...one('GET', '/v1/servers'), dropUuid: this.serverUuids.get(fault.server)! });
+          break;
+        case 'create-503-applied':
+          config.errorRate.push({ ...one('POST', '/v1/load-balancers'), status: 503, retryAfterSeconds: 1, afterApplying: true });
+          break;
+        case 'reset':
+          config.connectionReset.push({ ...one(fault.method, fault.route), afterApplying: fault.afterApplying });
+          break;
+        case 'hang':
+          config.hang.push({ ...one(fault.method, fault.route), forMs: fault.forMs, afterApplying: fault.afterApplying });
+          break;
+        case 'error':
+          config.errorRate.push({ ...one(fault.method, fault.route), status: fault.status, afterApplying: fault.afterApplying });
+          break;
+        case 'latency':
+          config.latencyMs = fault.ms;
+          break;
+        case 'lb-error':
+          config.stuckLoadBalancers = { ...config.stuckLoadBalancers, [this.lbNameOf(fault.service)]: 'error' };
+          break;
+      }
+    }
+    this.sim.admin.setFaults(config);
+  }
+
+  /** The name the Service's load balancer has or will get. */
+  private lbNameOf(keyOfService: string): string {
+    const spec = this.spec(keyOfService);
+    if (spec.lbName !== undefined) return `${this.prefix}-${spec.lbName}`;
+    const uid = this.uids.get(this.serviceName(spec));
+    if (uid === undefined) throw new Error(`Service ${keyOfService} has no UID yet`);
+    return `k8s-service-${uid}`;
+  }
+
+  private readonly uids = new Map<string, string>();
+
+  private async edit(edit: EditSpec): Promise<void> {
+    const conn = testConnection();
+    const { namespace } = this.env;
+    switch (edit.kind) {
+      case 'not-ready':
+      case 'delete-server': {
+        await conn.core.patchNodeStatus(
+          {
+            name: serverName(this.prefix, edit.server),
+            body: {
+              status: {
+                conditions: [
+                  {
+                    type: 'Ready',
+                    status: 'False',
+                    reason: 'KubeletNotReady',
+                    message: 'written by the fault-and-race suite',
+                    lastHeartbeatTime: new Date(),
+                    lastTransitionTime: new Date(),
+                  },
+                ],
+              },
+            },
+          },
+          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        );
+        if (edit.kind === 'delete-server') {
+          this.sim.admin.deleteServer(this.serverUuids.get(edit.server)!);
+          this.deletedServers.add(edit.server);
+        }
+        return;
+      }
+      case 'restore': {
+        const spec = this.spec(edit.service);
+        const name = this.serviceName(spec);
+        const old = await conn.core.readNamespacedService({ namespace, name });
+        await deleteServiceForced(namespace, name);
+        const restored = await createLoadBalancerService(namespace, name, {
+          annotations: old.metadata?.annotations ?? {},
+          spec: { ports: old.spec?.ports ?? [] },
+          ...(spec.local ? { externalTrafficPolicy: 'Local' as const } : {}),
+        });
+        this.uids.set(name, restored.metadata!.uid!);
+        return;
+      }
+      case 'rename': {
+        const name = this.serviceName(this.spec(edit.service));
+        await conn.core.patchNamespacedService(
+          { namespace, name, body: { metadata: { annotations: { [key('loadbalancer-name')]: `${this.prefix}-${edit.to}` } } } },
+          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        );
+        return;
+      }
+      case 'add-service': {
+        const created = await this.createService(this.spec(edit.service));
+        this.uids.set(created.metadata!.name!, created.metadata!.uid!);
+        return;
+      }
+    }
+  }
+
+  private async writers(specs: readonly WriterSpec[]): Promise<string> {
+    if (specs.length === 2) this.pairs.push(specs.map((w) => w.command).join(' ∥ '));
+    const victim = specs.find((w) => w.kill !== undefined);
+    const results: Promise<CliResult>[] = [];
+    let started: Promise<void> = Promise.resolve();
+    if (victim !== undefined) {
+      this.processes += 1;
+      const process = startKilledProcess(
+        writerArgv(victim.command, this.args(victim, 'binary')),
+        this.sim,
+        victim.kill!,
+      );
+      started = process.talking;
+      // Time passes for the killed writer's Lease at once: the harness expires it instead of
+      // letting the others wait for it (--wait) or be refused until it runs out.
+      results.push(process.done.then(async (result) => (result.killed ? (await this.expireLease(process.pid), result) : result)));
+    }
+    // The in-process writers start once the process talks to the API: otherwise the process's
+    // start-up (about a second) would put them one after the other instead of at once.
+    await started;
+    for (const spec of specs) {
+      if (spec === victim) continue;
+      results.push(runInProcess(writerArgv(spec.command, this.args(spec, 'inProcess')), this.sim.url));
+    }
+    const done = await Promise.all(results);
+    if (victim !== undefined) {
+      if (done[0]!.killed) this.kills += 1;
+      else this.killsMissed += 1;
+    }
+    if (victim !== undefined) await this.freeAbandonedLease();
+    const labels = victim === undefined ? specs : [victim, ...specs.filter((s) => s !== victim)];
+    return labels.map((spec, i) => `${spec.command}: ${outcomeLine(done[i]!)}`).join(', ');
+  }
+
+  private args(spec: WriterSpec, mode: 'inProcess' | 'binary') {
+    return {
+      clusterId: this.harness.clusterId,
+      wait: spec.wait,
+      leaseSeconds: spec.kill === undefined ? LEASE_SECONDS : KILLED_LEASE_SECONDS,
+      features: this.env.features[mode],
+    };
+  }
+
+  /** Expires the writers' Lease if process `pid` holds it (its holder identity names the pid). */
+  private async expireLease(pid: number): Promise<void> {
+    await this.expireLeaseIf((holder) => holder.includes(`/${pid}-`));
+  }
+
+  /**
+   * A Lease still held when no writer runs was left by a killed one. With a short Lease the
+   * passes wait for it (--wait); one of the tool's fixed 60 s (before --lease-seconds) or one
+   * whose holder the harness cannot tell is expired instead.
+   */
+  private async freeAbandonedLease(): Promise<void> {
+    await this.expireLeaseIf((_, expiresInMs) => expiresInMs > KILLED_LEASE_SECONDS * 1000);
+  }
+
+  private async expireLeaseIf(condition: (holder: string, expiresInMs: number) => boolean): Promise<void> {
+    const conn = testConnection();
+    const where = { namespace: RUN_LEASE.namespace, name: RUN_LEASE.name };
+    const lease = await ignoreNotFound(conn.coordination.readNamespacedLease(where));
+    const spec = lease?.spec;
+    const holder = spec?.holderIdentity ?? '';
+    if (lease === undefined || spec === undefined || holder === '') return;
+    const seconds = spec.leaseDurationSeconds ?? 0;
+    const renewed = new Date(String(spec.renewTime ?? spec.acquireTime ?? 0)).getTime();
+    if (!condition(holder, renewed + seconds * 1000 - Date.now())) return;
+    try {
+      await conn.coordination.replaceNamespacedLease({
+        ...where,
+        body: { ...lease, spec: { ...spec, renewTime: new V1MicroTime(Date.now() - seconds * 1000 - 1000) } },
+      });
+      this.leasesExpired += 1;
+    } catch (error) {
+      // 409: a writer took the Lease over meanwhile; it is theirs now.
+      if (statusOf(error) !== 409) throw error;
+    }
+  }
+
+  // ---- passes and checkpoints ------------------------------------------------------------------
+
+  /** One pass as the CronJob would make it, then `cleanup --yes`; both wait for a held Lease. */
+  private async pass(label: string, mark: (label: string) => void = () => {}): Promise<PassRecord> {
+    this.passCount += 1;
+    const since = this.sim.admin.requests().length;
+    const kubeBefore = await this.kube();
+    const features = this.env.features.inProcess;
+    const base = { clusterId: this.harness.clusterId, wait: true, leaseSeconds: LEASE_SECONDS, features };
+    mark(`${label}, run`);
+    const run = await runInProcess(writerArgv('run', base), this.sim.url);
+    const afterRun = label.startsWith('pass') ? await this.checkpoint() : undefined;
+    mark(`${label}, cleanup`);
+    const cleanup = await runInProcess(writerArgv('cleanup', base), this.sim.url);
+    const requests: RequestLogEntry[] = this.sim.admin.requests().slice(since);
+    const kubeAfter = await this.kube();
+    return {
+      label,
+      run,
+      cleanup,
+      afterRun,
+      runDocument: jsonDocument(run),
+      cloudWrites: requests.filter((r) => r.method !== 'GET'),
+      kubeWrites: kubeWrites(kubeBefore, kubeAfter, this.refusing()),
+    };
+  }
+
+  /** Names of the Services that may end refused by design (their warnings are expected). */
+  private refusing(): Set<string> {
+    return new Set(this.scenario.world.services.filter((s) => s.refusal !== null).map((s) => this.serviceName(s)));
+  }
+
+  private kube(): Promise<KubeState> {
+    return readKube(this.env.namespace, this.prefix);
+  }
+
+  private async checkpoint() {
+    const [cloud, kube] = await Promise.all([readCloud(this.harness.cloud), this.kube()]);
+    for (const [name, service] of kube.services) this.uids.set(name, service.metadata!.uid!);
+    return { cloud, kube };
+  }
+}
+
+/** The list form of a fault field. */
+type Rules<K extends keyof FaultConfig> = Extract<NonNullable<FaultConfig[K]>, unknown[]>;
+
+/** The shape buildGoCcmLoadBalancer reads: a UID and one port with a nodePort. */
+function fakeService(uid: string): V1Service {
+  return { metadata: { uid }, spec: { ports: [{ name: 'http', protocol: 'TCP', port: 80, nodePort: 30080 }] } };
+}

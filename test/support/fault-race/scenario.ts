@@ -1,0 +1,457 @@
+// What one fault-and-race run does, as data generated from its seed alone: a small world
+// (servers and their Nodes, Services with varied annotations, foreign load balancers) and a
+// schedule of steps (converging passes, one-off faults, edits, writers at once, kills).
+//
+// Every seed maps to one of the issue's cases (seed mod 12; 0 is a random mix), so consecutive
+// seeds cover all cases evenly, and a failing seed reruns alone with FAULT_RACE_SEED=<seed>
+// FAULT_RACE_RUNS=1. The seed fixes the world and the schedule, not the interleaving of
+// concurrent requests: a race found once may need a few reruns to show again.
+import { FLOATING_IPS } from '../lb-scenarios.js';
+import { Prng } from './prng.js';
+
+export type WriterCommand = 'sync-lb' | 'run' | 'cleanup' | 'init-nodes';
+
+export interface ServiceSpec {
+  /** `s1`, `s2` …; the Service is named `<prefix>-<key>`. */
+  readonly key: string;
+  readonly ports: 1 | 2;
+  /** loadbalancer-name, relative: the annotation is `<prefix>-<lbName>`; `hand-made` names the untagged foreign LB. */
+  readonly lbName?: string;
+  readonly floatingIp?: string;
+  readonly local: boolean;
+  /** loadbalancer-uuid set to the other cluster's load balancer (a Service copied from there). */
+  readonly copiedFromOtherCluster?: true;
+  /** Created by an `add-service` edit during the schedule, not with the world. */
+  readonly addedLater?: true;
+  /** Why this Service may end refused by design; null: it must converge. */
+  readonly refusal: string | null;
+}
+
+export interface WorldSpec {
+  readonly servers: number;
+  /** 1-based server numbers whose Node starts uninitialised (taint, no providerID). */
+  readonly uninitialized: readonly number[];
+  readonly services: readonly ServiceSpec[];
+  /** A load balancer tagged for this cluster whose Service is gone: cleanup must delete it. */
+  readonly orphan: boolean;
+  readonly lbProvisionMs: number;
+}
+
+export type FaultSpec =
+  | { readonly kind: 'lb-list-empty' }
+  | { readonly kind: 'lb-list-short' }
+  | { readonly kind: 'server-list-drop'; readonly server: number }
+  | { readonly kind: 'create-503-applied' }
+  | { readonly kind: 'reset'; readonly method: string; readonly route: string; readonly afterApplying: boolean }
+  | { readonly kind: 'hang'; readonly method: string; readonly route: string; readonly forMs: number; readonly afterApplying: boolean }
+  | { readonly kind: 'error'; readonly method: string; readonly route: string; readonly status: number; readonly afterApplying: boolean }
+  | { readonly kind: 'latency'; readonly ms: number }
+  /** Persistent: the Service's load balancer shows status `error` until the run ends. */
+  | { readonly kind: 'lb-error'; readonly service: string };
+
+export type EditSpec =
+  | { readonly kind: 'not-ready'; readonly server: number }
+  /** The server is deleted for real and its Node turns NotReady: the Node may go. */
+  | { readonly kind: 'delete-server'; readonly server: number }
+  /** Deleted (finalizer dropped, as after a lost cluster) and created again: a new UID, the same annotations. */
+  | { readonly kind: 'restore'; readonly service: string }
+  | { readonly kind: 'rename'; readonly service: string; readonly to: string }
+  | { readonly kind: 'add-service'; readonly service: string };
+
+export type KillSpec =
+  | { readonly after: 'request'; readonly method: string; readonly route: string; readonly count: number }
+  | { readonly after: 'ms'; readonly ms: number };
+
+export interface WriterSpec {
+  readonly command: WriterCommand;
+  /** --wait: wait for another writer's Lease instead of exiting. */
+  readonly wait: boolean;
+  /** Run as a process of the built CLI and SIGKILL it at this moment. */
+  readonly kill?: KillSpec;
+}
+
+export type Step =
+  /** Passes until nothing changes, without faults: the cluster the case starts from. */
+  | { readonly kind: 'converge' }
+  | { readonly kind: 'fault'; readonly fault: FaultSpec }
+  | { readonly kind: 'edit'; readonly edit: EditSpec }
+  /** One writer, or two at once. */
+  | { readonly kind: 'writers'; readonly writers: readonly WriterSpec[] };
+
+export interface Scenario {
+  readonly seed: number;
+  readonly caseId: number;
+  readonly world: WorldSpec;
+  readonly steps: readonly Step[];
+}
+
+export const CASES: Readonly<Record<number, string>> = {
+  0: 'random mix',
+  1: 'two writers at once',
+  2: 'the load-balancer list answers 200 [] (or short) once on a converged cluster',
+  3: 'the server list omits a live server once (NotReady Node)',
+  4: 'cleanup after a Service was restored with a new UID, still carrying loadbalancer-uuid',
+  5: 'cleanup while sync-lb creates a load balancer',
+  6: 'a loadbalancer-name naming a hand-made untagged load balancer',
+  7: 'two Services with the same loadbalancer-name',
+  8: 'POST /v1/load-balancers applied, answered 503 with Retry-After',
+  9: 'killed right after create-lb, then the name annotation edited',
+  10: 'a Floating IP claimed by two Services',
+  11: 'a load balancer in status error',
+};
+
+export const REFUSALS = {
+  handMade: 'its loadbalancer-name names a hand-made load balancer without tags',
+  sharedName: 'it shares its loadbalancer-name with another Service',
+  sharedFloatingIp: 'it claims a Floating IP another Service claims too',
+  lbError: 'its load balancer is in status error',
+  otherCluster: "its loadbalancer-uuid names another cluster's load balancer",
+} as const;
+
+const COMMANDS: readonly WriterCommand[] = ['sync-lb', 'sync-lb', 'run', 'run', 'cleanup', 'init-nodes'];
+
+/**
+ * Where a random one-off fault lands: `/v1/**` hits the first request of that method whatever
+ * it is (so the fault fires whenever the writer reads or creates anything); the others aim at
+ * one route of the reads every pass makes or of the writes of a new load balancer.
+ */
+const FAULT_ROUTES: readonly (readonly [string, string])[] = [
+  ['GET', '/v1/**'],
+  ['GET', '/v1/load-balancers'],
+  ['GET', '/v1/servers'],
+  ['GET', '/v1/load-balancers/{uuid}'],
+  ['GET', '/v1/servers/{uuid}'],
+  ['POST', '/v1/**'],
+  ['POST', '/v1/load-balancers'],
+  ['POST', '/v1/load-balancers/pools'],
+  ['POST', '/v1/load-balancers/pools/{pool}/members'],
+  ['POST', '/v1/load-balancers/listeners'],
+  ['POST', '/v1/load-balancers/health-monitors'],
+  ['PATCH', '/v1/**'],
+  ['DELETE', '/v1/**'],
+];
+
+const KILL_ROUTES: Readonly<Record<WriterCommand, readonly (readonly [string, string, number])[]>> = {
+  'sync-lb': [
+    ['GET', '/v1/load-balancers', 1],
+    ['POST', '/v1/load-balancers', 1],
+    ['GET', '/v1/load-balancers/{uuid}', 1],
+    ['POST', '/v1/load-balancers/pools', 1],
+    ['POST', '/v1/load-balancers/pools/{pool}/members', 2],
+    ['POST', '/v1/load-balancers/listeners', 1],
+  ],
+  run: [
+    ['GET', '/v1/servers', 1],
+    ['GET', '/v1/load-balancers', 1],
+    ['POST', '/v1/load-balancers', 1],
+    ['POST', '/v1/load-balancers/pools', 1],
+  ],
+  cleanup: [
+    ['GET', '/v1/load-balancers', 1],
+    ['DELETE', '/v1/load-balancers/{uuid}', 1],
+  ],
+  'init-nodes': [['GET', '/v1/servers', 1]],
+};
+
+export function generateScenario(seed: number): Scenario {
+  const rng = new Prng(seed);
+  const caseId = seed % 12;
+  const world = baseWorld(rng);
+  const build = CASE_BUILDERS[caseId]!;
+  const { world: cased, steps } = build(rng, world);
+  return { seed, caseId, world: cased, steps };
+}
+
+// ---- the world -------------------------------------------------------------------------------
+
+function baseWorld(rng: Prng): WorldSpec {
+  const servers = rng.int(2, 3);
+  const uninitialized = Array.from({ length: servers }, (_, i) => i + 1).filter(() => rng.chance(0.25));
+  const floatingIps = rng.sample(FLOATING_IPS, FLOATING_IPS.length);
+  const services: ServiceSpec[] = [];
+  const count = rng.int(1, 4);
+  for (let k = 1; k <= count; k++) {
+    services.push({
+      key: `s${k}`,
+      ports: rng.chance(0.3) ? 2 : 1,
+      ...(rng.chance(0.3) ? { lbName: `lb-${k}` } : {}),
+      ...(rng.chance(0.35) && floatingIps.length > 1 ? { floatingIp: floatingIps.pop()! } : {}),
+      local: rng.chance(0.2),
+      refusal: null,
+    });
+  }
+  if (rng.chance(0.1)) {
+    services.push({ key: `s${count + 1}`, ports: 1, local: false, copiedFromOtherCluster: true, refusal: REFUSALS.otherCluster });
+  }
+  return { servers, uninitialized, services, orphan: rng.chance(0.5), lbProvisionMs: rng.pick([0, 0, 30, 120]) };
+}
+
+function withService(world: WorldSpec, service: Omit<ServiceSpec, 'key'>): { world: WorldSpec; key: string } {
+  const key = `s${world.services.length + 1}`;
+  return { world: { ...world, services: [...world.services, { ...service, key }] }, key };
+}
+
+function refuse(world: WorldSpec, keys: readonly string[], why: string): WorldSpec {
+  return { ...world, services: world.services.map((s) => (keys.includes(s.key) ? { ...s, refusal: why } : s)) };
+}
+
+/** The first Service that must converge (so a case can rely on it getting a load balancer). */
+function convergingService(world: WorldSpec): string {
+  const service = world.services.find((s) => s.refusal === null);
+  if (service === undefined) throw new Error('baseWorld always has a Service without refusal');
+  return service.key;
+}
+
+// ---- steps -----------------------------------------------------------------------------------
+
+function writer(rng: Prng, command: WriterCommand = rng.pick(COMMANDS), kill = false): WriterSpec {
+  return { command, wait: rng.chance(0.25), ...(kill ? { kill: killSpec(rng, command) } : {}) };
+}
+
+function killSpec(rng: Prng, command: WriterCommand): KillSpec {
+  if (rng.chance(0.3)) return { after: 'ms', ms: rng.int(0, 400) };
+  const [method, route, count] = rng.pick(KILL_ROUTES[command]);
+  return { after: 'request', method, route, count };
+}
+
+/** One writer, or (with `pairChance`) two at once; with `killChance` one of them is killed. */
+function writers(rng: Prng, options: { pairChance?: number; killChance?: number; commands?: readonly WriterCommand[] } = {}): Step {
+  const pick = () => rng.pick(options.commands ?? COMMANDS);
+  const list = [writer(rng, pick())];
+  if (rng.chance(options.pairChance ?? 0.5)) list.push(writer(rng, pick()));
+  if (rng.chance(options.killChance ?? 0.15)) {
+    const victim = rng.int(0, list.length - 1);
+    list[victim] = writer(rng, list[victim]!.command, true);
+  }
+  return { kind: 'writers', writers: list };
+}
+
+function randomFault(rng: Prng): FaultSpec {
+  const [method, route] = rng.pick(FAULT_ROUTES);
+  const afterApplying = method !== 'GET' && rng.chance(0.5);
+  switch (rng.int(0, 2)) {
+    case 0:
+      return { kind: 'reset', method, route, afterApplying };
+    case 1:
+      return { kind: 'hang', method, route, forMs: rng.pick([300, 1200, 4000]), afterApplying };
+    default:
+      return { kind: 'error', method, route, status: rng.pick([500, 502, 503, 504]), afterApplying };
+  }
+}
+
+/** Sometimes a random one-off fault before the writers. */
+function maybeFault(rng: Prng, chance = 0.3): Step[] {
+  return rng.chance(chance) ? [{ kind: 'fault', fault: randomFault(rng) }] : [];
+}
+
+function maybeConverge(rng: Prng, chance = 0.5): Step[] {
+  return rng.chance(chance) ? [{ kind: 'converge' }] : [];
+}
+
+type CaseBuilder = (rng: Prng, world: WorldSpec) => { world: WorldSpec; steps: Step[] };
+
+const CASE_BUILDERS: Readonly<Record<number, CaseBuilder>> = {
+  0: (rng, world) => {
+    const steps: Step[] = [...maybeConverge(rng)];
+    if (rng.chance(0.3)) {
+      const server = rng.int(1, world.servers);
+      steps.push({ kind: 'edit', edit: { kind: 'delete-server', server } });
+    }
+    const rounds = rng.int(1, 3);
+    for (let i = 0; i < rounds; i++) steps.push(...maybeFault(rng, 0.7), writers(rng, { killChance: 0.25 }));
+    return { world, steps };
+  },
+  1: (rng, world) => {
+    const pairs: readonly (readonly [WriterCommand, WriterCommand])[] = [
+      ['sync-lb', 'sync-lb'],
+      ['sync-lb', 'run'],
+      ['run', 'run'],
+      ['sync-lb', 'cleanup'],
+      ['run', 'init-nodes'],
+      ['init-nodes', 'init-nodes'],
+      ['cleanup', 'run'],
+    ];
+    const [a, b] = rng.pick(pairs);
+    const kill = rng.chance(0.2) ? rng.int(0, 1) : -1;
+    const step: Step = { kind: 'writers', writers: [writer(rng, a, kill === 0), writer(rng, b, kill === 1)] };
+    return { world, steps: [...maybeConverge(rng, 0.3), ...maybeFault(rng), step] };
+  },
+  2: (rng, world) => {
+    const fault: FaultSpec = rng.chance(0.7) ? { kind: 'lb-list-empty' } : { kind: 'lb-list-short' };
+    return {
+      world,
+      steps: [{ kind: 'converge' }, { kind: 'fault', fault }, writers(rng, { commands: ['sync-lb', 'run'], pairChance: 0.3 })],
+    };
+  },
+  3: (rng, world) => {
+    const server = rng.int(1, world.servers);
+    return {
+      world,
+      steps: [
+        { kind: 'converge' },
+        { kind: 'edit', edit: { kind: 'not-ready', server } },
+        { kind: 'fault', fault: { kind: 'server-list-drop', server } },
+        writers(rng, { commands: ['init-nodes', 'run'], pairChance: 0.3 }),
+      ],
+    };
+  },
+  4: (rng, world) => {
+    const service = convergingService(world);
+    const commands: readonly WriterCommand[] = rng.chance(0.5) ? ['cleanup'] : ['cleanup', rng.pick(['sync-lb', 'run'] as const)];
+    return {
+      world,
+      steps: [
+        { kind: 'converge' },
+        { kind: 'edit', edit: { kind: 'restore', service } },
+        { kind: 'writers', writers: commands.map((command) => writer(rng, command)) },
+      ],
+    };
+  },
+  5: (rng, base) => {
+    const { world, key } = withService(base, { ports: rng.chance(0.5) ? 2 : 1, local: false, addedLater: true, refusal: null });
+    const creator = rng.pick(['sync-lb', 'run'] as const);
+    return {
+      world,
+      steps: [
+        ...maybeConverge(rng, 0.6),
+        { kind: 'edit', edit: { kind: 'add-service', service: key } },
+        { kind: 'fault', fault: { kind: 'latency', ms: rng.pick([5, 20]) } },
+        { kind: 'writers', writers: rng.chance(0.5) ? [writer(rng, creator), writer(rng, 'cleanup')] : [writer(rng, 'cleanup'), writer(rng, creator)] },
+      ],
+    };
+  },
+  6: (rng, base) => {
+    const { world } = withService(base, { ports: 1, lbName: 'hand-made', local: false, refusal: REFUSALS.handMade });
+    return { world, steps: [...maybeConverge(rng, 0.3), ...maybeFault(rng), writers(rng)] };
+  },
+  7: (rng, base) => {
+    const first = withService(base, { ports: 1, lbName: 'shared', local: false, refusal: REFUSALS.sharedName });
+    const second = withService(first.world, { ports: rng.chance(0.5) ? 2 : 1, lbName: 'shared', local: false, refusal: REFUSALS.sharedName });
+    return {
+      world: second.world,
+      steps: [...maybeFault(rng), writers(rng, { commands: ['sync-lb', 'run'], pairChance: 0.6 })],
+    };
+  },
+  8: (rng, base) => {
+    const added = rng.chance(0.5);
+    const { world, key } = withService(base, { ports: 1, local: false, refusal: null, ...(added ? { addedLater: true as const } : {}) });
+    const steps: Step[] = added ? [{ kind: 'converge' }, { kind: 'edit', edit: { kind: 'add-service', service: key } }] : [];
+    steps.push({ kind: 'fault', fault: { kind: 'create-503-applied' } }, writers(rng, { commands: ['sync-lb', 'run'], pairChance: 0.3 }));
+    return { world, steps };
+  },
+  9: (rng, world) => {
+    const service = convergingService(world);
+    const command = rng.pick(['sync-lb', 'run'] as const);
+    const steps: Step[] = [
+      {
+        kind: 'writers',
+        writers: [{ command, wait: false, kill: { after: 'request', method: 'POST', route: '/v1/load-balancers', count: 1 } }],
+      },
+      { kind: 'edit', edit: { kind: 'rename', service, to: 'renamed' } },
+    ];
+    if (rng.chance(0.5)) steps.push(writers(rng, { commands: ['sync-lb', 'run', 'cleanup'] }));
+    return { world, steps };
+  },
+  10: (rng, base) => {
+    const ip = FLOATING_IPS[0];
+    const holder = withService(base, { ports: 1, floatingIp: ip, local: false, refusal: REFUSALS.sharedFloatingIp });
+    const later = rng.chance(0.5);
+    const claimant = withService(holder.world, {
+      ports: 1,
+      floatingIp: ip,
+      local: false,
+      refusal: REFUSALS.sharedFloatingIp,
+      ...(later ? { addedLater: true as const } : {}),
+    });
+    // Nobody else holds the contested address.
+    const world = {
+      ...claimant.world,
+      services: claimant.world.services.map((s) => {
+        if (s.floatingIp !== ip || s.refusal !== null) return s;
+        const { floatingIp: _, ...rest } = s;
+        return rest;
+      }),
+    };
+    const steps: Step[] = later
+      ? [{ kind: 'converge' }, { kind: 'edit', edit: { kind: 'add-service', service: claimant.key } }]
+      : [];
+    steps.push(...maybeFault(rng), writers(rng));
+    return { world, steps };
+  },
+  11: (rng, base) => {
+    const { world, key } = withService(base, { ports: 1, local: false, refusal: REFUSALS.lbError });
+    const early = rng.chance(0.5);
+    const fault: Step = { kind: 'fault', fault: { kind: 'lb-error', service: key } };
+    const steps: Step[] = early ? [fault] : [{ kind: 'converge' }, fault];
+    steps.push(...maybeFault(rng), writers(rng, { commands: ['sync-lb', 'run', 'cleanup'] }));
+    return { world: refuse(world, [key], REFUSALS.lbError), steps };
+  },
+};
+
+// ---- description -----------------------------------------------------------------------------
+
+export function describeWorld(world: WorldSpec): string {
+  const services = world.services.map((s) => {
+    const traits = [
+      s.ports === 2 ? '2 ports' : '',
+      s.lbName === undefined ? '' : `name ${s.lbName}`,
+      s.floatingIp === undefined ? '' : `fip ${s.floatingIp}`,
+      s.local ? 'Local' : '',
+      s.copiedFromOtherCluster ? "uuid of the other cluster's LB" : '',
+      s.addedLater ? 'added later' : '',
+      s.refusal === null ? '' : 'may be refused',
+    ].filter((t) => t !== '');
+    return traits.length === 0 ? s.key : `${s.key}[${traits.join(', ')}]`;
+  });
+  const uninitialized = world.uninitialized.length === 0 ? '' : ` (uninitialised: ${world.uninitialized.join(', ')})`;
+  return (
+    `${world.servers} servers${uninitialized}; services ${services.join(' ')}; ` +
+    `foreign LBs: other-cluster, hand-made${world.orphan ? ', orphan of this cluster' : ''}; provisioning ${world.lbProvisionMs} ms`
+  );
+}
+
+export function describeStep(step: Step): string {
+  switch (step.kind) {
+    case 'converge':
+      return 'converge';
+    case 'fault':
+      return `fault ${describeFault(step.fault)}`;
+    case 'edit':
+      return `edit ${Object.values(step.edit).join(' ')}`;
+    case 'writers':
+      return step.writers.map(describeWriter).join(' ∥ ');
+  }
+}
+
+export function describeFault(fault: FaultSpec): string {
+  switch (fault.kind) {
+    case 'reset':
+    case 'hang':
+    case 'error': {
+      const extra = fault.kind === 'hang' ? ` ${fault.forMs} ms` : fault.kind === 'error' ? ` ${fault.status}` : '';
+      return `${fault.kind}${extra} on ${fault.method} ${fault.route}${fault.afterApplying ? ' after applying' : ''}`;
+    }
+    case 'server-list-drop':
+      return `server list without server ${fault.server}`;
+    case 'latency':
+      return `latency ${fault.ms} ms`;
+    case 'lb-error':
+      return `load balancer of ${fault.service} in status error`;
+    default:
+      return fault.kind;
+  }
+}
+
+function describeWriter(w: WriterSpec): string {
+  const flags = [w.wait ? '--wait' : '', w.kill === undefined ? '' : `SIGKILL ${describeKill(w.kill)}`].filter((f) => f !== '');
+  return flags.length === 0 ? w.command : `${w.command}(${flags.join(', ')})`;
+}
+
+function describeKill(kill: KillSpec): string {
+  return kill.after === 'ms' ? `${kill.ms} ms after its first API request` : `after ${kill.count}× ${kill.method} ${kill.route}`;
+}
+
+export function describeScenario(scenario: Scenario): string {
+  const steps = scenario.steps.map((step, i) => `${i + 1}) ${describeStep(step)}`).join('; ');
+  return `seed ${scenario.seed}, case ${scenario.caseId} (${CASES[scenario.caseId]}); world: ${describeWorld(scenario.world)}; steps: ${steps}`;
+}
