@@ -106,12 +106,8 @@ servers:
     expect(report.failures).toEqual([]);
   });
 
-  it('stops between steps when another holder takes its Lease over during the pass', async () => {
-    const slow = await createLoadBalancerService(namespace, 'slow');
-    await harness.sim.admin.setFaults({ stuckLoadBalancers: { [`k8s-service-${slow.metadata!.uid}`]: 'changing' } });
-    const ctx = harness.context();
-    const running = runCommand({ ...options, leaseSeconds: 3, waitTimeout: 60 }, ctx).catch((e: unknown) => e);
-    // The new load balancer stays "changing": once the pass holds the Lease, take it over.
+  /** Waits until a pass holds the run Lease, then gives it to another holder. */
+  async function takeOverOnceHeld(): Promise<void> {
     await waitUntil('the run holds its Lease', async () => {
       const lease = await ignoreNotFound(testConnection().coordination.readNamespacedLease({ namespace: 'kube-system', name: RUN_LEASE.name }));
       return (lease?.spec?.holderIdentity ?? '') !== '';
@@ -124,6 +120,15 @@ servers:
         { op: 'replace', path: '/spec/renewTime', value: new Date().toISOString().replace('Z', '000Z') },
       ],
     });
+  }
+
+  it('stops between steps when another holder takes its Lease over during the pass', async () => {
+    const slow = await createLoadBalancerService(namespace, 'slow');
+    await harness.sim.admin.setFaults({ stuckLoadBalancers: { [`k8s-service-${slow.metadata!.uid}`]: 'changing' } });
+    const ctx = harness.context();
+    const running = runCommand({ ...options, leaseSeconds: 3, waitTimeout: 60 }, ctx).catch((e: unknown) => e);
+    // The new load balancer stays "changing": once the pass holds the Lease, take it over.
+    await takeOverOnceHeld();
     const error = await running;
     await harness.sim.admin.clearFaults();
     expect(error).toBeInstanceOf(PartialFailureError);
@@ -134,18 +139,7 @@ servers:
     await harness.sim.admin.setFaults({ hang: { pathPattern: '/v1/servers', methods: ['GET'], count: 1, forMs: 2500 } });
     const ctx = harness.context();
     const running = runCommand({ ...options, leaseSeconds: 3 }, ctx).catch((e: unknown) => e);
-    await waitUntil('the run holds its Lease', async () => {
-      const lease = await ignoreNotFound(testConnection().coordination.readNamespacedLease({ namespace: 'kube-system', name: RUN_LEASE.name }));
-      return (lease?.spec?.holderIdentity ?? '') !== '';
-    });
-    await testConnection().coordination.patchNamespacedLease({
-      namespace: 'kube-system',
-      name: RUN_LEASE.name,
-      body: [
-        { op: 'replace', path: '/spec/holderIdentity', value: 'intruder' },
-        { op: 'replace', path: '/spec/renewTime', value: new Date().toISOString().replace('Z', '000Z') },
-      ],
-    });
+    await takeOverOnceHeld();
     const error = await running;
     await harness.sim.admin.clearFaults();
     expect(error).toBeInstanceOf(PartialFailureError);
