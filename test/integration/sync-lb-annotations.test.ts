@@ -344,13 +344,17 @@ describe('sync-lb: annotations', () => {
       expect(pool.members[0]!.subnet.uuid).toBe(SUBNET_A.uuid);
       await expectConverged(harness, ['subnets'], pass);
 
-      // A subnet no node has: the pool becomes empty (not an error, as the Go CCM since 1.3.0).
-      await annotate(namespace, 'subnets', {
+      // A subnet the project does not have (a typo): a problem naming it, not an empty pool.
+      const before = await annotate(namespace, 'subnets', {
         [key('loadbalancer-listener-allowed-subnets')]: '["0d0d0d0d-0000-4000-8000-00000000000d"]',
       });
-      await passOk(harness, ['subnets'], pass);
-      expect(poolOf(await theLb(harness, service), 'tcp/http').members).toEqual([]);
-      await expectConverged(harness, ['subnets'], pass);
+      const refused = await passFails(harness, ['subnets'], pass);
+      expect(failuresOf(refused.error, namespace, 'subnets')).toEqual([
+        expect.stringContaining('subnet 0d0d0d0d-0000-4000-8000-00000000000d of annotation k8s.cloudscale.ch/loadbalancer-listener-allowed-subnets does not exist'),
+      ]);
+      expect(refused.simWrites).toEqual([]);
+      expect((await readService(namespace, 'subnets')).metadata!.resourceVersion).toBe(before.metadata!.resourceVersion);
+      expect(memberNames(poolOf(await theLb(harness, service), 'tcp/http'))).toEqual([`10.20.0.1:${nodePort}`]);
 
       await annotate(namespace, 'subnets', { [key('loadbalancer-listener-allowed-subnets')]: null });
       await passOk(harness, ['subnets'], pass);

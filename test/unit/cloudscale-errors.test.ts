@@ -60,13 +60,15 @@ describe('CloudscaleRequestError', () => {
     const error = make(404, '{"detail": "Not found."}');
     expect(error.isNotFound).toBe(true);
     expect(error.detail).toBe('Not found.');
-    expect(error.hint).toBeUndefined();
+    expect(error.hint).toMatch(/CLOUDSCALE_API_URL/);
   });
 
   test.each([
     { status: 401, outcomeUnknown: false, hint: /CLOUDSCALE_API_TOKEN/ },
     { status: 403, outcomeUnknown: false, hint: /read\/write/ },
     { status: 429, outcomeUnknown: false, hint: /try again later/ },
+    { status: 400, outcomeUnknown: false, hint: /refused the request as sent/ },
+    { status: 409, outcomeUnknown: false, hint: /refused the request as sent/ },
     { status: 500, outcomeUnknown: true, hint: /may or may not have been created/ },
   ])('hint for $status (outcomeUnknown $outcomeUnknown)', ({ status, outcomeUnknown, hint }) => {
     const error = make(status, undefined, outcomeUnknown);

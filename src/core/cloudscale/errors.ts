@@ -82,6 +82,14 @@ function hintForStatus(status: number, outcomeUnknown: boolean): string | undefi
   if (status === 429 || status >= 500) {
     return 'the API is overloaded or under maintenance: try again later';
   }
+  if (status === 404) {
+    return 'the object is gone, or this is not the cloudscale API: check CLOUDSCALE_API_URL (--api-url); ' +
+      'an object deleted meanwhile is read again on the next run';
+  }
+  if (status >= 400 && status < 500) {
+    return 'the API refused the request as sent: where the message names a value of an annotation, fix the ' +
+      'annotation; otherwise report it (with the output of -v) as a bug of cloudscale-ccm';
+  }
   return undefined;
 }
 
