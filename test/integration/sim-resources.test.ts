@@ -617,6 +617,8 @@ describe('server lifecycle', () => {
     expect(now.interfaces[1]).toEqual(privateIface);
     expect(now.interfaces[0]!.type).toBe('public');
     expect(now.interfaces[0]!.addresses).toHaveLength(publicIface!.addresses.length);
+    expect((await call('PATCH', server.href, { name: 'renamed.example.com' })).status).toBe(204);
+    expect((await call<Server>('GET', server.href)).body.name).toBe('renamed.example.com');
     expect(await call('PATCH', server.href, { status: 'stopped' })).toMatchObject({
       status: 400,
       body: { status: ['The status changes through the start, stop and reboot actions.'] },
