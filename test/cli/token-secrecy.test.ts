@@ -2,7 +2,9 @@
 // as a process against a simulator that demands its own token, with the token from each source
 // the tool reads (CLOUDSCALE_API_TOKEN, CLOUDSCALE_ACCESS_TOKEN, --token-file, the Secret
 // kube-system/cloudscale), rejected (401) or accepted, plain, verbose and as JSON/YAML, and
-// through retries and timeouts; the token's text must be absent from stdout and stderr.
+// through retries and timeouts; the token's text must be absent from stdout and stderr. A
+// server that echoes the Authorization header in its error bodies must not bring it into the
+// output, the Events, the Services or the request log either.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -207,5 +209,85 @@ describe('a token the API accepts', () => {
     const exit = await sim.exited;
     expect(exit.code).toBe(0);
     expectNoSecret({ code: exit.code, stdout: sim.stdout(), stderr: sim.stderr() }, demanded, 'sim --token');
+  });
+});
+
+/**
+ * A server in front of the simulator that answers chosen requests with an error whose body
+ * repeats the request's Authorization header, as a misconfigured proxy or a debugging endpoint
+ * does; every other request is passed through.
+ */
+async function startEchoingProxy(target: string, echoes: (method: string, path: string) => boolean): Promise<{ url: string; close(): Promise<void> }> {
+  const { createServer } = await import('node:http');
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      void (async () => {
+        const path = request.url ?? '/';
+        if (echoes(request.method ?? 'GET', path.split('?')[0]!)) {
+          response.writeHead(400, { 'content-type': 'application/json' });
+          response.end(JSON.stringify({ detail: `Unexpected header Authorization: ${request.headers.authorization ?? ''}` }));
+          return;
+        }
+        const body = chunks.length === 0 ? undefined : Buffer.concat(chunks);
+        const answer = await fetch(`${target}${path}`, {
+          method: request.method ?? 'GET',
+          headers: Object.fromEntries(
+            ['authorization', 'content-type', 'accept'].flatMap((name) => (request.headers[name] === undefined ? [] : [[name, String(request.headers[name])]])),
+          ),
+          ...(body === undefined ? {} : { body }),
+        });
+        const text = (await answer.text()).replaceAll(target, `http://127.0.0.1:${(server.address() as { port: number }).port}`);
+        response.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' });
+        response.end(text);
+      })();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+describe('a server that echoes the token back', () => {
+  test('in the error of a create: not on stdout or stderr, not in any Event, annotation or log', async () => {
+    await createLoadBalancerService(namespace, 'echo');
+    const proxy = await startEchoingProxy(harness.sim.url, (method, path) => method === 'POST' && path === '/v1/load-balancers');
+    try {
+      const outputs = [];
+      for (const mode of [['-v'], ['-v', '-o', 'json']]) {
+        const result = await runBinary([...mode, 'sync-lb', ...fastSync], { apiUrl: proxy.url });
+        expect(result.code, result.stderr).toBe(1);
+        expectNoSecret(result, TEST_TOKEN, `sync-lb ${mode.join(' ')}`);
+        outputs.push(result.stdout + result.stderr);
+      }
+      // The echo did reach the output (redacted): the test exercises the path it guards.
+      expect(outputs.join('\n')).toContain('Unexpected header Authorization: Bearer [redacted]');
+
+      const conn = testConnection();
+      const events = await conn.core.listNamespacedEvent({ namespace });
+      expect(JSON.stringify(events.items).includes(TEST_TOKEN), 'the token is in an Event').toBe(false);
+      expect(events.items.map((e) => e.message).join('\n')).toContain('Bearer [redacted]');
+      const services = await conn.core.listNamespacedService({ namespace });
+      expect(JSON.stringify(services.items).includes(TEST_TOKEN), 'the token is in a Service (annotations, status)').toBe(false);
+      expect(JSON.stringify(harness.sim.admin.requests()).includes(TEST_TOKEN), 'the token is in the request log').toBe(false);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  test('in the error of a read: plan and init-nodes, plain and verbose', async () => {
+    const proxy = await startEchoingProxy(harness.sim.url, (method, path) => method === 'GET' && path === '/v1/servers');
+    try {
+      for (const args of [['plan'], ['-v', 'plan'], ['-v', '-o', 'yaml', 'plan'], ['-v', 'init-nodes']]) {
+        const result = await runBinary(args, { apiUrl: proxy.url });
+        expectNoSecret(result, TEST_TOKEN, args.join(' '));
+        expectUserError(result, 'Unexpected header Authorization: Bearer [redacted]');
+      }
+    } finally {
+      await proxy.close();
+    }
   });
 });
