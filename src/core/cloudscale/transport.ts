@@ -85,7 +85,8 @@ export function createTransport(options: TransportOptions): Transport {
         status = (await pending).status;
         const text = await pending.text();
         record(true);
-        return parseSuccessBody(text, { call, path, attempts, baseUrl: options.baseUrl });
+        // Answers are redacted too: their texts (names, tags) end up in plans, Events and logs.
+        return parseSuccessBody(redactToken(text, options.token), { call, path, attempts, baseUrl: options.baseUrl });
       } catch (error) {
         if (options.signal?.aborted) {
           record(true);
