@@ -73,7 +73,7 @@ describe('sync-lb: annotations', () => {
       expect(service.status!.loadBalancer!.ingress!.map((i) => i.ip)).toEqual(state.lb.vip_addresses.map((v) => v.address));
     });
 
-    it('refuses both Services when two claim one Floating IP: Warning events, nothing written, the IP stays', async () => {
+    it('a second Service claiming a held Floating IP is refused (Warning event, nothing written); the holder stays in sync', async () => {
       const first = await reconciled('fip-first', {
         annotations: { [key('loadbalancer-floating-ips')]: JSON.stringify([FLOATING_IPS[1]]) },
       });
@@ -83,21 +83,17 @@ describe('sync-lb: annotations', () => {
       const second = await createLoadBalancerService(namespace, 'fip-second', {
         annotations: { [key('loadbalancer-floating-ips')]: JSON.stringify([FLOATING_IPS[1]]) },
       });
-      const { error, simWrites, ctx } = await passFails(harness, ['fip-first', 'fip-second'], pass);
+      const { error, simWrites, ctx, report } = await passFails(harness, ['fip-first', 'fip-second'], pass);
       expect(simWrites).toEqual([]);
-      for (const [name, other] of [
-        ['fip-first', 'fip-second'],
-        ['fip-second', 'fip-first'],
-      ] as const) {
-        const messages = failuresOf(error, namespace, name);
-        expect(messages).toHaveLength(1);
-        expect(messages[0]).toContain('is also assigned to another service');
-        expect(messages[0]).toContain(`${FLOATING_IPS[1]}->${namespace}/${other}`);
-      }
+      expect(failuresOf(error, namespace, 'fip-first')).toEqual([]);
+      expect(report!.services.find((s) => s.service === `${namespace}/fip-first`)?.status).toBe('unchanged');
+      const messages = failuresOf(error, namespace, 'fip-second');
+      expect(messages).toHaveLength(1);
+      expect(messages[0]).toContain('is also assigned to another service');
+      expect(messages[0]).toContain(`${FLOATING_IPS[1]}->${namespace}/fip-first`);
       expect(ctx.out()).toContain(`service ${namespace}/fip-second is also assigned to another service`);
-      for (const service of [first, second]) {
-        expect((await warningsOf(service)).map((e) => e.reason)).toContain('SyncLoadBalancerFailed');
-      }
+      expect((await warningsOf(second)).map((e) => e.reason)).toContain('SyncLoadBalancerFailed');
+      expect((await warningsOf(first)).map((e) => e.reason)).not.toContain('SyncLoadBalancerFailed');
       const stored = await readService(namespace, 'fip-second');
       expect(stored.metadata!.finalizers ?? []).toEqual([]);
       expect((await theLb(harness, first)).floatingIps.map((f) => f.network)).toEqual([FLOATING_IPS[1]]);

@@ -13,6 +13,7 @@ import { ingressFromVips } from '../lb/desired.js';
 import { OWNER_SERVICE_UID_TAG } from '../lb/annotations.js';
 import { LB_FINALIZER, type ServicePlan } from '../lb/planner.js';
 import { abortableSleep } from '../sleep.js';
+import { LoadBalancerNotReadyError, ReadinessWatch } from './lb-watch.js';
 
 /** The writes to the Service the executor needs; implemented on client-node in src/core/kube. */
 export interface ServiceWriter {
@@ -35,6 +36,12 @@ export interface ExecuteOptions {
   readonly settleMs: number;
   /** The load balancer as read for planning, to wait while it is `changing` before writing. */
   readonly actualLoadBalancer?: LoadBalancer | undefined;
+  /**
+   * Waits for a `changing` load balancer to leave that state and answers it as last read. The
+   * pass shares one watch among its Services (and gives up the Service's concurrency slot while
+   * it waits); without it, this plan polls on its own.
+   */
+  readonly awaitReady?: (lb: LoadBalancer) => Promise<LoadBalancer>;
   readonly onProgress?: (event: ExecutorEvent) => void;
 }
 
@@ -73,8 +80,7 @@ export class ActionFailedError extends CcmError {
   }
 }
 
-/** The load balancer stayed `changing` (or went to `error`) longer than allowed. */
-export class LoadBalancerNotReadyError extends CcmError {}
+export { LoadBalancerNotReadyError };
 
 export async function executeServicePlan(
   plan: ServicePlan,
@@ -251,23 +257,17 @@ class PlanRun {
     }
   }
 
-  /** Polls the load balancer until it leaves `changing`; the API rejects or queues writes before. */
+  /** Waits until the load balancer leaves `changing`; the API rejects or queues writes before. */
   private async awaitLoadBalancer(): Promise<void> {
     if (this.loadBalancerReady || this.loadBalancer === undefined) return;
-    const deadline = Date.now() + this.options.waitTimeoutMs;
     let lb = this.loadBalancer;
-    while (lb.status === 'changing') {
+    if (lb.status === 'changing') {
       this.options.onProgress?.({ type: 'waiting', loadBalancer: lb.name, status: lb.status });
-      if (Date.now() + this.options.pollIntervalMs > deadline) {
-        throw new LoadBalancerNotReadyError(
-          `load balancer ${lb.name} (${lb.uuid}) is still "${lb.status}" after ${Math.round(this.options.waitTimeoutMs / 1000)} s`,
-          {
-            hint: 'the next pass continues where this one stopped; raise --wait-timeout if provisioning is slow, or check the load balancer in the cloudscale control panel',
-          },
-        );
-      }
-      await abortableSleep(this.options.pollIntervalMs, this.options.signal);
-      lb = await this.deps.cloud.loadBalancers.get(lb.uuid);
+      const awaitReady =
+        this.options.awaitReady ??
+        ((changing: LoadBalancer) =>
+          new ReadinessWatch(this.deps.cloud, this.options).ready(changing, this.options.waitTimeoutMs));
+      lb = await awaitReady(lb);
     }
     this.loadBalancer = lb;
     if (lb.status === 'error') {

@@ -3,6 +3,7 @@
 // with the Kubernetes events the generic service controller and the Go CCM emit.
 import type { V1Service } from '@kubernetes/client-node';
 import type { CloudscaleClient } from '../cloudscale/client.js';
+import type { LoadBalancer } from '../cloudscale/types.js';
 import { CcmError, InternalError, RefusedError, errorMessage } from '../errors.js';
 import type { KubeConnection } from '../kube/connection.js';
 import { recordEvent } from '../kube/events.js';
@@ -11,7 +12,8 @@ import { assembleActualLoadBalancer, findLoadBalancer } from '../lb/actual.js';
 import type { PlannedAction } from '../lb/actions.js';
 import { planService, type ServicePlan } from '../lb/planner.js';
 import { problemSummary, type Problem } from '../lb/problems.js';
-import { mapConcurrent } from './concurrency.js';
+import { Slots } from './concurrency.js';
+import { ReadinessWatch } from './lb-watch.js';
 import {
   executeServicePlan,
   type ExecuteOptions,
@@ -74,7 +76,7 @@ export type ServiceOutcome =
   | { readonly status: 'unchanged' | 'changed'; readonly planned: PlannedService; readonly execution: ExecutionResult }
   | { readonly status: 'failed'; readonly planned: PlannedService; readonly execution: ExecutionResult; readonly errors: readonly Error[] };
 
-export interface SyncPassOptions extends Omit<ExecuteOptions, 'actualLoadBalancer' | 'onProgress'> {
+export interface SyncPassOptions extends Omit<ExecuteOptions, 'actualLoadBalancer' | 'onProgress' | 'awaitReady'> {
   readonly concurrency: number;
   readonly onProgress?: (service: string, event: ExecutorEvent) => void;
   /** Called once per Service when its plan is done (or failed), in completion order. */
@@ -83,7 +85,13 @@ export interface SyncPassOptions extends Omit<ExecuteOptions, 'actualLoadBalance
   readonly onEventError?: (error: Error) => void;
 }
 
-/** Executes the plans; one Service's failure never stops the others. */
+/**
+ * Executes the plans; one Service's failure never stops the others. At most `concurrency`
+ * Services work at once, but one waiting for its load balancer to leave `changing` gives its
+ * slot up meanwhile: new load balancers are created early and provision side by side (up to
+ * about two minutes each on the real API), and each Service builds its pools and listeners as
+ * soon as its own is ready. One watch polls all waiting load balancers together.
+ */
 export async function executeLbPass(
   planned: readonly PlannedService[],
   snapshot: LbPassSnapshot,
@@ -91,18 +99,25 @@ export async function executeLbPass(
   options: SyncPassOptions,
 ): Promise<ServiceOutcome[]> {
   const active = planned.filter((p) => p.plan.mode !== 'ignore');
-  return mapConcurrent(active, options.concurrency, async (item) => {
-    const outcome = await executeOne(item, snapshot, deps, options);
-    options.onServiceDone?.(outcome);
-    return outcome;
-  });
+  const slots = new Slots(options.concurrency);
+  const watch = new ReadinessWatch(deps.cloud, options);
+  const awaitReady = (lb: LoadBalancer) => slots.without(() => watch.ready(lb, options.waitTimeoutMs));
+  return Promise.all(
+    active.map((item) =>
+      slots.with(async () => {
+        const outcome = await executeOne(item, snapshot, deps, { ...options, awaitReady });
+        options.onServiceDone?.(outcome);
+        return outcome;
+      }),
+    ),
+  );
 }
 
 async function executeOne(
   planned: PlannedService,
   snapshot: LbPassSnapshot,
   deps: { readonly conn: KubeConnection; readonly cloud: CloudscaleClient },
-  options: SyncPassOptions,
+  options: SyncPassOptions & Pick<ExecuteOptions, 'awaitReady'>,
 ): Promise<ServiceOutcome> {
   const { plan, service } = planned;
   const name = `service/${plan.service.namespace}/${plan.service.name}`;
