@@ -1,14 +1,11 @@
 // The composition root: builds the Kubernetes connection and the cloudscale client once per
 // invocation, lazily, from flags, environment and (for the token) the Go CCM's Secret.
-import { createInterface } from 'node:readline/promises';
+// Only what a command uses is loaded: the Kubernetes client (client-node, about a thousand
+// modules) when the command talks to the cluster, the cloudscale client (ky) on first use.
 import type { CliIo, CommandContext, GlobalOptions } from './commands/context.js';
-import { createCloudscaleClient, type CloudscaleClient } from './core/cloudscale/client.js';
-import { checkedToken } from './core/cloudscale/settings.js';
-import { resolveApiTimeoutMs, resolveApiUrl, resolveCloudscaleToken } from './core/cloudscale/token.js';
-import { namespaceUid, readSecretValue } from './core/kube/cluster.js';
-import { connectKube, type KubeConnection } from './core/kube/connection.js';
-import { ConfigError, KubeApiError } from './core/errors.js';
-import { manifestTooLarge } from './commands/service-manifests.js';
+import type { CloudscaleClient } from './core/cloudscale/client.js';
+import type { KubeConnection } from './core/kube/connection.js';
+import { ConfigError, InternalError, KubeApiError } from './core/errors.js';
 
 /** The Secret the Go CCM reads its token from; reused so a switch-over needs no new Secret. */
 export const TOKEN_SECRET = { namespace: 'kube-system', name: 'cloudscale', key: 'access-token' } as const;
@@ -16,6 +13,8 @@ export const TOKEN_SECRET = { namespace: 'kube-system', name: 'cloudscale', key:
 /** The token from the Go CCM's Secret, checked like the other sources so errors name the Secret. */
 async function tokenFromSecret(kube: KubeConnection): Promise<string> {
   const { namespace, name, key } = TOKEN_SECRET;
+  const { readSecretValue } = await import('./core/kube/cluster.js');
+  const { checkedToken } = await import('./core/cloudscale/settings.js');
   let value: string | undefined;
   try {
     value = await readSecretValue(kube, namespace, name, key);
@@ -23,7 +22,7 @@ async function tokenFromSecret(kube: KubeConnection): Promise<string> {
     // The role `manifests` prints grants no Secret access on purpose (the kubelet hands the
     // CronJob the token): pointing at it would not help.
     if (!(error instanceof KubeApiError) || error.status !== 403) throw error;
-    throw new ConfigError(`no cloudscale API token: CLOUDSCALE_API_TOKEN is not set and ${error.message}`, {
+    throw new ConfigError(`no cloudscale API token: CLOUDSCALE_API_TOKEN is not set, and ${error.message}`, {
       cause: error,
       hint:
         `set CLOUDSCALE_API_TOKEN or pass --token-file; reading the Secret ${namespace}/${name} needs "get" on it, ` +
@@ -39,7 +38,19 @@ async function tokenFromSecret(kube: KubeConnection): Promise<string> {
   return checkedToken(token, `the Secret ${namespace}/${name} (key ${key})`);
 }
 
-export function createCommandContext(globals: GlobalOptions, io: CliIo): CommandContext {
+/** What a command uses besides its own modules; decides what is loaded before it runs. */
+export interface CommandUses {
+  /** The command talks to the Kubernetes API (ctx.kube(), ctx.clusterId(), the token Secret). */
+  cluster: boolean;
+}
+
+export async function createCommandContext(
+  globals: GlobalOptions,
+  io: CliIo,
+  uses: CommandUses = { cluster: true },
+): Promise<CommandContext> {
+  // kube() hands out the connection synchronously, so its module is loaded up front.
+  const connection = uses.cluster ? await import('./core/kube/connection.js') : undefined;
   let kube: KubeConnection | undefined;
   let cloudscale: Promise<CloudscaleClient> | undefined;
   let clusterId: Promise<string> | undefined;
@@ -51,8 +62,11 @@ export function createCommandContext(globals: GlobalOptions, io: CliIo): Command
     env: io.env,
     signal: io.signal,
     kube() {
+      if (connection === undefined) {
+        throw new InternalError('this command was declared not to talk to the cluster (createCommandContext uses.cluster)');
+      }
       if (kube === undefined) {
-        kube = connectKube({
+        kube = connection.connectKube({
           ...(globals.kubeconfig === undefined ? {} : { kubeconfig: globals.kubeconfig }),
           ...(globals.context === undefined ? {} : { context: globals.context }),
           env: io.env,
@@ -63,16 +77,19 @@ export function createCommandContext(globals: GlobalOptions, io: CliIo): Command
     },
     cloudscale() {
       cloudscale ??= (async () => {
+        const { resolveApiTimeoutMs, resolveApiUrl, resolveCloudscaleToken } = await import('./core/cloudscale/token.js');
         const baseUrl = resolveApiUrl({ flag: globals.apiUrl, env: io.env });
         const timeoutMs = resolveApiTimeoutMs(io.env);
         const fromFlagOrEnv = await resolveCloudscaleToken({ tokenFile: globals.tokenFile, env: io.env });
         const token = fromFlagOrEnv?.token ?? (await tokenFromSecret(context.kube()));
+        const { createCloudscaleClient } = await import('./core/cloudscale/client.js');
         return createCloudscaleClient({ baseUrl, token, timeoutMs, signal: io.signal });
       })();
       return cloudscale;
     },
     interactive: io.stdin.isTTY === true && io.stdout.isTTY === true,
     async confirm(question) {
+      const { createInterface } = await import('node:readline/promises');
       const rl = createInterface({ input: io.stdin, output: io.stdout });
       try {
         const answer = await rl.question(question, { signal: io.signal });
@@ -88,7 +105,7 @@ export function createCommandContext(globals: GlobalOptions, io: CliIo): Command
         const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
         length += buffer.length;
         // Stops reading at the limit instead of holding whatever is piped in.
-        if (length > maxBytes) throw manifestTooLarge('standard input', maxBytes);
+        if (length > maxBytes) throw (await import('./commands/service-manifests.js')).manifestTooLarge('standard input', maxBytes);
         chunks.push(buffer);
       }
       return Buffer.concat(chunks);
@@ -97,9 +114,15 @@ export function createCommandContext(globals: GlobalOptions, io: CliIo): Command
       clusterId ??=
         globals.clusterId !== undefined
           ? Promise.resolve(globals.clusterId)
-          : namespaceUid(context.kube(), 'kube-system');
+          : kubeSystemUid(context.kube());
       return clusterId;
     },
   };
   return context;
+}
+
+/** The default cluster identity: the uid of namespace kube-system. */
+async function kubeSystemUid(kube: KubeConnection): Promise<string> {
+  const { namespaceUid } = await import('./core/kube/cluster.js');
+  return namespaceUid(kube, 'kube-system');
 }

@@ -15,6 +15,7 @@ import {
   ensureNamespace,
   testConnection,
   testKubeconfig,
+  testNoAccessKubeconfig,
   uniqueName,
 } from '../support/kube.js';
 import { closedPort, expectUserError } from './cli-support.js';
@@ -119,6 +120,17 @@ const kubeconfigCases: Case[] = [
     args: () => ['--kubeconfig', kubeconfigWith('kc-http', (c) => (c.clusters[0]!.cluster.server = harness.sim.url.replace('http:', 'https:'))), ...syncWeb],
     message: ['TLS handshake with the Kubernetes API server failed', 'did not answer in TLS', /hint: .*https:\/\//],
   },
+  // The role of `manifests` grants no Secret access on purpose: the hint must not send the user there.
+  ...(testNoAccessKubeconfig() === undefined
+    ? []
+    : [
+        {
+          name: 'a user who cannot read the token Secret',
+          args: () => ['--kubeconfig', testNoAccessKubeconfig()!, '--cluster-id', 'x', 'cleanup', '--dry-run'],
+          env: () => ({ CLOUDSCALE_API_TOKEN: undefined }),
+          message: ['no cloudscale API token', 'forbidden', /hint: set CLOUDSCALE_API_TOKEN or pass --token-file; .*does not grant/],
+        },
+      ]),
 ];
 
 const manifestCases: Case[] = [
