@@ -54,6 +54,12 @@ describe('sync-lb: requests per pass', () => {
     expect(converge.report.requests.writes).toBe(CREATIONS_PER_SERVICE * count);
     expect(converge.report.requests.retries).toBe(0);
     const convergeMinimum = CREATIONS_PER_SERVICE * count + LIST_ROUTES.length + count;
+    // The read-back after the creations asks only what the pass cannot know: no member list of
+    // the pools it created (their create answers listed the members), no servers or subnets again.
+    const converged = converge.simRequests.map((r) => `${r.method} ${r.route}`);
+    expect(converged.filter((r) => r === MEMBER_LIST_ROUTE)).toEqual([]);
+    expect(converged.filter((r) => r === 'GET /v1/servers' || r === 'GET /v1/subnets')).toEqual(['GET /v1/servers', 'GET /v1/subnets']);
+    expect(converge.report.requests.total).toBeLessThanOrEqual(convergeMinimum + 6);
 
     const noop = await passOk(harness, names, { namespace });
     const requests = (await noop.ctx.client()).requests.summary();

@@ -6,7 +6,7 @@
 import type { V1LoadBalancerIngress } from '@kubernetes/client-node';
 import type { CloudscaleClient } from '../cloudscale/client.js';
 import { isOutcomeUnknown } from '../cloudscale/errors.js';
-import type { LoadBalancer } from '../cloudscale/types.js';
+import type { LoadBalancer, PoolMember } from '../cloudscale/types.js';
 import { CcmError, InternalError, assertNever, errorMessage } from '../errors.js';
 import { LB_REF, isPlannedRef, type ObjectRef, type PlannedAction } from '../lb/actions.js';
 import { ingressFromVips } from '../lb/desired.js';
@@ -61,6 +61,10 @@ export interface ExecutionResult {
   readonly failed?: { readonly action: PlannedAction; readonly error: Error };
   /** The load balancer as last seen (created or awaited), for status and reporting. */
   readonly loadBalancer?: LoadBalancer;
+  /** Pools this plan created, each with the members created in it: all the members it has. */
+  readonly poolsCreated: ReadonlyMap<string, readonly PoolMember[]>;
+  /** Pools that existed before whose members this plan created or deleted. */
+  readonly poolsChanged: ReadonlySet<string>;
 }
 
 /** One action of a plan failed; the message names the object and the verb. */
@@ -95,6 +99,8 @@ class PlanRun {
   private readonly created = new Map<string, string>();
   private readonly deletedKinds = new Set<string>();
   private readonly executed: ExecutedAction[] = [];
+  private readonly poolsCreated = new Map<string, PoolMember[]>();
+  private readonly poolsChanged = new Set<string>();
   private loadBalancer: LoadBalancer | undefined;
   private loadBalancerReady = false;
 
@@ -116,19 +122,31 @@ class PlanRun {
         await this.run(action);
       } catch (error) {
         return {
-          executed: this.executed,
+          ...this.outcome(),
           failed: { action, error: new ActionFailedError(action, error) },
-          ...(this.loadBalancer === undefined ? {} : { loadBalancer: this.loadBalancer }),
         };
       }
       const ms = Date.now() - started;
       this.executed.push({ action, ms });
       this.options.onProgress?.({ type: 'done', action, index, ms });
     }
+    return this.outcome();
+  }
+
+  private outcome(): ExecutionResult {
     return {
       executed: this.executed,
+      poolsCreated: this.poolsCreated,
+      poolsChanged: this.poolsChanged,
       ...(this.loadBalancer === undefined ? {} : { loadBalancer: this.loadBalancer }),
     };
+  }
+
+  /** Records a member written to a pool: part of a pool created here, or a change of an older one. */
+  private memberWritten(poolUuid: string, created?: PoolMember): void {
+    const members = this.poolsCreated.get(poolUuid);
+    if (members !== undefined && created !== undefined) members.push(created);
+    else this.poolsChanged.add(poolUuid);
   }
 
   private async run(action: PlannedAction): Promise<void> {
@@ -174,19 +192,28 @@ class PlanRun {
           load_balancer: this.resolve(action.loadBalancer),
         });
         this.created.set(action.ref, pool.uuid);
+        this.poolsCreated.set(pool.uuid, []);
         return;
       }
       case 'delete-pool':
         await this.awaitLoadBalancer();
         this.deletedKinds.add('pool');
         return cloud.deleteByHref(action.pool.href);
-      case 'create-member':
+      case 'create-member': {
         await this.beforeCreate('member');
-        await cloud.poolMembers.create(this.resolve(action.pool), action.body);
+        const pool = this.resolve(action.pool);
+        const member = await cloud.poolMembers.create(pool, action.body).catch((error: unknown) => {
+          // Its outcome is unknown, and so are the pool's members: it is listed when read back.
+          this.poolsChanged.add(pool);
+          throw error;
+        });
+        this.memberWritten(pool, member);
         return;
+      }
       case 'delete-member':
         await this.awaitLoadBalancer();
         this.deletedKinds.add('member');
+        this.memberWritten(this.resolve(action.pool));
         return cloud.deleteByHref(action.member.href);
       case 'create-listener':
         await this.beforeCreate('listener');

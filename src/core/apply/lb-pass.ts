@@ -3,7 +3,7 @@
 // with the Kubernetes events the generic service controller and the Go CCM emit.
 import type { V1Service } from '@kubernetes/client-node';
 import type { CloudscaleClient } from '../cloudscale/client.js';
-import type { LoadBalancer } from '../cloudscale/types.js';
+import type { LoadBalancer, PoolMember } from '../cloudscale/types.js';
 import { CcmError, InternalError, RefusedError, errorMessage } from '../errors.js';
 import type { KubeConnection } from '../kube/connection.js';
 import { recordEvent } from '../kube/events.js';
@@ -22,7 +22,7 @@ import {
   type ExecutorEvent,
   type ServiceWriter,
 } from './lb-executor.js';
-import { readLbPassSnapshot, servicesInPlay, type LbPassSnapshot, type ServiceSelection } from './snapshot.js';
+import { readBackSnapshot, servicesInPlay, type LbPassSnapshot, type ServiceSelection } from './snapshot.js';
 
 export interface PlannedService {
   readonly plan: ServicePlan;
@@ -223,12 +223,16 @@ export async function reconcileLoadBalancers(
   options: ReconcileOptions,
 ): Promise<ServiceOutcome[]> {
   const results = new Map<string, ServiceOutcome>();
+  // Members of the pools this pass created, as their create answers gave them.
+  const createdPools = new Map<string, readonly PoolMember[]>();
   let { snapshot, planned } = first;
   for (let round = 1; ; round += 1) {
     const outcomes = await executeLbPass(planned, snapshot, deps, options);
     for (const outcome of outcomes) {
       const key = serviceKey(outcome.planned.plan);
       results.set(key, mergeRounds(results.get(key), outcome));
+      for (const [pool, members] of outcome.execution.poolsCreated) createdPools.set(pool, members);
+      for (const pool of outcome.execution.poolsChanged) createdPools.delete(pool);
     }
     const restructured = outcomes.filter(
       (o) => o.status === 'changed' && o.planned.plan.mode === 'ensure' && o.execution.executed.some((e) => isStructural(e.action)),
@@ -236,7 +240,7 @@ export async function reconcileLoadBalancers(
     if (restructured.length === 0 || options.signal?.aborted) break;
     await options.afterRound?.(round);
     const again: ServiceSelection = { names: restructured.map((o) => o.planned.plan.service) };
-    snapshot = await readLbPassSnapshot({ ...deps, selection: again });
+    snapshot = await readBackSnapshot(deps, again, { previous: first.snapshot, createdPools });
     planned = planLbPass(snapshot, again).filter((p) => p.plan.actions.some((a) => a.verb !== 'refuse'));
     if (planned.length === 0) break;
     if (round === MAX_ROUNDS) {

@@ -101,6 +101,49 @@ export async function readLbPassSnapshot(input: {
   };
 }
 
+/** What a pass already knows when it reads back what it wrote (see readBackSnapshot). */
+export interface PassKnowledge {
+  /** The snapshot the pass started from: servers, subnets, Nodes and the version are reused. */
+  readonly previous: LbPassSnapshot;
+  /** Pools the pass created, with every member it created in them (all their members). */
+  readonly createdPools: ReadonlyMap<string, readonly PoolMember[]>;
+}
+
+/**
+ * The state after a round of writes, for verification: Services, load balancers, pools,
+ * listeners, health monitors and Floating IPs are read again, as are the members of pools that
+ * existed before. What the writes cannot have changed (servers, subnets, Nodes, the version)
+ * and the members of pools the pass created itself (their create answers list them) are not.
+ */
+export async function readBackSnapshot(
+  deps: { readonly conn: KubeConnection; readonly cloud: CloudscaleClient },
+  selection: ServiceSelection,
+  known: PassKnowledge,
+): Promise<LbPassSnapshot> {
+  const { cloud } = deps;
+  const [liveServices, loadBalancers, pools, listeners, monitors, floatingIps] = await Promise.all([
+    listServices(deps.conn),
+    cloud.loadBalancers.list(),
+    cloud.pools.list(),
+    cloud.listeners.list(),
+    cloud.healthMonitors.list(),
+    cloud.floatingIps.list(),
+  ]);
+  const { previous } = known;
+  const lists: CloudLists = { servers: previous.servers, subnets: previous.subnets, loadBalancers, pools, listeners, monitors, floatingIps };
+  const inPlay = servicesInPlay(liveServices, selection);
+  const confirmed = await confirmMissingByUuid(cloud, loadBalancers, inPlay);
+  const membersByPool = await readMembers(cloud, { ...lists, loadBalancers: confirmed.loadBalancers }, inPlay, known.createdPools);
+  return {
+    ...previous,
+    ...lists,
+    loadBalancers: confirmed.loadBalancers,
+    uuidLookups: confirmed.uuidLookups,
+    services: liveServices,
+    membersByPool,
+  };
+}
+
 /** The Services a pass plans for, in a stable order (namespace, name). */
 export function servicesInPlay(
   services: readonly V1Service[],
@@ -170,7 +213,8 @@ async function readMembers(
   cloud: CloudscaleClient,
   lists: CloudLists,
   services: readonly V1Service[],
-): Promise<Record<string, PoolMember[]>> {
+  known: ReadonlyMap<string, readonly PoolMember[]> = new Map(),
+): Promise<Record<string, readonly PoolMember[]>> {
   const lbUuids = new Set<string>();
   for (const service of services) {
     try {
@@ -182,6 +226,10 @@ async function readMembers(
     }
   }
   const pools = lists.pools.filter((pool) => lbUuids.has(pool.load_balancer.uuid));
-  const members = await mapConcurrent(pools, 8, (pool) => cloud.poolMembers.list(pool.uuid));
+  const members = await mapConcurrent(
+    pools,
+    8,
+    async (pool): Promise<readonly PoolMember[]> => known.get(pool.uuid) ?? cloud.poolMembers.list(pool.uuid),
+  );
   return Object.fromEntries(pools.map((pool, i) => [pool.uuid, members[i]!]));
 }
