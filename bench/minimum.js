@@ -3,8 +3,9 @@
 //
 // A pass must read the state of every resource kind it manages once (servers, load balancers,
 // pools, listeners, health monitors, Floating IPs: one list each, tag filters cannot narrow a
-// kind to "ours" without hiding foreign objects that clash), the members of every existing pool
-// (the API has no list of all members), and then write exactly the differences.
+// kind to "ours" without hiding foreign objects that clash), the subnets (the annotations'
+// subnets must exist before anything is written), the members of every existing pool (the API
+// has no list of all members), and then write exactly the differences.
 
 /** The cloud lists of one pass, by route. */
 export const CLOUD_LISTS = [
@@ -14,6 +15,7 @@ export const CLOUD_LISTS = [
   'GET /v1/load-balancers/listeners',
   'GET /v1/load-balancers/health-monitors',
   'GET /v1/floating-ips',
+  'GET /v1/subnets',
 ];
 
 const MEMBER_LIST = 'GET /v1/load-balancers/pools/{uuid}/members';
