@@ -141,16 +141,27 @@ function diffBy<D, A>(
   desiredKey: (d: D) => string,
   actualKey: (a: A) => string,
 ): { create: D[]; remove: A[]; matched: [D, A][] } {
-  const remaining = [...actual];
+  // Keys are computed once per item (a pool may have hundreds of members): actual items by key,
+  // in API order, each taken by the first desired item with that key.
+  const byKey = new Map<string, A[]>();
+  for (const a of actual) {
+    const key = actualKey(a);
+    const same = byKey.get(key);
+    if (same === undefined) byKey.set(key, [a]);
+    else same.push(a);
+  }
+  const taken = new Set<A>();
   const create: D[] = [];
   const matched: [D, A][] = [];
   for (const d of desired) {
-    const key = desiredKey(d);
-    const index = remaining.findIndex((a) => actualKey(a) === key);
-    if (index === -1) create.push(d);
-    else matched.push([d, remaining.splice(index, 1)[0]!]);
+    const a = byKey.get(desiredKey(d))?.shift();
+    if (a === undefined) create.push(d);
+    else {
+      matched.push([d, a]);
+      taken.add(a);
+    }
   }
-  return { create, remove: remaining, matched };
+  return { create, remove: actual.filter((a) => !taken.has(a)), matched };
 }
 
 // Identity keys (docs/go-ccm-compatibility.md): a differing key means delete and re-create.
