@@ -42,7 +42,7 @@ export async function startCloud({ servers, latencyMs, lbProvisionMs }) {
 }
 
 /** The CLI's CommandContext for one pass; its output is kept for error messages only. */
-export function passContext({ kubeconfig, apiUrl, signal }) {
+export async function passContext({ kubeconfig, apiUrl, signal }) {
   let output = '';
   const sink = new Writable({
     write(chunk, _encoding, done) {
@@ -50,7 +50,7 @@ export function passContext({ kubeconfig, apiUrl, signal }) {
       done();
     },
   });
-  const ctx = createCommandContext(
+  const ctx = await createCommandContext(
     { kubeconfig, output: 'text', color: false, verbose: false },
     {
       stdin: Readable.from([]),

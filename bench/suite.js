@@ -53,7 +53,7 @@ async function measureInitNodes(env, kube) {
     await kube.createUninitializedNodes(range(1, settings.initNodes));
     const runPass = async (expected) => {
       sim.admin.resetRequests();
-      const { ctx, output } = passContext({ kubeconfig: env.kubeconfig, apiUrl: sim.url, signal: env.signal });
+      const { ctx, output } = await passContext({ kubeconfig: env.kubeconfig, apiUrl: sim.url, signal: env.signal });
       const kubeRequests = countKubeRequests(ctx.kube());
       const started = performance.now();
       const result = await initNodesCommand([], { dryRun: false }, ctx);
@@ -102,7 +102,7 @@ async function measureServices(env, kube, { count, concurrency, listenerChange }
 async function measureSyncPass(env, sim, { concurrency, expected, count, minimum }) {
   const { settings } = env;
   sim.admin.resetRequests();
-  const { ctx, output } = passContext({ kubeconfig: env.kubeconfig, apiUrl: sim.url, signal: env.signal });
+  const { ctx, output } = await passContext({ kubeconfig: env.kubeconfig, apiUrl: sim.url, signal: env.signal });
   const kubeRequests = countKubeRequests(ctx.kube());
   const options = {
     namespace: 'default',

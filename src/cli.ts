@@ -2,7 +2,7 @@
 // Each action lazily imports its command module, builds the context, and returns an exit code.
 // Process concerns (signals, exit codes, printing the one top-level error) live in bin/.
 import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { createCommandContext } from './composition.js';
+import { createCommandContext, type CommandUses } from './composition.js';
 import type { CliIo, CommandContext, GlobalOptions } from './commands/context.js';
 import type { SimCommandOptions } from './commands/sim.js';
 import { KubeApiError, UsageError } from './core/errors.js';
@@ -62,6 +62,9 @@ function usageErrorOf(error: CommanderError, program: Command): UsageError {
 
 const hiddenCommands = new Set(['__complete']);
 
+/** For sim, manifests and completion: they never load the Kubernetes client. */
+const noCluster: CommandUses = { cluster: false };
+
 function buildProgram(
   io: CliIo,
   report: { setExitCode: (code: number) => void; setVerbose: (verbose: boolean) => void },
@@ -91,11 +94,13 @@ function buildProgram(
       writeErr: (text) => (text.startsWith('error:') ? undefined : io.stderr.write(text)),
     });
 
+  // Commands that do not talk to the cluster say so, and start without loading its client.
   const run = (
     action: (command: Command, ctx: CommandContext) => Promise<number | void>,
+    uses: CommandUses = { cluster: true },
   ) =>
     async function (this: Command) {
-      const ctx = createCommandContext(globalsOf(this, io), io);
+      const ctx = await createCommandContext(globalsOf(this, io), io, uses);
       report.setVerbose(ctx.globals.verbose);
       try {
         const code = await action(this, ctx);
@@ -237,7 +242,7 @@ function buildProgram(
           command.opts<SimCommandOptions>(),
           { stdout: ctx.stdout as NodeJS.WritableStream, stderr: ctx.stderr as NodeJS.WritableStream, signal: ctx.signal },
         );
-      }),
+      }, noCluster),
     );
 
   program
@@ -254,7 +259,7 @@ function buildProgram(
           command.opts<{ image?: string; schedule: string; apiServerHost?: string; apiServerPort?: number }>(),
           ctx,
         );
-      }),
+      }, noCluster),
     );
 
   program
@@ -265,7 +270,7 @@ function buildProgram(
       run(async (command, ctx) => {
         const { completionCommand } = await import('./commands/completion.js');
         await completionCommand(command.args[0] as 'bash' | 'zsh' | 'fish', ctx);
-      }),
+      }, noCluster),
     );
 
   // Used by the completion scripts for dynamic candidates; not shown in --help.

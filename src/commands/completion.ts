@@ -5,7 +5,6 @@ import type { V1Service } from '@kubernetes/client-node';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { assertNever } from '../core/errors.js';
-import { kubeCall } from '../core/kube/connection.js';
 import type { CommandContext } from './context.js';
 
 export type CompletionShell = 'bash' | 'zsh' | 'fish';
@@ -42,6 +41,8 @@ export async function completeCommand(
 
 /** `service/NAME` for each Service in `namespace` that serviceCandidates keeps. */
 export async function completeServiceNames(namespace: string, ctx: CommandContext): Promise<string[]> {
+  // Loaded here: printing a completion script needs no Kubernetes client.
+  const { kubeCall } = await import('../core/kube/connection.js');
   const list = await kubeCall(`list Services in namespace ${namespace}`, () =>
     ctx.kube().core.listNamespacedService({ namespace }),
   );

@@ -1,9 +1,8 @@
 // How a running pass reports itself: a live ink view in a terminal, plain lines otherwise (a
 // CronJob's log), nothing with -o json/yaml (the document at the end says it all).
-import { render, type Instance } from 'ink';
 import type { ExecutorEvent } from '../apply/lb-executor.js';
+import type { LiveView } from './progress-live.js';
 import { describeProgress, initialProgress, progressReducer, type PassProgress, type ProgressEvent } from './progress-model.js';
-import { PassProgressView } from './progress-view.js';
 
 export type ReporterMode = 'live' | 'lines' | 'silent';
 
@@ -58,12 +57,14 @@ export function createPassReporter(
       close: async () => {},
     };
   }
-  const instance: Instance = render(<PassProgressView progress={state} now={now()} color={color} />, {
-    stdout: stream as NodeJS.WriteStream,
-    patchConsole: false,
-    exitOnCtrlC: false,
+  // ink and react load here, in a terminal only; events until then update the state, and the
+  // first frame shows it.
+  let view: LiveView | undefined;
+  const loading = import('./progress-live.js').then(({ renderLiveView }) => {
+    view = renderLiveView(stream, color, state, now());
   });
-  const redraw = () => instance.rerender(<PassProgressView progress={state} now={now()} color={color} />);
+  loading.catch(() => {}); // reported by close(), which awaits it
+  const redraw = () => view?.redraw(state, now());
   // Elapsed times tick while load balancers provision (minutes on the real cloud).
   const ticker = setInterval(redraw, 500);
   ticker.unref();
@@ -82,9 +83,9 @@ export function createPassReporter(
     },
     async close() {
       clearInterval(ticker);
+      await loading;
       redraw();
-      instance.unmount();
-      await instance.waitUntilExit();
+      await view?.close();
     },
   };
 }
