@@ -71,7 +71,7 @@ export interface WriterSpec {
 }
 
 export type Step =
-  /** Passes until nothing changes, without faults: the cluster the case starts from. */
+  /** Up to two passes, until one writes nothing (no faults yet): the converged cluster a case starts from. */
   | { readonly kind: 'converge' }
   | { readonly kind: 'fault'; readonly fault: FaultSpec }
   | { readonly kind: 'edit'; readonly edit: EditSpec }
@@ -205,7 +205,7 @@ function convergingService(world: WorldSpec): string {
 // ---- steps -----------------------------------------------------------------------------------
 
 function writer(rng: Prng, command: WriterCommand = rng.pick(COMMANDS), kill = false): WriterSpec {
-  return { command, wait: rng.chance(0.25), ...(kill ? { kill: killSpec(rng, command) } : {}) };
+  return { command, wait: rng.chance(0.15), ...(kill ? { kill: killSpec(rng, command) } : {}) };
 }
 
 function killSpec(rng: Prng, command: WriterCommand): KillSpec {
@@ -253,9 +253,11 @@ type CaseBuilder = (rng: Prng, world: WorldSpec) => { world: WorldSpec; steps: S
 const CASE_BUILDERS: Readonly<Record<number, CaseBuilder>> = {
   0: (rng, world) => {
     const steps: Step[] = [...maybeConverge(rng)];
-    if (rng.chance(0.3)) {
-      const server = rng.int(1, world.servers);
-      steps.push({ kind: 'edit', edit: { kind: 'delete-server', server } });
+    // Only a Node with a providerID can be matched to a deleted server (a name alone never
+    // deletes a Node): without one, every Service would fail by design.
+    const initialized = Array.from({ length: world.servers }, (_, i) => i + 1).filter((i) => !world.uninitialized.includes(i));
+    if (rng.chance(0.3) && initialized.length > 0) {
+      steps.push({ kind: 'edit', edit: { kind: 'delete-server', server: rng.pick(initialized) } });
     }
     const rounds = rng.int(1, 3);
     for (let i = 0; i < rounds; i++) steps.push(...maybeFault(rng, 0.7), writers(rng, { killChance: 0.25 }));

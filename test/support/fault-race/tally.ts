@@ -46,6 +46,9 @@ export class Tally {
       runsWithViolations: this.records.filter((r) => r.violations.length > 0).length,
       runsWithNotes: this.records.filter((r) => r.notes.length > 0).map((r) => r.seed),
       violatingSeedsByInvariant: violations,
+      secondsByPhase: Object.fromEntries(
+        (['world', 'schedule', 'passes', 'checks'] as const).map((p) => [p, Math.round(sum((r) => r.ms[p]) / 1000)]),
+      ),
       wallSeconds: Math.round((Date.now() - this.started) / 1000),
     };
   }
@@ -69,7 +72,8 @@ export class Tally {
       `${pairs} concurrent pairs (${list(t.concurrentPairs)}); ${t.passes} passes; ` +
       `${t.leasesExpired} abandoned Leases expired by the harness; ` +
       `runs with violations: ${t.runsWithViolations}${failed === '' ? '' : ` (${failed})`}; ` +
-      `runs with a transient duplicate: ${t.runsWithNotes.length}; wall time ${t.wallSeconds} s`
+      `runs with a transient duplicate: ${t.runsWithNotes.length}; ` +
+      `wall time ${t.wallSeconds} s (${list(t.secondsByPhase)} s; the rest is teardown)`
     );
   }
 }
