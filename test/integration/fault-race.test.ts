@@ -3,26 +3,28 @@
 // hangs, errors, a create applied then answered 503) and SIGKILLs of the built CLI, then check
 // the safety invariants (test/support/fault-race/invariants.ts) after each run.
 //
-//   FAULT_RACE=1                 enables the suite (it is long: see the README's reliability section)
+//   FAULT_RACE=1                 enables the seeded runs (long: see the README's reliability section)
 //   FAULT_RACE_SEED=<n>          the first run's seed (default 20261123); run i uses seed n + i
 //   FAULT_RACE_RUNS=<n>          how many runs (default 200)
 //
 // A failing run names its seed, its schedule, what each step did and the evidence of each
 // broken invariant. The summary line at the end counts runs, kills, faults, pairs, passes and
-// wall time; it is also written to .tmp/fault-race-summary.json.
+// wall time; it is also written to .tmp/fault-race-summary.json. The self-check always runs:
+// the harness breaks every invariant itself, and the checks must report each.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureNamespace, uniqueName } from '../support/kube.js';
 import { requireBuiltBinary } from '../support/lb-scenarios.js';
 import { probeFeatures } from '../support/fault-race/cli.js';
+import { INVARIANTS } from '../support/fault-race/invariants.js';
 import { executeRun, type RunRecord, type SuiteEnv } from '../support/fault-race/runner.js';
-import { describeScenario, generateScenario } from '../support/fault-race/scenario.js';
+import { describeScenario, generateScenario, sabotageScenario } from '../support/fault-race/scenario.js';
 import { Tally, runReport, violationLine } from '../support/fault-race/tally.js';
 
 const enabled = (process.env.FAULT_RACE ?? '') !== '';
 const firstSeed = wholeNumber('FAULT_RACE_SEED', 20261123);
 const runs = wholeNumber('FAULT_RACE_RUNS', 200);
-// Disabled, one skipped test stands for the suite instead of one per run.
+// Disabled, one skipped test stands for the seeded runs instead of one per run.
 const seeds = Array.from({ length: enabled ? runs : 1 }, (_, i) => firstSeed + i);
 
 function wholeNumber(name: string, fallback: number): number {
@@ -32,8 +34,7 @@ function wholeNumber(name: string, fallback: number): number {
   return Number(raw);
 }
 
-describe.skipIf(!enabled)('fault-and-race: the safety invariants hold under kills, faults and concurrent writers', () => {
-  const tally = new Tally();
+describe('fault-and-race: the safety invariants hold under kills, faults and concurrent writers', () => {
   let env: SuiteEnv;
 
   beforeAll(async () => {
@@ -44,24 +45,34 @@ describe.skipIf(!enabled)('fault-and-race: the safety invariants hold under kill
     env = { namespace, features: await probeFeatures('http://127.0.0.1:9') };
   });
 
-  afterAll(() => {
-    const line = tally.summary();
-    console.log(line);
-    mkdirSync('.tmp', { recursive: true });
-    writeFileSync('.tmp/fault-race-summary.json', `${JSON.stringify({ summary: line, ...tally.totals() }, null, 2)}\n`);
+  it('self-check: a breach of each invariant, made by the harness on purpose, is reported', async () => {
+    const record = await executeRun(firstSeed, env, sabotageScenario(firstSeed));
+    const found = new Set(record.violations.map((v) => v.invariant));
+    expect(INVARIANTS.filter((i) => !found.has(i)), record.violations.map(violationLine).join('\n')).toEqual([]);
   });
 
-  it.for(seeds)('seed %i', { timeout: 180_000 }, async (seed) => {
-    let record: RunRecord;
-    try {
-      record = await executeRun(seed, env);
-    } catch (error) {
-      throw new Error(`seed ${seed}: the run itself broke (${String(error)}); scenario: ${describeScenario(generateScenario(seed))}`, {
-        cause: error,
-      });
-    }
-    tally.add(record);
-    for (const note of record.notes) console.log(`seed ${seed}: ${note}`);
-    expect(record.violations.map(violationLine), runReport(record)).toEqual([]);
+  describe.skipIf(!enabled)('seeded runs (FAULT_RACE=1)', () => {
+    const tally = new Tally();
+
+    afterAll(() => {
+      const line = tally.summary();
+      console.log(line);
+      mkdirSync('.tmp', { recursive: true });
+      writeFileSync('.tmp/fault-race-summary.json', `${JSON.stringify({ summary: line, ...tally.totals() }, null, 2)}\n`);
+    });
+
+    it.for(seeds)('seed %i', { timeout: 180_000 }, async (seed) => {
+      let record: RunRecord;
+      try {
+        record = await executeRun(seed, env);
+      } catch (error) {
+        throw new Error(`seed ${seed}: the run itself broke (${String(error)}); scenario: ${describeScenario(generateScenario(seed))}`, {
+          cause: error,
+        });
+      }
+      tally.add(record);
+      for (const note of record.notes) console.log(`seed ${seed}: ${note}`);
+      expect(record.violations.map(violationLine), runReport(record)).toEqual([]);
+    });
   });
 });

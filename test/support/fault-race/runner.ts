@@ -70,8 +70,7 @@ export interface RunRecord {
   readonly ms: Readonly<Record<'world' | 'schedule' | 'passes' | 'checks', number>>;
 }
 
-export async function executeRun(seed: number, env: SuiteEnv): Promise<RunRecord> {
-  const scenario = generateScenario(seed);
+export async function executeRun(seed: number, env: SuiteEnv, scenario = generateScenario(seed)): Promise<RunRecord> {
   const prefix = uniqueName('fr');
   const harness = await startHarness({
     seed: lbSeed(prefix, scenario.world.servers),
@@ -304,7 +303,25 @@ class Run {
         return '';
       case 'writers':
         return this.writers(step.writers);
+      case 'sabotage':
+        await this.sabotage();
+        return '';
     }
+  }
+
+  /** See the `sabotage` step: one breach of every invariant, made through the API like any client. */
+  private async sabotage(): Promise<void> {
+    const { cloud } = this.harness;
+    const [first, refused] = [this.scenario.world.services[0]!, this.scenario.world.services[1]!];
+    const annotations = async (spec: ServiceSpec) =>
+      (await testConnection().core.readNamespacedService({ namespace: this.env.namespace, name: this.serviceName(spec) })).metadata
+        ?.annotations ?? {};
+    const lb = await cloud.loadBalancers.get((await annotations(first))[key('loadbalancer-uuid')]!);
+    await cloud.deleteByHref(lb.href);
+    for (let i = 0; i < 2; i++) await cloud.loadBalancers.create({ name: lb.name, flavor: 'lb-standard', zone: 'rma1', vip_addresses: [] });
+    await cloud.loadBalancers.update(this.foreign.handMade, { name: `${this.prefix}-renamed-by-hand` });
+    await deleteNodeForced(serverName(this.prefix, 1));
+    await cloud.floatingIps.update(refused.floatingIp!.split('/')[0]!, { server: this.serverUuids.get(2)! });
   }
 
   private applyFaults(specs: readonly FaultSpec[]): void {

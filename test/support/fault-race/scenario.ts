@@ -76,7 +76,13 @@ export type Step =
   | { readonly kind: 'fault'; readonly fault: FaultSpec }
   | { readonly kind: 'edit'; readonly edit: EditSpec }
   /** One writer, or two at once. */
-  | { readonly kind: 'writers'; readonly writers: readonly WriterSpec[] };
+  | { readonly kind: 'writers'; readonly writers: readonly WriterSpec[] }
+  /**
+   * The harness itself breaks every invariant (for the suite's self-check, never in a seeded
+   * run): renames the hand-made load balancer, deletes a converged Service's load balancer,
+   * adds a second one of that name, deletes a Node whose server exists.
+   */
+  | { readonly kind: 'sabotage' };
 
 export interface Scenario {
   readonly seed: number;
@@ -160,6 +166,32 @@ export function generateScenario(seed: number): Scenario {
   const build = CASE_BUILDERS[caseId]!;
   const { world: cased, steps } = build(rng, world);
   return { seed, caseId, world: cased, steps };
+}
+
+/**
+ * The self-check: a converged world with a Service refused by design (a Floating IP claimed by
+ * a second Service added later), then the harness breaks every invariant on purpose.
+ */
+export function sabotageScenario(seed: number): Scenario {
+  const ip = FLOATING_IPS[1];
+  const claim = { ports: 1, floatingIp: ip, local: false, refusal: REFUSALS.sharedFloatingIp } as const;
+  const world: WorldSpec = {
+    servers: 2,
+    uninitialized: [],
+    services: [
+      { key: 's1', ports: 1, local: false, refusal: null },
+      { key: 's2', ...claim },
+      { key: 's3', ...claim, addedLater: true },
+    ],
+    orphan: false,
+    lbProvisionMs: 0,
+  };
+  return {
+    seed,
+    caseId: 0,
+    world,
+    steps: [{ kind: 'converge' }, { kind: 'edit', edit: { kind: 'add-service', service: 's3' } }, { kind: 'sabotage' }],
+  };
 }
 
 // ---- the world -------------------------------------------------------------------------------
@@ -422,6 +454,8 @@ export function describeStep(step: Step): string {
       return `edit ${Object.values(step.edit).join(' ')}`;
     case 'writers':
       return step.writers.map(describeWriter).join(' ∥ ');
+    case 'sabotage':
+      return 'sabotage by the harness';
   }
 }
 
