@@ -56,6 +56,8 @@ interface Case {
   readonly stdin?: () => string;
   /** Fragments of the error (and hint) the user must see. */
   readonly message: readonly (string | RegExp)[];
+  /** Text of the input that must not be shown (a credential in it). */
+  readonly hiddenText?: string;
   /** Faults of the simulator during the run. */
   readonly faults?: () => object;
 }
@@ -97,6 +99,12 @@ const flagCases: Case[] = [
 
 const kubeconfigCases: Case[] = [
   { name: 'not YAML', args: () => ['--kubeconfig', file('kc-garbage', 'clusters: [\n  - {'), ...syncWeb], message: ['cannot load the Kubernetes configuration'] },
+  {
+    name: 'a syntax error next to a credential (not quoted back)',
+    args: () => ['--kubeconfig', file('kc-credential', 'users:\n- name: u\n  user:\n    token: kubeconfig-credential-0123456789\n   bad: : :\n'), ...syncWeb],
+    message: ['cannot load the Kubernetes configuration', '(5:4)'],
+    hiddenText: 'kubeconfig-credential-0123456789',
+  },
   { name: 'binary data', args: () => ['--kubeconfig', file('kc-binary', Buffer.from([0, 159, 146, 150, 255, 0, 1])), ...syncWeb], message: [/kubeconfig|Kubernetes configuration|cluster/] },
   { name: 'a YAML list', args: () => ['--kubeconfig', file('kc-list', '- a\n- b\n'), ...syncWeb], message: [/Kubernetes configuration|no Kubernetes cluster/] },
   { name: 'no clusters', args: () => ['--kubeconfig', file('kc-empty', 'apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n'), ...syncWeb], message: [/no Kubernetes cluster configured|Kubernetes configuration/] },
@@ -249,6 +257,7 @@ describe('bad input is refused with a clear message, and nothing is written', ()
     expectUserError(result, ...c.message);
     expect(result.stderr.match(/^error: /gm), 'reported once').toHaveLength(1);
     expect(result.stderr).not.toContain(TEST_TOKEN);
+    if (c.hiddenText !== undefined) expect(result.stderr + result.stdout).not.toContain(c.hiddenText);
     // Nothing of the input is echoed raw: no control character reaches the terminal.
     expect(result.stderr).not.toMatch(/[\u0000-\u0008\u000b-\u001f]/);
     await expectNothingWritten(before, result);
