@@ -101,7 +101,7 @@ const kubeconfigCases: Case[] = [
   { name: 'not YAML', args: () => ['--kubeconfig', file('kc-garbage', 'clusters: [\n  - {'), ...syncWeb], message: ['cannot load the Kubernetes configuration'] },
   {
     name: 'a syntax error next to a credential (not quoted back)',
-    args: () => ['--kubeconfig', file('kc-credential', 'users:\n- name: u\n  user:\n    token: kubeconfig-credential-0123456789\n   bad: : :\n'), ...syncWeb],
+    args: () => ['-v', '--kubeconfig', file('kc-credential', 'users:\n- name: u\n  user:\n    token: kubeconfig-credential-0123456789\n   bad: : :\n'), ...syncWeb],
     message: ['cannot load the Kubernetes configuration', '(5:4)'],
     hiddenText: 'kubeconfig-credential-0123456789',
   },

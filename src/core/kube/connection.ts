@@ -62,10 +62,10 @@ export function connectKube(options: KubeConnectionOptions = {}): KubeConnection
   } catch (error) {
     if (error instanceof ConfigError) throw error;
     // The YAML parser quotes the lines around the error: in a kubeconfig they hold credentials.
-    // Only its first line (what and where: "bad indentation (5:4)") is shown.
+    // Only its first line (what and where: "bad indentation (5:4)") is shown, and the parser's
+    // error is not kept as the cause (-v would print it whole).
     const reason = messageOf(error).split('\n', 1)[0]!.trim();
     throw new ConfigError(`cannot load the Kubernetes configuration from ${source}: ${reason}`, {
-      cause: error,
       hint: 'check the file (kubectl config view) or pass another with --kubeconfig',
     });
   }
