@@ -1,9 +1,6 @@
-// What the benchmark sets up around the command under test: the simulated cloud, Nodes and
-// Services in the control plane, and a CommandContext built by the CLI's own composition root,
-// one per pass (as one CLI invocation gets), so each pass starts with a fresh request counter.
+// What the benchmark sets up around the command under test: the simulated cloud and the Nodes
+// and Services in the control plane.
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { Readable, Writable } from 'node:stream';
-import { createCommandContext } from '../dist/composition.js';
 import { connectKube } from '../dist/core/kube/connection.js';
 import { startSimulator } from '../dist/sim/index.js';
 
@@ -16,19 +13,22 @@ export const nodeName = (i) => `node-${String(i).padStart(2, '0')}`;
 
 /**
  * A cloud of `count` servers, each with a public and a private interface; UUIDs are derived from
- * the names, so every simulator started with this seed has the same servers.
+ * the names, so every simulator started with this seed has the same servers. Addresses run in
+ * blocks of 200 per third octet (the first 200 servers keep 10.20.0.10… and 5.102.146.10…).
  */
 export function seedOf(count) {
-  if (count > 200) throw new Error(`at most 200 servers fit the seed's address plan, asked for ${count}`);
+  if (count > 2000) throw new Error(`at most 2000 servers fit the seed's address plan, asked for ${count}`);
+  const third = (index) => Math.floor(index / 200);
+  const fourth = (index) => (index % 200) + 10;
   return {
-    networks: [{ name: 'k8s-private', zone: 'rma1', subnets: [{ cidr: '10.20.0.0/24' }] }],
+    networks: [{ name: 'k8s-private', zone: 'rma1', subnets: [{ cidr: '10.20.0.0/16' }] }],
     servers: Array.from({ length: count }, (_, index) => ({
       name: nodeName(index + 1),
       flavor: 'flex-4-2',
       zone: 'rma1',
       interfaces: [
-        { type: 'public', addresses: [`5.102.146.${index + 10}`] },
-        { type: 'private', network: 'k8s-private', addresses: [`10.20.0.${index + 10}`] },
+        { type: 'public', addresses: [`5.102.${146 + third(index)}.${fourth(index)}`] },
+        { type: 'private', network: 'k8s-private', addresses: [`10.20.${third(index)}.${fourth(index)}`] },
       ],
     })),
   };
@@ -39,28 +39,6 @@ export async function startCloud({ servers, latencyMs, lbProvisionMs }) {
   const sim = await startSimulator({ seed: seedOf(servers), lbProvisionMs, token: BENCH_TOKEN });
   sim.admin.setFaults({ latencyMs });
   return sim;
-}
-
-/** The CLI's CommandContext for one pass; its output is kept for error messages only. */
-export async function passContext({ kubeconfig, apiUrl, signal }) {
-  let output = '';
-  const sink = new Writable({
-    write(chunk, _encoding, done) {
-      output += chunk.toString();
-      done();
-    },
-  });
-  const ctx = await createCommandContext(
-    { kubeconfig, output: 'text', color: false, verbose: false },
-    {
-      stdin: Readable.from([]),
-      stdout: sink,
-      stderr: sink,
-      env: { KUBECONFIG: kubeconfig, CLOUDSCALE_API_URL: apiUrl, CLOUDSCALE_API_TOKEN: BENCH_TOKEN },
-      signal,
-    },
-  );
-  return { ctx, output: () => output };
 }
 
 /** The Kubernetes side of the fixtures. */
@@ -107,13 +85,14 @@ export function kubeFixtures(kubeconfig) {
     },
 
     /**
-     * Services `svc-001`… of type LoadBalancer; every second one has a second port, so pools
-     * per Service vary. Returns the number of ports of each.
+     * Services `svc-001`… (from number `first`) of type LoadBalancer; every second one has a
+     * second port, so pools per Service vary, unless `ports` fixes their number. Returns the
+     * number of ports of each.
      */
-    async createServices(namespace, count) {
-      const shapes = Array.from({ length: count }, (_, index) => ({
-        name: `svc-${String(index + 1).padStart(3, '0')}`,
-        ports: index % 2 === 1 ? 2 : 1,
+    async createServices(namespace, count, { first = 1, ports } = {}) {
+      const shapes = Array.from({ length: count }, (_, i) => ({
+        name: `svc-${String(first + i).padStart(3, '0')}`,
+        ports: ports ?? ((first + i) % 2 === 0 ? 2 : 1),
       }));
       await inBatches(shapes, 8, ({ name, ports }) =>
         conn.core.createNamespacedService({
@@ -160,36 +139,8 @@ async function inBatches(items, limit, fn) {
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
 
-/**
- * Counts the Kubernetes API requests sent through a connection, by wrapping the HTTP library of
- * each of its API clients (a benchmark-only reach into client-node's generated classes; it
- * fails loudly if their shape changes). Call before the command's first request.
- */
-export function countKubeRequests(conn) {
-  const records = [];
-  for (const client of [conn.core, conn.coordination, conn.events, conn.version]) {
-    const http = client?.api?.configuration?.httpApi;
-    if (typeof http?.send !== 'function') {
-      throw new Error('cannot count Kubernetes requests: client-node API objects no longer expose api.configuration.httpApi');
-    }
-    const send = http.send.bind(http);
-    http.send = (request) => {
-      records.push(`${request.getHttpMethod()} ${kubeRoute(request.getUrl())}`);
-      return send(request);
-    };
-  }
-  return {
-    summary() {
-      const reads = records.filter((r) => r.startsWith('GET ')).length;
-      const byRoute = {};
-      for (const route of [...records].sort()) byRoute[route] = (byRoute[route] ?? 0) + 1;
-      return { total: records.length, reads, writes: records.length - reads, byRoute };
-    },
-  };
-}
-
 /** `/api/v1/namespaces/ns/services/web/status` → `services/{name}/status`; lists stay `services`. */
-function kubeRoute(url) {
+export function kubeRoute(url) {
   const segments = new URL(url).pathname.split('/').filter(Boolean);
   const rest = segments[0] === 'api' ? segments.slice(2) : segments[0] === 'apis' ? segments.slice(3) : segments;
   const scoped = rest[0] === 'namespaces' && rest.length > 2 ? rest.slice(2) : rest;

@@ -12,56 +12,159 @@ export function renderMarkdown(results) {
     '',
     `Machine: ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGb} GB, ${machine.platform}, Node ${machine.node}; ` +
       `load average ${machine.loadAverage[0]} at the start, ${machine.loadAverage[1]} at the end (times stretch when other work shares the cores).`,
-    `Simulator: ${settings.latencyMs} ms latency per request, load balancers \`changing\` for ${settings.lbProvisionMs} ms; ` +
+    `Simulator: ${settings.latencyMs} ms latency per request, load balancers \`changing\` for ${settings.lbProvisionMs} ms unless stated; ` +
       `poll interval ${settings.pollSeconds} s; ${settings.nodes} Nodes; every second Service has two ports.`,
     '',
-    '## sync-lb',
+    'Every figure is one run of the built CLI as a process of its own (`node bin/cloudscale-ccm.js … -o json`): ' +
+      'time is its wall time from spawn to exit, startup included; peak RSS is its VmHWM (/proc/<pid>/status). ' +
+      'The simulator runs in the benchmark\'s process, so its memory is not counted.',
     '',
-    'Requests are cloudscale API requests of one pass (client counter; the simulator log agrees where marked ✓). ' +
-      '"min" is the fewest the work needs: one list per resource kind (6), one member list per existing pool, ' +
-      'the creations or updates, and one read per new load balancer to see it `running`.',
-    '',
-    `Concurrency ${settings.concurrency} (the default).`,
-    '',
-    '| Services | pools | full converge: requests (reads + writes) | min | time | no-op pass: requests | min | time (median of 3) | timeout change: requests (writes) | min | time |',
-    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
-    ...results.syncLb.map((row) => {
-      const change = row.listenerChange;
-      return `| ${row.services} | ${row.pools} | ${requests(row.converge)} | ${row.converge.minimum.total} | ${seconds(row.converge.wallMs)} ` +
-        `| ${row.noop.requests.total}${agree(row.noop)} | ${row.noop.minimum.total} | ${seconds(row.noop.wallMs)} ` +
-        `| ${change ? `${change.requests.total} (${change.requests.writes})${agree(change)}` : '–'} | ${change ? `${change.minimum.total} (${change.minimum.writes})` : '–'} | ${change ? seconds(change.wallMs) : '–'} |`;
-    }),
-    '',
-    ...aboveMinimumNotes(results.syncLb),
-    'Kubernetes API requests of the same passes (reads + writes; they share the wall time):',
-    '',
-    '| Services | full converge | no-op pass | timeout change |',
-    '|---:|---:|---:|---:|',
-    ...results.syncLb.map(
-      (row) =>
-        `| ${row.services} | ${kube(row.converge)} | ${kube(row.noop)} | ${row.listenerChange ? kube(row.listenerChange) : '–'} |`,
-    ),
-    '',
-    ...kubeRouteNotes(results.syncLb),
-    `## sync-lb concurrency, ${results.concurrency[0]?.services ?? 0} Services`,
-    '',
-    '| concurrency | full converge time | requests | no-op time |',
-    '|---:|---:|---:|---:|',
-    ...results.concurrency.map(
-      (row) => `| ${row.concurrency} | ${seconds(row.converge.wallMs)} | ${requests(row.converge)} | ${seconds(row.noop.wallMs)} |`,
-    ),
-    '',
-    `## init-nodes, ${results.initNodes.nodes} Nodes`,
-    '',
-    '| pass | cloudscale requests | min | Kubernetes requests | time |',
-    '|---|---:|---:|---:|---:|',
-    `| initialise every Node | ${requests(results.initNodes.initialise)} | ${results.initNodes.initialise.minimum.total} | ${kube(results.initNodes.initialise)} | ${seconds(results.initNodes.initialise.wallMs)} |`,
-    `| no-op (all in sync) | ${requests(results.initNodes.noop)} | ${results.initNodes.noop.minimum.total} | ${kube(results.initNodes.noop)} | ${seconds(results.initNodes.noop.wallMs)} |`,
-    '',
+    ...startupSection(results.startup),
+    ...syncLbSection(results.syncLb, settings),
+    ...concurrencySection(results.concurrency),
+    ...provisioningSection(results.provisioning, settings),
+    ...memorySection(results.memory),
+    ...initNodesSection(results.initNodes),
     `Whole run: ${seconds(results.totalMs)} including the control plane's start.`,
     '',
   ];
   return lines.join('\n');
+}
+
+function syncLbSection(rows, settings) {
+  if (rows === undefined || rows.length === 0) return [];
+  return [
+    '## sync-lb',
+    '',
+    'Requests are cloudscale API requests of one pass as the simulator logged them (✓: the CLI\'s own counter agrees). ' +
+      `"min" is the fewest the work needs: one list per resource kind (${CLOUD_LISTS.length}), one member list per existing pool, ` +
+      'the creations or updates, and one read per new load balancer to see it `running`.',
+    '',
+    `Concurrency ${settings.concurrency} (the default).`,
+    '',
+    '| Services | pools | full converge: requests (reads + writes) | min | time | peak RSS | no-op pass: requests | min | time (median of 3) | peak RSS | timeout change: requests (writes) | min | time |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...rows.map((row) => {
+      const change = row.listenerChange;
+      return `| ${row.services} | ${row.pools} | ${requests(row.converge)} | ${row.converge.minimum.total} | ${seconds(row.converge.wallMs)} | ${mb(row.converge)} ` +
+        `| ${row.noop.requests.total}${agree(row.noop)} | ${row.noop.minimum.total} | ${seconds(row.noop.wallMs)} | ${mb(row.noop)} ` +
+        `| ${change ? `${change.requests.total} (${change.requests.writes})${agree(change)}` : '–'} | ${change ? `${change.minimum.total} (${change.minimum.writes})` : '–'} | ${change ? seconds(change.wallMs) : '–'} |`;
+    }),
+    '',
+    ...aboveMinimumNotes(rows),
+    'Kubernetes API requests of the same passes (reads + writes; they share the wall time):',
+    '',
+    '| Services | full converge | no-op pass | timeout change |',
+    '|---:|---:|---:|---:|',
+    ...rows.map(
+      (row) =>
+        `| ${row.services} | ${kube(row.converge)} | ${kube(row.noop)} | ${row.listenerChange ? kube(row.listenerChange) : '–'} |`,
+    ),
+    '',
+    ...kubeRouteNotes(rows),
+  ];
+}
+
+function concurrencySection(rows) {
+  if (rows === undefined || rows.length === 0) return [];
+  return [
+    `## sync-lb concurrency, ${rows[0]?.services ?? 0} Services`,
+    '',
+    '| concurrency | full converge time | requests | peak RSS | no-op time |',
+    '|---:|---:|---:|---:|---:|',
+    ...rows.map(
+      (row) => `| ${row.concurrency} | ${seconds(row.converge.wallMs)} | ${requests(row.converge)} | ${mb(row.converge)} | ${seconds(row.noop.wallMs)} |`,
+    ),
+    '',
+  ];
+}
+
+function initNodesSection(init) {
+  if (init === undefined) return [];
+  return [
+    `## init-nodes, ${init.nodes} Nodes`,
+    '',
+    '| pass | cloudscale requests | min | Kubernetes requests | time | peak RSS |',
+    '|---|---:|---:|---:|---:|---:|',
+    `| initialise every Node | ${requests(init.initialise)} | ${init.initialise.minimum.total} | ${kube(init.initialise)} | ${seconds(init.initialise.wallMs)} | ${mb(init.initialise)} |`,
+    `| no-op (all in sync) | ${requests(init.noop)} | ${init.noop.minimum.total} | ${kube(init.noop)} | ${seconds(init.noop.wallMs)} | ${mb(init.noop)} |`,
+    '',
+  ];
+}
+
+function startupSection(startup) {
+  if (startup === undefined) return [];
+  const bare = startup.rows[0];
+  return [
+    '## Startup',
+    '',
+    `Each command ${startup.runs} times; medians. "× bare" compares with \`${bare.command}\` of the same Node. ` +
+      'CPU is user + system time of the process, steadier than wall time on a shared machine. ' +
+      'The compile-cache columns run with NODE_COMPILE_CACHE set (warmed by one run first).',
+    '',
+    '| command | time | (min–max) | × bare | CPU | × bare | peak RSS | requests (min) | compile cache: time | CPU | peak RSS |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...startup.rows.map(
+      (row) =>
+        `| \`${row.command}\` | ${seconds(row.plain.wallMs)} | ${row.plain.wallMsRange.map((ms) => (ms / 1000).toFixed(2)).join('–')} | ${row.wallVsBare} | ` +
+        `${row.plain.cpuMs} ms | ${row.cpuVsBare} | ${kbToMb(row.plain.peakRssKb)} | ${row.requests} (${row.minimum}) | ` +
+        `${seconds(row.compileCache.wallMs)} | ${row.compileCache.cpuMs} ms | ${kbToMb(row.compileCache.peakRssKb)} |`,
+    ),
+    '',
+  ];
+}
+
+function provisioningSection(rows, settings) {
+  if (rows === undefined || rows.length === 0) return [];
+  const one = (provisionMs) => rows.find((row) => row.provisionMs === provisionMs && row.services === 1);
+  return [
+    '## Converging while load balancers provision',
+    '',
+    `New Services from an empty cloud, concurrency ${settings.concurrency}, load balancers \`changing\` for the time shown; ` +
+      '"× one" compares with one new Service under the same provisioning.',
+    '',
+    '| provisioning | new Services | pools | time | × one | requests | min | peak RSS |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...rows.map((row) => {
+      const base = one(row.provisionMs);
+      const times = base === undefined ? '–' : (row.converge.wallMs / base.converge.wallMs).toFixed(1);
+      return `| ${row.provisionMs / 1000} s | ${row.services} | ${row.pools} | ${seconds(row.converge.wallMs)} | ${times} | ${requests(row.converge)} | ${row.converge.minimum.total} | ${mb(row.converge)} |`;
+    }),
+    '',
+  ];
+}
+
+function memorySection(rows) {
+  if (rows === undefined || rows.length === 0) return [];
+  return [
+    '## Memory: a pass with nothing to do over many Services and Nodes',
+    '',
+    'Single-port Services, one member per Node in each pool. The Services are converged first without simulated latency ' +
+      '(setup, shown for completeness); the no-op pass then runs with the usual latency (median of 3).',
+    '',
+    '| Services × Nodes | pool members | no-op: time | requests | min | peak RSS | CPU | setup converge: time | peak RSS |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...rows.map(
+      (row) =>
+        `| ${row.services} × ${row.nodes} | ${row.members.toLocaleString('en-US')} | ${seconds(row.noop.wallMs)} | ${row.noop.requests.total}${agree(row.noop)} | ${row.noop.minimum.total} | ` +
+        `${mb(row.noop)} | ${(row.noop.cpuMs / 1000).toFixed(1)} s | ${seconds(row.setupMs)} | ${kbToMb(row.setupPeakRssKb)} |`,
+    ),
+    '',
+    ...[...new Map(rows.map((row) => [row.nodes, row.initNodes])).values()].map(
+      (init) =>
+        `init-nodes over ${init.nodes} Nodes, initialising the new ones: ${seconds(init.initialise.wallMs)}, ${kube(init.initialise)} Kubernetes requests, peak RSS ${mb(init.initialise)}; ` +
+        `the pass after it ${seconds(init.noop.wallMs)}, peak RSS ${mb(init.noop)}.`,
+    ),
+    '',
+  ];
+}
+
+function mb(pass) {
+  return kbToMb(pass.peakRssKb);
+}
+
+function kbToMb(kb) {
+  return `${Math.round(kb / 1024)} MB`;
 }
 
 function requests(pass) {

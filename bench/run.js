@@ -1,7 +1,8 @@
-// `npm run bench`: measures converge time and cloudscale API requests per pass for many Services
-// (and init-nodes for many Nodes) with the real command code, a real kube-apiserver and the
-// simulator with latency, and records the figures in bench/results.json and bench/results.md.
-// docs/benchmarks.md explains what is measured and how to read it.
+// `npm run bench`: measures what a user waits for with the built CLI, run as a process of its own
+// against a real kube-apiserver and the simulator with latency: startup beside a bare Node,
+// converge time and API requests per pass for many Services (and init-nodes for many Nodes),
+// converging under long provisioning, and peak memory over many Services and Nodes. It records
+// the figures in bench/results.json and bench/results.md; docs/benchmarks.md explains them.
 //
 // Settings come from flags or BENCH_* variables (flags win); `--help` lists them.
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -11,6 +12,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createControlPlane } from './control-plane.js';
+import { removeScratch } from './process.js';
 
 const repo = fileURLToPath(new URL('..', import.meta.url));
 
@@ -24,8 +26,15 @@ const repo = fileURLToPath(new URL('..', import.meta.url));
  * @property {number[]} sweep        concurrencies tried at the largest size
  * @property {number} nodes          Nodes behind every load balancer
  * @property {number} initNodes      Nodes initialised by the init-nodes run
+ * @property {number} startupRuns    runs per command in the startup scenario
+ * @property {{ provisionMs: number, counts: number[] }[]} provisioning  new Services converged per provisioning time
+ * @property {{ services: number, nodes: number }[]} memory  no-op passes measured for peak memory
+ * @property {string[]} only         scenario groups to run
  * @property {string} out            directory for results.json and results.md
  */
+
+/** The scenario groups, in the order they run. */
+const GROUPS = ['startup', 'init-nodes', 'sync-lb', 'concurrency', 'provisioning', 'memory'];
 
 const SETTINGS = [
   { flag: 'latency-ms', env: 'BENCH_LATENCY_MS', default: '50', parse: number, doc: 'simulated API latency per request' },
@@ -36,6 +45,10 @@ const SETTINGS = [
   { flag: 'sweep', env: 'BENCH_SWEEP', default: '1,4,8', parse: numbers, doc: 'concurrencies compared at the largest size' },
   { flag: 'nodes', env: 'BENCH_NODES', default: '3', parse: number, doc: 'Nodes behind every load balancer' },
   { flag: 'init-nodes', env: 'BENCH_INIT_NODES', default: '50', parse: number, doc: 'Nodes for the init-nodes run' },
+  { flag: 'startup-runs', env: 'BENCH_STARTUP_RUNS', default: '10', parse: number, doc: 'runs per command in the startup scenario (median)' },
+  { flag: 'provisioning', env: 'BENCH_PROVISIONING', default: '5000:1,16', parse: provisioningList, doc: 'MS:N,N;… new Services converged with load balancers changing MS ms (bench:long adds 60000:1,50)' },
+  { flag: 'memory', env: 'BENCH_MEMORY', default: '200x300,300x300', parse: memoryList, doc: 'SERVICESxNODES,… no-op passes measured for peak memory ("none" skips)' },
+  { flag: 'only', env: 'BENCH_ONLY', default: GROUPS.join(','), parse: groupList, doc: 'scenario groups to run' },
   { flag: 'out', env: 'BENCH_OUT', default: 'bench', parse: (v) => v, doc: 'directory for results.json and results.md' },
 ];
 
@@ -71,6 +84,7 @@ async function main() {
     return 0;
   } finally {
     controlPlane.stop();
+    removeScratch();
   }
 }
 
@@ -98,6 +112,8 @@ function readSettings() {
     settings[key] = s.parse(raw, `--${s.flag}`);
   }
   if (settings.nodes > settings.initNodes) throw new Error('--nodes must not exceed --init-nodes (the LB runs keep the first Nodes of the init-nodes run)');
+  if (settings.memory.some((m) => m.nodes <= settings.nodes)) throw new Error('--memory: the Node count must exceed --nodes (the extra Nodes are registered for it)');
+  if (settings.startupRuns < 1) throw new Error('--startup-runs: at least 1');
   return /** @type {BenchSettings} */ (settings);
 }
 
@@ -111,6 +127,29 @@ function numbers(raw, name) {
   const list = raw.split(',').map((part) => number(part.trim(), name));
   if (list.length === 0 || list.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`${name}: expected whole numbers ≥ 1, got "${raw}"`);
   return list;
+}
+
+function groupList(raw, name) {
+  const list = raw.split(',').map((part) => part.trim());
+  const unknown = list.filter((group) => !GROUPS.includes(group));
+  if (unknown.length > 0) throw new Error(`${name}: unknown group(s) ${unknown.join(', ')}; known: ${GROUPS.join(', ')}`);
+  return list;
+}
+
+function provisioningList(raw, name) {
+  return raw.split(';').filter(Boolean).map((part) => {
+    const [ms, counts = ''] = part.split(':');
+    return { provisionMs: number(ms, name), counts: numbers(counts, name) };
+  });
+}
+
+function memoryList(raw, name) {
+  if (raw === 'none') return [];
+  return raw.split(',').map((part) => {
+    const match = /^(\d+)x(\d+)$/.exec(part.trim());
+    if (match === null) throw new Error(`${name}: expected SERVICESxNODES,…, got "${raw}"`);
+    return { services: Number(match[1]), nodes: Number(match[2]) };
+  });
 }
 
 /** Builds dist/ with `npm run build` when it is missing or older than a file under src/. */
@@ -135,7 +174,7 @@ function newestMtime(dir) {
 export function resultsDocument(settings, measured, totalMs, load) {
   const cpu = cpus();
   return {
-    version: 1,
+    version: 2,
     measuredAt: new Date().toISOString(),
     commit: gitCommit(),
     totalMs,
@@ -149,9 +188,7 @@ export function resultsDocument(settings, measured, totalMs, load) {
       loadAverage: load.map((l) => Math.round(l * 10) / 10),
     },
     settings: { ...settings, out: undefined },
-    syncLb: measured.services,
-    concurrency: measured.concurrency,
-    initNodes: measured.initNodes,
+    ...measured,
   };
 }
 

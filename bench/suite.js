@@ -1,12 +1,11 @@
-// The measured scenarios. Every pass runs the real command code (syncLbCommand, initNodesCommand)
-// with the CLI's context against the real kube-apiserver and the simulator; requests are counted
-// twice, by the client's counter and by the simulator's log, and compared with the minimum.
+// The measured scenarios. Every pass runs the built CLI as a process of its own (bench/process.js)
+// against the real kube-apiserver and the simulator, which runs in the benchmark's process: the
+// figures are what a user waits for (wall time from spawn to exit, startup included), the
+// requests the process sent (the simulator's log, checked against the CLI's own counter) beside
+// the minimum the work needs, and the process's peak resident set size.
 import { randomBytes } from 'node:crypto';
-import { performance } from 'node:perf_hooks';
-import { initNodesCommand } from '../dist/commands/init-nodes.js';
-import { syncLbCommand } from '../dist/commands/sync-lb.js';
 import { createCloudscaleClient } from '../dist/core/cloudscale/client.js';
-import { BENCH_TOKEN, TIMEOUT_ANNOTATION, countKubeRequests, kubeFixtures, passContext, startCloud } from './fixtures.js';
+import { BENCH_TOKEN, TIMEOUT_ANNOTATION, kubeFixtures, kubeRoute, startCloud } from './fixtures.js';
 import {
   convergeMinimum,
   differenceByRoute,
@@ -15,6 +14,7 @@ import {
   noopMinimum,
   shapeOf,
 } from './minimum.js';
+import { runCli, runNode, scratchPath } from './process.js';
 
 /**
  * @param {{ kubeconfig: string, signal: AbortSignal, settings: import('./run.js').BenchSettings, log: (line: string) => void }} env
@@ -22,59 +22,142 @@ import {
 export async function runSuite(env) {
   const { settings, log } = env;
   const kube = kubeFixtures(env.kubeconfig);
+  const wanted = (group) => settings.only.includes(group);
+  const results = {};
 
-  log(`init-nodes: ${settings.initNodes} Nodes`);
-  const initNodes = await measureInitNodes(env, kube);
-  // The load-balancer scenarios run with the first few of these Nodes, initialised as above.
-  const extra = range(settings.nodes + 1, settings.initNodes);
-  await kube.deleteNodes(extra);
+  if (wanted('startup')) {
+    log(`startup: ${settings.startupRuns} runs per command`);
+    results.startup = await measureStartup(env, kube);
+  }
+  if (!['init-nodes', 'sync-lb', 'concurrency', 'provisioning', 'memory'].some(wanted)) return results;
+
+  // The load-balancer scenarios run with the first few Nodes of the init-nodes run, initialised by it.
+  const initNodes = wanted('init-nodes') ? settings.initNodes : settings.nodes;
+  log(`init-nodes: ${initNodes} Nodes`);
+  const init = await measureInitNodes(env, kube, { from: 1, to: initNodes });
+  if (wanted('init-nodes')) results.initNodes = init;
+  await kube.deleteNodes(range(settings.nodes + 1, initNodes));
 
   const services = [];
-  for (const count of settings.sizes) {
+  const sizes = wanted('sync-lb') ? settings.sizes : [];
+  for (const count of sizes) {
     log(`sync-lb: ${count} Service(s), concurrency ${settings.concurrency}`);
     services.push(await measureServices(env, kube, { count, concurrency: settings.concurrency, listenerChange: true }));
   }
+  if (wanted('sync-lb')) results.syncLb = services;
 
-  const sweepSize = Math.max(...settings.sizes);
-  const concurrency = [];
-  for (const limit of settings.sweep) {
-    const reused = limit === settings.concurrency ? services.find((s) => s.services === sweepSize) : undefined;
-    if (reused === undefined) log(`sync-lb: ${sweepSize} Service(s), concurrency ${limit}`);
-    const run = reused ?? (await measureServices(env, kube, { count: sweepSize, concurrency: limit, listenerChange: false }));
-    concurrency.push({ services: sweepSize, concurrency: limit, converge: run.converge, noop: run.noop });
+  if (wanted('concurrency')) {
+    const sweepSize = Math.max(...settings.sizes);
+    results.concurrency = [];
+    for (const limit of settings.sweep) {
+      const reused = limit === settings.concurrency ? services.find((s) => s.services === sweepSize) : undefined;
+      if (reused === undefined) log(`sync-lb: ${sweepSize} Service(s), concurrency ${limit}`);
+      const run = reused ?? (await measureServices(env, kube, { count: sweepSize, concurrency: limit, listenerChange: false }));
+      results.concurrency.push({ services: sweepSize, concurrency: limit, converge: run.converge, noop: run.noop });
+    }
   }
-  return { initNodes, services, concurrency };
+
+  if (wanted('provisioning')) {
+    results.provisioning = [];
+    for (const { provisionMs, counts } of settings.provisioning) {
+      for (const count of counts) {
+        log(`sync-lb: ${count} new Service(s), provisioning ${provisionMs / 1000} s`);
+        const run = await measureServices(env, kube, { count, concurrency: settings.concurrency, listenerChange: false, noop: false, lbProvisionMs: provisionMs });
+        results.provisioning.push({ provisionMs, services: count, pools: run.pools, converge: run.converge });
+      }
+    }
+  }
+
+  if (wanted('memory')) results.memory = await measureMemory(env, kube);
+  return results;
 }
 
-async function measureInitNodes(env, kube) {
+/**
+ * Commands that need no cloud, each run `startupRuns` times beside a bare `node -e 0`, without and
+ * with Node's compile cache (NODE_COMPILE_CACHE, warmed by one run first); medians.
+ */
+async function measureStartup(env, kube) {
   const { settings } = env;
-  const sim = await startCloud({ servers: settings.initNodes, latencyMs: settings.latencyMs, lbProvisionMs: settings.lbProvisionMs });
+  const namespace = `bench-startup-${randomBytes(3).toString('hex')}`;
+  await kube.createNamespace(namespace);
+  const created = await kube.createServices(namespace, 10);
+  const cacheDir = scratchPath('compile-cache');
+  const commands = [
+    { name: 'node -e 0 (bare Node)', nodeArgs: ['-e', '0'], kubeMinimum: 0 },
+    { name: '--help', args: ['--help'], kubeMinimum: 0 },
+    { name: 'completion bash', args: ['completion', 'bash'], kubeMinimum: 0 },
+    { name: 'manifests', args: ['manifests'], kubeMinimum: 0 },
+    { name: '__complete services (10 Services)', args: ['__complete', 'services', '-n', namespace], kubeMinimum: 1, lines: 10 },
+  ];
+  const env0 = { KUBECONFIG: env.kubeconfig };
+  const rows = [];
   try {
-    await kube.createUninitializedNodes(range(1, settings.initNodes));
+    for (const command of commands) {
+      const once = (extraEnv) =>
+        command.nodeArgs === undefined ? runCli(command.args, { ...env0, ...extraEnv }) : runNode(command.nodeArgs, extraEnv);
+      const series = async (extraEnv) => {
+        const runs = [];
+        for (let i = 0; i < settings.startupRuns; i += 1) {
+          const run = await once(extraEnv);
+          if (run.code !== 0) throw new Error(`${command.name}: exit ${run.code}\n${run.stderr}`);
+          if (command.lines !== undefined && run.stdout.trim().split('\n').length !== command.lines) {
+            throw new Error(`${command.name}: expected ${command.lines} candidates, got:\n${run.stdout}`);
+          }
+          runs.push(run);
+        }
+        return {
+          wallMs: median(runs.map((r) => r.wallMs)),
+          cpuMs: median(runs.map((r) => r.cpuMs)),
+          peakRssKb: median(runs.map((r) => r.peakRssKb)),
+          wallMsRange: [Math.min(...runs.map((r) => r.wallMs)), Math.max(...runs.map((r) => r.wallMs))].map(Math.round),
+          requests: runs[0].requests.length,
+        };
+      };
+      const plain = await series({});
+      await once({ NODE_COMPILE_CACHE: cacheDir });
+      const compileCache = await series({ NODE_COMPILE_CACHE: cacheDir });
+      rows.push({ command: command.name, requests: plain.requests, minimum: command.kubeMinimum, plain, compileCache });
+    }
+  } finally {
+    await kube.deleteServices(namespace, created.map((s) => s.name));
+  }
+  const bare = rows[0].plain;
+  return {
+    runs: settings.startupRuns,
+    rows: rows.map((row) => ({ ...row, wallVsBare: ratio(row.plain.wallMs, bare.wallMs), cpuVsBare: ratio(row.plain.cpuMs, bare.cpuMs) })),
+  };
+}
+
+/**
+ * Registers Nodes `from`…`to` uninitialised (those before `from` exist, initialised) and runs
+ * init-nodes twice: initialise them, then a pass with nothing to do.
+ */
+async function measureInitNodes(env, kube, { from, to }) {
+  const { settings } = env;
+  const sim = await startCloud({ servers: to, latencyMs: settings.latencyMs, lbProvisionMs: settings.lbProvisionMs });
+  try {
+    await kube.createUninitializedNodes(range(from, to));
     const runPass = async (expected) => {
-      sim.admin.resetRequests();
-      const { ctx, output } = await passContext({ kubeconfig: env.kubeconfig, apiUrl: sim.url, signal: env.signal });
-      const kubeRequests = countKubeRequests(ctx.kube());
-      const started = performance.now();
-      const result = await initNodesCommand([], { dryRun: false }, ctx);
-      const wallMs = performance.now() - started;
-      const outcomes = countBy(result.nodes.map((n) => n.outcome));
-      if (outcomes[expected] !== settings.initNodes) {
-        throw new Error(`init-nodes: expected ${settings.initNodes} nodes "${expected}", got ${JSON.stringify(outcomes)}\n${output()}`);
+      const { run, document } = await cliPass(env, sim, ['init-nodes']);
+      const outcomes = countBy(document.nodes.map((n) => n.outcome));
+      // The Nodes initialised before stay in sync.
+      const wanted = expected === 'in-sync' ? { 'in-sync': to } : { ...(from > 1 ? { 'in-sync': from - 1 } : {}), initialized: to - from + 1 };
+      if (JSON.stringify(sorted(outcomes)) !== JSON.stringify(sorted(wanted))) {
+        throw new Error(`init-nodes: expected ${JSON.stringify(wanted)}, got ${JSON.stringify(outcomes)}`);
       }
-      return measured(wallMs, await ctx.cloudscale(), sim, initNodesMinimum(), kubeRequests);
+      return measured(run, sim, initNodesMinimum());
     };
     const initialise = await runPass('initialized');
     const noop = await runPass('in-sync');
-    return { nodes: settings.initNodes, initialise, noop };
+    return { nodes: to, initialise, noop };
   } finally {
     await sim.stop();
   }
 }
 
-async function measureServices(env, kube, { count, concurrency, listenerChange }) {
+async function measureServices(env, kube, { count, concurrency, listenerChange, noop = true, lbProvisionMs = env.settings.lbProvisionMs }) {
   const { settings } = env;
-  const sim = await startCloud({ servers: settings.nodes, latencyMs: settings.latencyMs, lbProvisionMs: settings.lbProvisionMs });
+  const sim = await startCloud({ servers: settings.nodes, latencyMs: settings.latencyMs, lbProvisionMs });
   const namespace = `bench-${count}-c${concurrency}-${randomBytes(3).toString('hex')}`;
   let names = [];
   try {
@@ -86,66 +169,120 @@ async function measureServices(env, kube, { count, concurrency, listenerChange }
 
     const converge = await pass('changed', convergeMinimum(shape));
     await verifyCloud(sim, shape);
-    const noop = await repeatedNoop(() => pass('unchanged', noopMinimum(shape)));
-    let change;
+    const result = { ...shape, concurrency, converge };
+    if (noop) result.noop = await repeatedNoop(() => pass('unchanged', noopMinimum(shape)));
     if (listenerChange) {
       await kube.annotateServices(namespace, names, { [TIMEOUT_ANNOTATION]: '120000' });
-      change = await pass('changed', listenerChangeMinimum(shape));
+      result.listenerChange = await pass('changed', listenerChangeMinimum(shape));
     }
-    return { ...shape, concurrency, converge, noop, ...(change === undefined ? {} : { listenerChange: change }) };
+    return result;
   } finally {
     await kube.deleteServices(namespace, names);
     await sim.stop();
   }
 }
 
-async function measureSyncPass(env, sim, { concurrency, expected, count, minimum }) {
-  const { settings } = env;
-  sim.admin.resetRequests();
-  const { ctx, output } = await passContext({ kubeconfig: env.kubeconfig, apiUrl: sim.url, signal: env.signal });
-  const kubeRequests = countKubeRequests(ctx.kube());
-  const options = {
-    namespace: 'default',
-    concurrency,
-    waitTimeout: 600,
-    settleSeconds: 5,
-    pollSeconds: settings.pollSeconds,
-    dryRun: false,
-  };
-  const started = performance.now();
-  const report = await syncLbCommand([], options, ctx);
-  const wallMs = performance.now() - started;
-  const statuses = countBy(report.services.map((s) => s.status));
-  if (statuses[expected] !== count) {
-    throw new Error(`sync-lb: expected ${count} Service(s) "${expected}", got ${JSON.stringify(statuses)}\n${output()}`);
+/**
+ * A no-op pass over many Services with many Nodes each, for the CLI's peak memory: the Nodes are
+ * registered and initialised, the Services converged with no simulated latency (setup, not
+ * measured), then the no-op pass runs with the usual latency. Sizes of the same Node count grow
+ * one namespace and one cloud, so 300 Services add 100 to the 200 before.
+ */
+async function measureMemory(env, kube) {
+  const { settings, log } = env;
+  const rows = [];
+  const byNodes = new Map();
+  for (const size of settings.memory) byNodes.set(size.nodes, [...(byNodes.get(size.nodes) ?? []), size.services].sort((a, b) => a - b));
+  for (const [nodes, serviceCounts] of byNodes) {
+    log(`memory: registering and initialising ${nodes} Nodes`);
+    const init = await measureInitNodes(env, kube, { from: settings.nodes + 1, to: nodes });
+    const sim = await startCloud({ servers: nodes, latencyMs: 0, lbProvisionMs: 0 });
+    const namespace = `bench-memory-${nodes}-${randomBytes(3).toString('hex')}`;
+    let names = [];
+    try {
+      await kube.createNamespace(namespace);
+      for (const count of serviceCounts) {
+        log(`memory: ${count} Services × ${nodes} Nodes (converging without latency first)`);
+        const created = await kube.createServices(namespace, count, { first: names.length + 1, ports: 1 });
+        names = [...names, ...created.map((s) => s.name)];
+        const shape = shapeOf(names.map(() => ({ ports: 1 })), nodes);
+        sim.admin.setFaults({ latencyMs: 0 });
+        const setup = await measureSyncPass(env, sim, { concurrency: 8, expected: 'changed', count: created.length, minimum: convergeMinimum(shape), total: count });
+        sim.admin.setFaults({ latencyMs: settings.latencyMs });
+        const noop = await repeatedNoop(() => measureSyncPass(env, sim, { concurrency: settings.concurrency, expected: 'unchanged', count, minimum: noopMinimum(shape) }));
+        rows.push({ services: count, nodes, members: shape.members, setupMs: setup.wallMs, setupPeakRssKb: setup.peakRssKb, noop });
+      }
+    } finally {
+      await kube.deleteServices(namespace, names);
+      await sim.stop();
+      await kube.deleteNodes(range(settings.nodes + 1, nodes));
+    }
+    rows.filter((row) => row.nodes === nodes).forEach((row) => (row.initNodes = init));
   }
-  return measured(wallMs, await ctx.cloudscale(), sim, minimum, kubeRequests);
+  return rows;
+}
+
+/** One sync-lb pass; `count` Services must end `expected` (of `total` in the pass, default `count`). */
+async function measureSyncPass(env, sim, { concurrency, expected, count, minimum, total = count }) {
+  const { settings } = env;
+  const args = ['sync-lb', '--concurrency', String(concurrency), '--wait-timeout', '600', '--settle-seconds', '5', '--poll-seconds', String(settings.pollSeconds)];
+  const { run, document } = await cliPass(env, sim, args);
+  const statuses = countBy(document.services.map((s) => s.status));
+  if (statuses[expected] !== count || document.services.length !== total) {
+    throw new Error(`sync-lb: expected ${count} of ${total} Service(s) "${expected}", got ${JSON.stringify(statuses)}`);
+  }
+  return measured(run, sim, minimum, document.requests);
+}
+
+/** Runs `cloudscale-ccm ARGS -o json` against the control plane and `sim`; fails on a non-zero exit. */
+async function cliPass(env, sim, args) {
+  sim.admin.resetRequests();
+  const run = await runCli([...args, '-o', 'json'], {
+    KUBECONFIG: env.kubeconfig,
+    CLOUDSCALE_API_URL: sim.url,
+    CLOUDSCALE_API_TOKEN: BENCH_TOKEN,
+  });
+  if (run.code !== 0) throw new Error(`cloudscale-ccm ${args.join(' ')}: exit ${run.code}\n${run.stderr}\n${run.stdout}`);
+  return { run, document: JSON.parse(run.stdout) };
 }
 
 /**
- * One pass's figures: the client's counter, the simulator's log, the minimum beside them, and
- * the Kubernetes requests of the pass (they share its wall time).
+ * One pass's figures: the simulator's log beside the minimum, the process's own count (the CLI's
+ * request counter where its document has one, else the requests the probe saw go to the
+ * simulator), the Kubernetes requests of the pass, and the process's time and peak memory.
  */
-function measured(wallMs, client, sim, minimum, kubeRequests) {
-  const counted = client.requests.summary();
+function measured(run, sim, minimum, clientCounter) {
+  const cloudOrigin = new URL(sim.url).origin;
+  const toCloud = run.requests.filter((r) => r.origin === cloudOrigin);
+  const toKube = run.requests.filter((r) => r.origin !== cloudOrigin).map((r) => `${r.method} ${kubeRoute(r.origin + r.path)}`);
   const logged = sim.admin.requests();
   const simByRoute = countBy(logged.map((entry) => `${entry.method} ${entry.route}`));
   const simReads = logged.filter((entry) => entry.method === 'GET').length;
-  const requests = { total: counted.total, reads: counted.reads, writes: counted.writes, retries: counted.retries };
+  const counted = clientCounter ?? { total: toCloud.length, reads: toCloud.filter((r) => r.method === 'GET').length, retries: 0 };
   return {
-    wallMs: Math.round(wallMs),
-    requests,
-    simulatorLog: { total: logged.length, reads: simReads, writes: logged.length - simReads },
+    wallMs: Math.round(run.wallMs),
+    cpuMs: run.cpuMs,
+    peakRssKb: run.peakRssKb,
+    requests: { total: logged.length, reads: simReads, writes: logged.length - simReads, retries: counted.retries ?? 0 },
+    clientCount: counted.total,
     minimum: { total: minimum.total, reads: minimum.reads, writes: minimum.writes },
     aboveMinimum: differenceByRoute(simByRoute, minimum),
     countsAgree: counted.total === logged.length,
-    kubernetes: kubeRequests.summary(),
+    kubernetes: summariseRoutes(toKube),
   };
+}
+
+function summariseRoutes(records) {
+  const reads = records.filter((r) => r.startsWith('GET ')).length;
+  const byRoute = {};
+  for (const route of [...records].sort()) byRoute[route] = (byRoute[route] ?? 0) + 1;
+  return { total: records.length, reads, writes: records.length - reads, byRoute };
 }
 
 /**
  * A no-op pass is short, so one run is at the mercy of a garbage collection or a busy neighbour:
- * it runs NOOP_RUNS times and reports the median time. The requests must be the same every time.
+ * it runs NOOP_RUNS times and reports the median time and memory. The requests must be the same
+ * every time.
  */
 const NOOP_RUNS = 3;
 
@@ -157,8 +294,13 @@ async function repeatedNoop(runPass) {
     throw new Error(`no-op passes differ in their requests: ${runs.map((run) => run.requests.total).join(', ')}`);
   }
   const times = runs.map((run) => run.wallMs);
-  const median = [...times].sort((a, b) => a - b)[Math.floor(NOOP_RUNS / 2)];
-  return { ...runs[0], wallMs: median, wallMsRuns: times };
+  return {
+    ...runs[0],
+    wallMs: median(times),
+    cpuMs: median(runs.map((run) => run.cpuMs)),
+    peakRssKb: median(runs.map((run) => run.peakRssKb)),
+    wallMsRuns: times,
+  };
 }
 
 /** The converge pass must have built exactly the objects the Services need. */
@@ -176,6 +318,19 @@ async function verifyCloud(sim, shape) {
   if (JSON.stringify(found) !== JSON.stringify(shape) || running !== lbs.length) {
     throw new Error(`after converging, the cloud holds ${JSON.stringify(found)} (${running} running), expected ${JSON.stringify(shape)}`);
   }
+}
+
+function sorted(object) {
+  return Object.fromEntries(Object.entries(object).sort(([a], [b]) => a.localeCompare(b)));
+}
+
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+}
+
+function ratio(value, base) {
+  return Math.round((value / Math.max(base, 1)) * 10) / 10;
 }
 
 function countBy(values) {
