@@ -369,7 +369,7 @@ function subnetProblems(a: LbAnnotationValues, subnets: readonly Subnet[]): Prob
  */
 function memberZoneProblems(nodes: readonly NodeServer[], zone: string, allowedSubnets: readonly string[]): Problem[] {
   const elsewhere = nodes.filter(
-    (n) => n.server.zone.slug !== zone && desiredMembers([n], 1, 1, allowedSubnets).length > 0,
+    (n) => n.server.zone.slug !== zone && memberAddresses(n.server, allowedSubnets).length > 0,
   );
   if (elsewhere.length === 0) return [];
   const zones = [...new Set(elsewhere.map((n) => n.server.zone.slug))];
@@ -418,26 +418,33 @@ function desiredMembers(
 ): DesiredMember[] {
   const members: DesiredMember[] = [];
   for (const { node, server } of nodes) {
-    for (const iface of server.interfaces) {
-      if (iface.type === 'public') continue;
-      for (const address of iface.addresses) {
-        if (!address.subnet?.uuid) continue;
-        if (allowedSubnets.length > 0 && !allowedSubnets.includes(address.subnet.uuid)) continue;
-        const name = memberName(address.address, nodePort);
-        if (members.some((m) => m.name === name)) continue;
-        members.push({
-          name,
-          enabled: true,
-          protocol_port: nodePort,
-          monitor_port: monitorPort,
-          address: address.address,
-          subnet: { href: address.subnet.href, uuid: address.subnet.uuid, cidr: address.subnet.cidr },
-          node,
-        });
-      }
+    for (const { address, subnet } of memberAddresses(server, allowedSubnets)) {
+      const name = memberName(address, nodePort);
+      if (members.some((m) => m.name === name)) continue;
+      members.push({
+        name,
+        enabled: true,
+        protocol_port: nodePort,
+        monitor_port: monitorPort,
+        address,
+        subnet: { href: subnet.href, uuid: subnet.uuid, cidr: subnet.cidr },
+        node,
+      });
     }
   }
   return members;
+}
+
+/** The addresses of a server that become members: non-public, in a subnet, in `allowedSubnets` if any. */
+function memberAddresses(
+  server: NodeServer['server'],
+  allowedSubnets: readonly string[],
+): { address: string; subnet: SubnetStub }[] {
+  return server.interfaces
+    .filter((iface) => iface.type !== 'public')
+    .flatMap((iface) => iface.addresses)
+    .filter((a) => a.subnet?.uuid && (allowedSubnets.length === 0 || allowedSubnets.includes(a.subnet.uuid)))
+    .map((a) => ({ address: a.address, subnet: a.subnet }));
 }
 
 // ---- status ----------------------------------------------------------------------------------
