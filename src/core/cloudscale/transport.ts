@@ -119,13 +119,18 @@ export function createTransport(options: TransportOptions): Transport {
         }
       }
 
-      const decision = decideRetry({
-        method: call.method,
-        outcome,
-        attempts,
-        policy: options.retry,
-        random,
-      });
+      // A failed TLS handshake is no network hiccup: the same certificate fails again, and
+      // nothing reached the API (so no create can have happened).
+      const tls = outcome.kind === 'network' ? tlsFailureOf(networkCause) : undefined;
+      const decision = tls !== undefined
+        ? ({ retry: false, outcomeUnknown: false } as const)
+        : decideRetry({
+            method: call.method,
+            outcome,
+            attempts,
+            policy: options.retry,
+            random,
+          });
       record(!decision.retry);
       if (decision.retry) {
         await abortableSleep(decision.delayMs, options.signal);
@@ -141,7 +146,6 @@ export function createTransport(options: TransportOptions): Transport {
           outcomeUnknown: decision.outcomeUnknown,
         });
       }
-      const tls = outcome.kind === 'network' ? tlsFailureOf(networkCause) : undefined;
       throw new CloudscaleNoAnswerError({
         method: call.method,
         path,
