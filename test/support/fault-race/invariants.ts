@@ -47,6 +47,7 @@ export interface PassRecord {
   readonly afterRun: Checkpoint | undefined;
   readonly runDocument: Record<string, unknown> | undefined;
   readonly cloudWrites: readonly RequestLogEntry[];
+  /** Measured in pass 3 only (empty in the others). */
   readonly kubeWrites: readonly string[];
 }
 

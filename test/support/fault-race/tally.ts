@@ -82,7 +82,7 @@ export class Tally {
 export function runReport(record: RunRecord): string {
   const scenario = generateScenario(record.seed);
   return [
-    `seed ${record.seed} (case ${record.caseId}: ${CASES[record.caseId]}); rerun alone: FAULT_RACE=1 FAULT_RACE_SEED=${record.seed} FAULT_RACE_RUNS=1 npx vitest run test/integration/fault-race.test.ts`,
+    `seed ${record.seed} (case ${record.caseId}: ${CASES[record.caseId]}); rerun alone: FAULT_RACE_SEED=${record.seed} FAULT_RACE_RUNS=1 npx vitest run test/integration/fault-race.test.ts`,
     `scenario: ${describeScenario(scenario)}`,
     `what happened: ${record.description}`,
   ].join('\n');
