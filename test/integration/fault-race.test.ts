@@ -86,7 +86,7 @@ async function requireEmptyCluster(): Promise<void> {
   const leftovers = [
     ...nodes.items.map((n) => `Node ${n.metadata!.name!}`),
     ...services.items
-      .filter((s) => s.spec?.type === 'LoadBalancer' || (s.metadata?.finalizers ?? []).length > 0)
+      .filter((s) => (s.spec?.type === 'LoadBalancer' && !s.spec.loadBalancerClass) || (s.metadata?.finalizers ?? []).length > 0)
       .map((s) => `Service ${s.metadata!.namespace!}/${s.metadata!.name!}`),
   ];
   if (leftovers.length > 0) {
