@@ -12,7 +12,8 @@ const PACKAGE = '@kubernetes/client-node';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dist = join(root, 'dist');
 const bundle = join(dist, 'vendor', 'client-node.js');
-const importFrom = new RegExp(`^import \\{([^}]*)\\} from '${PACKAGE}';$`, 'gm');
+// An import of the package, or one this script already pointed at the bundle (a second run).
+const importFrom = new RegExp(`^import \\{([^}]*)\\} from '(?:${PACKAGE}|(?:\\.\\.?/)+vendor/client-node\\.js)';$`, 'gm');
 
 const files = readdirSync(dist, { recursive: true, withFileTypes: true })
   .filter((entry) => entry.isFile() && entry.name.endsWith('.js') && !join(entry.parentPath, entry.name).startsWith(dirname(bundle)))
@@ -21,6 +22,11 @@ const sources = new Map(files.map((file) => [file, readFileSync(file, 'utf8')]))
 const names = new Set();
 for (const text of sources.values()) {
   for (const match of text.matchAll(importFrom)) for (const name of match[1].split(',')) if (name.trim()) names.add(name.trim());
+}
+
+if (names.size === 0) {
+  process.stderr.write(`vendor-client-node: nothing in dist/ imports ${PACKAGE} (run tsc first)\n`);
+  process.exit(1);
 }
 
 const version = JSON.parse(readFileSync(join(root, 'node_modules', PACKAGE, 'package.json'), 'utf8')).version;
