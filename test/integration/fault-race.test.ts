@@ -14,9 +14,10 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureNamespace, testConnection, uniqueName } from '../support/kube.js';
 import { requireBuiltBinary } from '../support/lb-scenarios.js';
-import { probeFeatures } from '../support/fault-race/cli.js';
+import { startHarness } from '../support/ccm.js';
+import { probeFeatures, requireRunnableBinary } from '../support/fault-race/cli.js';
 import { INVARIANTS } from '../support/fault-race/invariants.js';
-import { executeRun, type RunRecord, type SuiteEnv } from '../support/fault-race/runner.js';
+import { deleteWriterLease, executeRun, type RunRecord, type SuiteEnv } from '../support/fault-race/runner.js';
 import { describeScenario, generateScenario, sabotageScenario } from '../support/fault-race/scenario.js';
 import { Tally, runReport, violationLine } from '../support/fault-race/tally.js';
 
@@ -38,10 +39,16 @@ describe('fault-and-race: the safety invariants hold under kills, faults and con
   beforeAll(async () => {
     requireBuiltBinary();
     await requireEmptyCluster();
+    await deleteWriterLease();
     const namespace = uniqueName('fault-race');
     await ensureNamespace(namespace);
-    // --help needs no API: any URL does.
-    env = { namespace, features: await probeFeatures('http://127.0.0.1:9') };
+    const harness = await startHarness();
+    try {
+      await requireRunnableBinary(harness.sim.url);
+      env = { namespace, features: await probeFeatures(harness.sim.url) };
+    } finally {
+      await harness.stop();
+    }
   });
 
   it('self-check: a breach of each invariant, made by the harness on purpose, is reported', async () => {

@@ -35,6 +35,20 @@ export async function probeFeatures(apiUrl: string): Promise<{ inProcess: Featur
   };
 }
 
+/**
+ * A read-only pass (`plan`) of the built CLI against `apiUrl`: it loads what every command
+ * loads. A dist/ that does not run (stale, or half rebuilt) would otherwise make every kill
+ * miss quietly: the process would end before its moment.
+ */
+export async function requireRunnableBinary(apiUrl: string): Promise<void> {
+  const { done } = spawnBinary(['--kubeconfig', testKubeconfig(), '--cluster-id', 'fault-race-probe', '-o', 'json', 'plan'], { apiUrl });
+  const result = await done;
+  if (result.code !== 0) {
+    const line = result.stderr.split('\n').find((l) => l.trim() !== '') ?? '(no output)';
+    throw new Error(`the built CLI (dist/) cannot run a pass: exit ${result.code}: ${line}; rebuild it with npm run build`);
+  }
+}
+
 export interface WriterArgs {
   readonly clusterId: string;
   readonly wait: boolean;

@@ -71,7 +71,7 @@ export interface WriterSpec {
 }
 
 export type Step =
-  /** Up to two passes, until one writes nothing (no faults yet): the converged cluster a case starts from. */
+  /** Up to two `run` passes, until one writes nothing (no faults yet): the converged cluster a case starts from. */
   | { readonly kind: 'converge' }
   | { readonly kind: 'fault'; readonly fault: FaultSpec }
   | { readonly kind: 'edit'; readonly edit: EditSpec }
