@@ -158,8 +158,8 @@ function ensureBuilt() {
   const builtAt = existsSync(marker) ? statSync(marker).mtimeMs : 0;
   if (builtAt >= newestMtime(join(repo, 'src'))) {
     // Up to date, but perhaps built by tsc alone: the second step of the build is cheap when done.
-    const vendored = spawnSync(process.execPath, [join(repo, 'scripts', 'vendor-client-node.js')], { cwd: repo, stdio: 'inherit' });
-    if (vendored.status !== 0) throw new Error('scripts/vendor-client-node.js failed; the benchmark measures the built code');
+    const vendored = spawnSync(process.execPath, [join(repo, 'scripts', 'vendor.js')], { cwd: repo, stdio: 'inherit' });
+    if (vendored.status !== 0) throw new Error('scripts/vendor.js failed; the benchmark measures the built code');
     return;
   }
   log('building dist/ (npm run build)');
