@@ -242,11 +242,11 @@ spec:
     const { document } = await plan([], { filename: file });
     const https = live.spec!.ports!.find((p) => p.name === 'https')!.nodePort!;
     expect(kinds(document, 'multi')).toEqual([
-      'delete-listener listener tcp/443 [none]',
-      'delete-monitor health monitor of pool tcp/https [none]',
-      `delete-member member 10.30.0.1:${https} of pool tcp/https [none]`,
-      `delete-member member 10.30.0.2:${https} of pool tcp/https [none]`,
-      'delete-pool pool tcp/https [none]',
+      'delete-listener listener tcp/443 [port-removal]',
+      'delete-monitor health monitor of pool tcp/https [port-removal]',
+      `delete-member member 10.30.0.1:${https} of pool tcp/https [port-removal]`,
+      `delete-member member 10.30.0.2:${https} of pool tcp/https [port-removal]`,
+      'delete-pool pool tcp/https [port-removal]',
       'update-listener listener tcp/80 [none]',
     ]);
     expect(document.services[0]!.actions.at(-1)!.reason).toMatchObject({ from: '1000', to: '50000' });

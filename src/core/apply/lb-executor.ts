@@ -6,10 +6,11 @@
 import type { V1LoadBalancerIngress } from '@kubernetes/client-node';
 import type { CloudscaleClient } from '../cloudscale/client.js';
 import { isOutcomeUnknown } from '../cloudscale/errors.js';
-import type { LoadBalancer, PoolMember } from '../cloudscale/types.js';
+import type { LoadBalancer, MemberState } from '../cloudscale/types.js';
 import { CcmError, InternalError, assertNever, errorMessage } from '../errors.js';
 import { LB_REF, isPlannedRef, type ObjectRef, type PlannedAction } from '../lb/actions.js';
 import { ingressFromVips } from '../lb/desired.js';
+import { memberCompactor } from '../lb/actual.js';
 import { OWNER_SERVICE_UID_TAG } from '../lb/annotations.js';
 import { LB_FINALIZER, type ServicePlan } from '../lb/planner.js';
 import { abortableSleep } from '../sleep.js';
@@ -62,7 +63,7 @@ export interface ExecutionResult {
   /** The load balancer as last seen (created or awaited), for status and reporting. */
   readonly loadBalancer?: LoadBalancer;
   /** Pools this plan created, each with the members created in it: all the members it has. */
-  readonly poolsCreated: ReadonlyMap<string, readonly PoolMember[]>;
+  readonly poolsCreated: ReadonlyMap<string, readonly MemberState[]>;
   /** Pools that existed before whose members this plan created or deleted. */
   readonly poolsChanged: ReadonlySet<string>;
 }
@@ -99,8 +100,9 @@ class PlanRun {
   private readonly created = new Map<string, string>();
   private readonly deletedKinds = new Set<string>();
   private readonly executed: ExecutedAction[] = [];
-  private readonly poolsCreated = new Map<string, PoolMember[]>();
+  private readonly poolsCreated = new Map<string, MemberState[]>();
   private readonly poolsChanged = new Set<string>();
+  private readonly compactMember = memberCompactor();
   private loadBalancer: LoadBalancer | undefined;
   private loadBalancerReady = false;
 
@@ -143,7 +145,7 @@ class PlanRun {
   }
 
   /** Records a member written to a pool: part of a pool created here, or a change of an older one. */
-  private memberWritten(poolUuid: string, created?: PoolMember): void {
+  private memberWritten(poolUuid: string, created?: MemberState): void {
     const members = this.poolsCreated.get(poolUuid);
     if (members !== undefined && created !== undefined) members.push(created);
     else this.poolsChanged.add(poolUuid);
@@ -207,7 +209,7 @@ class PlanRun {
           this.poolsChanged.add(pool);
           throw error;
         });
-        this.memberWritten(pool, member);
+        this.memberWritten(pool, this.compactMember(member));
         return;
       }
       case 'delete-member':

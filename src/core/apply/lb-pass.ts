@@ -3,7 +3,7 @@
 // with the Kubernetes events the generic service controller and the Go CCM emit.
 import type { V1Service } from '@kubernetes/client-node';
 import type { CloudscaleClient } from '../cloudscale/client.js';
-import type { LoadBalancer, PoolMember } from '../cloudscale/types.js';
+import type { LoadBalancer, MemberState } from '../cloudscale/types.js';
 import { CcmError, InternalError, RefusedError, errorMessage } from '../errors.js';
 import type { KubeConnection } from '../kube/connection.js';
 import { recordEvent } from '../kube/events.js';
@@ -224,7 +224,7 @@ export async function reconcileLoadBalancers(
 ): Promise<ServiceOutcome[]> {
   const results = new Map<string, ServiceOutcome>();
   // Members of the pools this pass created, as their create answers gave them.
-  const createdPools = new Map<string, readonly PoolMember[]>();
+  const createdPools = new Map<string, readonly MemberState[]>();
   let { snapshot, planned } = first;
   for (let round = 1; ; round += 1) {
     const outcomes = await executeLbPass(planned, snapshot, deps, options);

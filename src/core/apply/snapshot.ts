@@ -9,7 +9,7 @@ import type {
   Listener,
   LoadBalancer,
   Pool,
-  PoolMember,
+  MemberState,
   Server,
   Subnet,
 } from '../cloudscale/types.js';
@@ -18,7 +18,7 @@ import { serverVersion } from '../kube/cluster.js';
 import type { KubeConnection } from '../kube/connection.js';
 import { listNodeObjects } from '../kube/nodes.js';
 import { listServices } from '../kube/services.js';
-import { findLoadBalancer, loadBalancerReferences, type UuidLookup } from '../lb/actual.js';
+import { findLoadBalancer, loadBalancerReferences, memberCompactor, type UuidLookup } from '../lb/actual.js';
 import { mapConcurrent } from './concurrency.js';
 
 export interface CloudLists {
@@ -36,7 +36,7 @@ export interface LbPassSnapshot extends CloudLists {
   readonly services: readonly V1Service[];
   readonly nodes: readonly V1Node[];
   /** Members of every pool of the load balancers found for the Services in play. */
-  readonly membersByPool: Readonly<Record<string, readonly PoolMember[]>>;
+  readonly membersByPool: Readonly<Record<string, readonly MemberState[]>>;
   readonly clusterId: string;
   readonly apiServerMinor: number | null;
   /**
@@ -106,7 +106,7 @@ export interface PassKnowledge {
   /** The snapshot the pass started from: servers, subnets, Nodes and the version are reused. */
   readonly previous: LbPassSnapshot;
   /** Pools the pass created, with every member it created in them (all their members). */
-  readonly createdPools: ReadonlyMap<string, readonly PoolMember[]>;
+  readonly createdPools: ReadonlyMap<string, readonly MemberState[]>;
 }
 
 /**
@@ -213,8 +213,8 @@ async function readMembers(
   cloud: CloudscaleClient,
   lists: CloudLists,
   services: readonly V1Service[],
-  known: ReadonlyMap<string, readonly PoolMember[]> = new Map(),
-): Promise<Record<string, readonly PoolMember[]>> {
+  known: ReadonlyMap<string, readonly MemberState[]> = new Map(),
+): Promise<Record<string, readonly MemberState[]>> {
   const lbUuids = new Set<string>();
   for (const service of services) {
     try {
@@ -226,10 +226,11 @@ async function readMembers(
     }
   }
   const pools = lists.pools.filter((pool) => lbUuids.has(pool.load_balancer.uuid));
+  const compact = memberCompactor();
   const members = await mapConcurrent(
     pools,
     8,
-    async (pool): Promise<readonly PoolMember[]> => known.get(pool.uuid) ?? cloud.poolMembers.list(pool.uuid),
+    async (pool): Promise<readonly MemberState[]> => known.get(pool.uuid) ?? (await cloud.poolMembers.list(pool.uuid)).map(compact),
   );
   return Object.fromEntries(pools.map((pool, i) => [pool.uuid, members[i]!]));
 }

@@ -143,6 +143,16 @@ export interface PoolMember {
   tags: Tags;
 }
 
+/**
+ * What a pass keeps of a pool member: what identifies it and what the planner compares. A pass
+ * may hold tens of thousands (300 nodes behind 200 ports), so the stubs of its pool and load
+ * balancer, its timestamps, tags and health are left out, and equal subnet stubs are shared.
+ */
+export type MemberState = Pick<
+  PoolMember,
+  'href' | 'uuid' | 'name' | 'enabled' | 'protocol_port' | 'monitor_port' | 'address' | 'subnet'
+>;
+
 export type ListenerProtocol = 'tcp' | 'udp';
 
 export interface Listener {

@@ -7,6 +7,7 @@ import type {
   Listener,
   LoadBalancer,
   Pool,
+  MemberState,
   PoolMember,
 } from '../cloudscale/types.js';
 import { AnnotationError, InternalError, RefusedError } from '../errors.js';
@@ -15,7 +16,7 @@ import { defaultLbName, serviceIdentity } from './desired.js';
 
 export interface ActualPool {
   readonly pool: Pool;
-  readonly members: readonly PoolMember[];
+  readonly members: readonly MemberState[];
   readonly listeners: readonly Listener[];
   readonly monitors: readonly HealthMonitor[];
 }
@@ -34,10 +35,35 @@ export interface LoadBalancerChildren {
   /** All pools of the project (or just this load balancer's). */
   readonly pools: readonly Pool[];
   /** Members by pool UUID; must hold an entry for every pool of this load balancer. */
-  readonly membersByPool: Readonly<Record<string, readonly PoolMember[]>>;
+  readonly membersByPool: Readonly<Record<string, readonly MemberState[]>>;
   readonly listeners: readonly Listener[];
   readonly monitors: readonly HealthMonitor[];
   readonly floatingIps: readonly FloatingIp[];
+}
+
+/**
+ * Keeps what a pass needs of members (MemberState), sharing one subnet stub per subnet among
+ * all the members it compacts: one compactor per pass.
+ */
+export function memberCompactor(): (member: PoolMember) => MemberState {
+  const subnets = new Map<string, MemberState['subnet']>();
+  return (member) => {
+    let subnet = subnets.get(member.subnet.uuid);
+    if (subnet === undefined || subnet.href !== member.subnet.href || subnet.cidr !== member.subnet.cidr) {
+      subnet = { href: member.subnet.href, uuid: member.subnet.uuid, cidr: member.subnet.cidr };
+      subnets.set(subnet.uuid, subnet);
+    }
+    return {
+      href: member.href,
+      uuid: member.uuid,
+      name: member.name,
+      enabled: member.enabled,
+      protocol_port: member.protocol_port,
+      monitor_port: member.monitor_port,
+      address: member.address,
+      subnet,
+    };
+  };
 }
 
 /** What a read by UUID answered for a load balancer that a list did not show. */

@@ -8,7 +8,7 @@ import type {
   HealthMonitor,
   HealthMonitorHttp,
   LoadBalancer,
-  PoolMember,
+  MemberState,
   Server,
   Subnet,
 } from '../cloudscale/types.js';
@@ -170,7 +170,7 @@ const poolKey = (name: string, algorithm: string, protocol: string) =>
 const desiredMemberKey = (m: DesiredMember) =>
   JSON.stringify([m.name, m.enabled, m.monitor_port, m.protocol_port, m.address, m.subnet.href, m.subnet.cidr, m.subnet.uuid]);
 /** An unset `monitor_port` means the API uses `protocol_port`. */
-const actualMemberKey = (m: PoolMember) =>
+const actualMemberKey = (m: MemberState) =>
   JSON.stringify([m.name, m.enabled, m.monitor_port ?? m.protocol_port, m.protocol_port, m.address, m.subnet.href, m.subnet.cidr, m.subnet.uuid]);
 const listenerKey = (l: { name: string; protocol: string; protocol_port: number }) =>
   JSON.stringify([l.name, l.protocol, l.protocol_port]);
@@ -1005,7 +1005,7 @@ class CloudPlan {
     );
   }
 
-  private deleteMember(member: PoolMember, pool: ExistingRef, poolName: string, story: { impact: ImpactClass; reason: Reason }): PlannedAction {
+  private deleteMember(member: MemberState, pool: ExistingRef, poolName: string, story: { impact: ImpactClass; reason: Reason }): PlannedAction {
     return this.act({
       kind: 'delete-member',
       object: `member ${member.name} of pool ${poolName}`,
@@ -1312,13 +1312,13 @@ function poolRecreationReason(old: ActualPool, pool: DesiredPool): Reason {
   };
 }
 
-function memberGoneReason(member: PoolMember, pool: DesiredPool): Reason {
+function memberGoneReason(member: MemberState, pool: DesiredPool): Reason {
   return {
     text: `${member.address} is no longer the private address of a selected node (pool ${pool.name})`,
   };
 }
 
-function memberChangeReason(have: PoolMember, want: DesiredMember, pool: DesiredPool): Reason {
+function memberChangeReason(have: MemberState, want: DesiredMember, pool: DesiredPool): Reason {
   const haveMonitor = have.monitor_port ?? have.protocol_port;
   if (have.protocol_port !== want.protocol_port) {
     return {
