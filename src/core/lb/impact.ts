@@ -74,6 +74,20 @@ export interface MonitorTiming {
  * (delay 2 s, up threshold 2) are assumed.
  */
 export function downtimeOf(impact: ImpactClass, monitor?: MonitorTiming): Downtime {
+  // One shared, frozen answer per class and timing: a large pass plans tens of thousands of
+  // actions, each carrying its downtime.
+  const key = `${impact}/${monitor?.delay_s ?? ''}/${monitor?.up_threshold ?? ''}`;
+  let downtime = downtimes.get(key);
+  if (downtime === undefined) {
+    downtime = Object.freeze(computeDowntime(impact, monitor));
+    downtimes.set(key, downtime);
+  }
+  return downtime;
+}
+
+const downtimes = new Map<string, Downtime>();
+
+function computeDowntime(impact: ImpactClass, monitor?: MonitorTiming): Downtime {
   const checks = monitor ?? { delay_s: 2, up_threshold: 2 };
   const healthy = checks.delay_s * checks.up_threshold;
   const cls = DOWNTIME_CLASS[impact];
