@@ -4,8 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { PatchStrategy, V1MicroTime, setHeaderOptions, type V1Service } from '@kubernetes/client-node';
 import { RUN_LEASE } from '../../../src/commands/run.js';
-import type { RequestLogEntry } from '../../../src/sim/index.js';
-import type { FaultConfig } from '../../../src/sim/index.js';
+import type { FaultConfig, RequestLogEntry } from '../../../src/sim/index.js';
 import { startHarness, type Harness } from '../ccm.js';
 import {
   UNINITIALIZED_TAINT_KEY,
@@ -105,9 +104,11 @@ class Run {
   private processes = 0;
   private passCount = 0;
   private leasesExpired = 0;
-  private oneOff: FaultSpec[] = [];
-  private persistent: FaultSpec[] = [];
-  private serverUuids = new Map<number, string>();
+  private readonly oneOff: FaultSpec[] = [];
+  private readonly persistent: FaultSpec[] = [];
+  private readonly serverUuids = new Map<number, string>();
+  /** Service name → UID, from every checkpoint and the edits that create Services. */
+  private readonly uids = new Map<string, string>();
   private readonly deletedServers = new Set<number>();
   private foreign: { otherCluster: string; handMade: string; orphan: string | null } = { otherCluster: '', handMade: '', orphan: null };
 
@@ -386,8 +387,6 @@ class Run {
     if (uid === undefined) throw new Error(`Service ${keyOfService} has no UID yet`);
     return `k8s-service-${uid}`;
   }
-
-  private readonly uids = new Map<string, string>();
 
   private async edit(edit: EditSpec): Promise<void> {
     const conn = testConnection();
