@@ -165,7 +165,28 @@ export function generateScenario(seed: number): Scenario {
   const world = baseWorld(rng);
   const build = CASE_BUILDERS[caseId]!;
   const { world: cased, steps } = build(rng, world);
-  return { seed, caseId, world: cased, steps };
+  return { seed, caseId, world: cased, steps: aimKills(rng, steps) };
+}
+
+/**
+ * A kill timed on a write (a create, a delete) misses on a cluster with nothing left to do: the
+ * process ends first. After a converging step or writer, and until an edit gives work again,
+ * such kills are timed on a read every pass of that command makes.
+ */
+function aimKills(rng: Prng, steps: readonly Step[]): Step[] {
+  let settled = false;
+  return steps.map((step) => {
+    if (step.kind === 'converge') settled = true;
+    if (step.kind === 'edit' && step.edit.kind !== 'not-ready') settled = false;
+    if (step.kind !== 'writers') return step;
+    const aimed = step.writers.map((w) => {
+      if (!settled || w.kill?.after !== 'request' || w.kill.method === 'GET') return w;
+      const [method, route, count] = rng.pick(KILL_ROUTES[w.command].filter(([m]) => m === 'GET'));
+      return { ...w, kill: { after: 'request' as const, method, route, count } };
+    });
+    settled = true;
+    return { ...step, writers: aimed };
+  });
 }
 
 /**
