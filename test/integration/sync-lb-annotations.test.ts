@@ -11,6 +11,7 @@ import {
   uniqueName,
   type TestServiceOptions,
 } from '../support/kube.js';
+import { asStored } from '../support/ip-mode.js';
 import {
   FLOATING_IPS,
   SUBNET_A,
@@ -409,7 +410,7 @@ describe('sync-lb: annotations', () => {
       let { simWrites } = await passOk(harness, ['status'], pass);
       expect(simWrites).toEqual([]);
       expect((await readService(namespace, 'status')).status!.loadBalancer!.ingress).toEqual(
-        vips.map((ip) => ({ ip, ipMode: 'VIP' })),
+        await asStored(vips.map((ip) => ({ ip, ipMode: 'VIP' }))),
       );
       await expectConverged(harness, ['status'], pass);
 
@@ -417,7 +418,7 @@ describe('sync-lb: annotations', () => {
       ({ simWrites } = await passOk(harness, ['status'], pass));
       expect(simWrites).toEqual([]);
       expect((await readService(namespace, 'status')).status!.loadBalancer!.ingress).toEqual(
-        vips.map((ip) => ({ ip, ipMode: 'Proxy' })),
+        await asStored(vips.map((ip) => ({ ip, ipMode: 'Proxy' }))),
       );
       await expectConverged(harness, ['status'], pass);
     });
@@ -437,7 +438,7 @@ describe('sync-lb: annotations', () => {
         expect.objectContaining({ address: '10.20.0.100', subnet: expect.objectContaining({ uuid: SUBNET_A.uuid }) }),
       ]);
       expect(lb).toMatchObject({ flavor: { slug: 'lb-standard' }, zone: { slug: 'rma1' } });
-      expect(service.status!.loadBalancer!.ingress).toEqual([{ ip: '10.20.0.100', ipMode: 'Proxy' }]);
+      expect(service.status!.loadBalancer!.ingress).toEqual(await asStored([{ ip: '10.20.0.100', ipMode: 'Proxy' }]));
       expect(service.metadata!.annotations![key('loadbalancer-zone')]).toBe('rma1');
     });
 
@@ -448,7 +449,7 @@ describe('sync-lb: annotations', () => {
       const { lb } = await theLb(harness, service);
       expect(lb.vip_addresses).toHaveLength(1);
       expect(lb.vip_addresses[0]!.address.startsWith(`${SUBNET_A.prefix}.`)).toBe(true);
-      expect(service.status!.loadBalancer!.ingress).toEqual([{ ip: lb.vip_addresses[0]!.address, ipMode: 'Proxy' }]);
+      expect(service.status!.loadBalancer!.ingress).toEqual(await asStored([{ ip: lb.vip_addresses[0]!.address, ipMode: 'Proxy' }]));
     });
   });
 

@@ -13,6 +13,7 @@ import {
   testConnection,
   uniqueName,
 } from '../support/kube.js';
+import { asStored } from '../support/ip-mode.js';
 
 const seed = (prefix: string) => nodesSeed({ prefix, count: 2, privateNet: '10.20.0', publicNet: '5.102.146' });
 
@@ -62,7 +63,7 @@ describe('sync-lb: a new Service', () => {
       'k8s.cloudscale.ch/loadbalancer-zone': 'rma1',
     });
     expect(stored.status!.loadBalancer!.ingress).toEqual(
-      lb!.vip_addresses.map((vip) => ({ ip: vip.address, ipMode: 'Proxy' })),
+      await asStored(lb!.vip_addresses.map((vip) => ({ ip: vip.address, ipMode: 'Proxy' }))),
     );
     const events = await testConnection().core.listNamespacedEvent({ namespace });
     expect(events.items.filter((e) => e.involvedObject.name === 'web').map((e) => e.reason)).toEqual(
