@@ -126,7 +126,9 @@ counts_line() {
   if (($3 > 0)); then echo "$1 passed, $2 failed, $3 skipped"; else echo "$1 passed, $2 failed"; fi
 }
 
-run_vitest "Kubernetes $(awk '$1 == "k8s.io/kubernetes" { print $2 }' test/cluster/go.mod), all tests" "$logs" "$@"
+main_label="Kubernetes $(awk '$1 == "k8s.io/kubernetes" { print $2 }' test/cluster/go.mod)"
+if (($# == 0)); then main_label+=", all tests"; else main_label+=", vitest $*"; fi
+run_vitest "$main_label" "$logs" "$@"
 
 # ---- 6. the further Kubernetes versions ---------------------------------------------------------
 # The files that talk to kube-apiserver, against a control plane of that version. The CronJob test
