@@ -203,7 +203,7 @@ async function measureMemory(env, kube) {
       await kube.createNamespace(namespace);
       for (const count of serviceCounts) {
         log(`memory: ${count} Services × ${nodes} Nodes (converging without latency first)`);
-        const created = await kube.createServices(namespace, count, { first: names.length + 1, ports: 1 });
+        const created = await kube.createServices(namespace, count - names.length, { first: names.length + 1, ports: 1 });
         names = [...names, ...created.map((s) => s.name)];
         const shape = shapeOf(names.map(() => ({ ports: 1 })), nodes);
         sim.admin.setFaults({ latencyMs: 0 });
