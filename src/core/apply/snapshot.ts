@@ -97,7 +97,7 @@ export async function readLbPassSnapshot(input: {
     membersByPool,
     clusterId: input.clusterId,
     apiServerMinor: version.major === 1 ? version.minor : null,
-    ipModeKept: !liveServices.some((s) => (s.status?.loadBalancer?.ingress ?? []).some((e) => e.ip && !e.ipMode)),
+    ipModeKept: keepsIpMode(liveServices),
   };
 }
 
@@ -141,7 +141,14 @@ export async function readBackSnapshot(
     uuidLookups: confirmed.uuidLookups,
     services: liveServices,
     membersByPool,
+    // A status this pass wrote with ipMode and finds without shows the server drops it.
+    ipModeKept: previous.ipModeKept && keepsIpMode(liveServices),
   };
+}
+
+/** See LbPassSnapshot.ipModeKept. */
+function keepsIpMode(services: readonly V1Service[]): boolean {
+  return !services.some((s) => (s.status?.loadBalancer?.ingress ?? []).some((e) => e.ip && !e.ipMode));
 }
 
 /** The Services a pass plans for, in a stable order (namespace, name). */
