@@ -100,7 +100,7 @@ export class World {
   plan(): ServicePlan {
     let actual = null;
     try {
-      const lb = findLoadBalancer(this.service, this.lbs);
+      const lb = findLoadBalancer(this.service, this.lbs, CLUSTER);
       if (lb) {
         actual = assembleActualLoadBalancer(lb, {
           pools: this.pools,

@@ -3,7 +3,7 @@
 // reported instead of "in sync".
 import type { V1Service } from '@kubernetes/client-node';
 import { describe, expect, test } from 'vitest';
-import { converged, fip, P, svc, World } from '../support/lb-world.js';
+import { CLUSTER, converged, fip, P, svc, World } from '../support/lb-world.js';
 
 const kinds = (world: World) => world.plan().actions.map((a) => a.kind);
 
@@ -176,3 +176,31 @@ describe('a load balancer in status "error"', () => {
   });
 });
 
+
+describe('a load balancer made by a pass that stopped before recording it', () => {
+  const tagged = (world: World) => ({ [`${P}cluster`]: CLUSTER, [`${P}service-uid`]: world.service.metadata!.uid!, [`${P}service`]: 'shop/web' });
+
+  test('found by its ownership tags when the Service records none and its name changed: adopted and renamed, not created again', () => {
+    const world = converged(svc(undefined, { [`${P}loadbalancer-name`]: 'before' }));
+    delete world.service.metadata!.annotations![`${P}loadbalancer-uuid`];
+    world.annotate({ 'loadbalancer-name': 'after' });
+    expect(kinds(world)).toEqual(['rename-lb', 'write-annotations']);
+  });
+
+  test('two such → refused: nothing is created or renamed', () => {
+    const world = converged(svc(undefined, { [`${P}loadbalancer-name`]: 'before' }));
+    world.lbs.push({ ...world.lbs[0]!, uuid: '00000000-0000-4000-8000-0000000000ff', name: 'other', tags: tagged(world) });
+    delete world.service.metadata!.annotations![`${P}loadbalancer-uuid`];
+    world.annotate({ 'loadbalancer-name': 'after' });
+    const plan = world.plan();
+    expect(plan.actions).toEqual([]);
+    expect(plan.problems.map((p) => p.kind)).toEqual(['lookup']);
+  });
+
+  test('not when the Service records another one: that is a stray for cleanup', () => {
+    const world = converged(svc(undefined, { [`${P}loadbalancer-name`]: 'before' }));
+    world.annotate({ 'loadbalancer-name': 'after', 'loadbalancer-uuid': '00000000-0000-4000-8000-0000000000aa' });
+    world.uuidLookups.set('00000000-0000-4000-8000-0000000000aa', { kind: 'gone' });
+    expect(kinds(world)).toContain('create-lb');
+  });
+});

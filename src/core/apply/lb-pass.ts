@@ -39,7 +39,7 @@ export function planLbPass(
   return servicesInPlay(snapshot.services, selection, proposed).map((service) => {
     let actual = null;
     try {
-      const lb = findLoadBalancer(service, snapshot.loadBalancers);
+      const lb = findLoadBalancer(service, snapshot.loadBalancers, snapshot.clusterId);
       if (lb !== undefined) {
         actual = assembleActualLoadBalancer(lb, {
           pools: snapshot.pools,

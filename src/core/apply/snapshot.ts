@@ -87,7 +87,7 @@ export async function readLbPassSnapshot(input: {
   const services = mergeProposed(liveServices, input.proposed ?? []);
   const inPlay = servicesInPlay(services, input.selection, input.proposed ?? []);
   const { loadBalancers, uuidLookups } = await confirmMissingByUuid(input.cloud, lists.loadBalancers, inPlay);
-  const membersByPool = await readMembers(input.cloud, { ...lists, loadBalancers }, inPlay);
+  const membersByPool = await readMembers(input.cloud, { ...lists, loadBalancers }, inPlay, input.clusterId);
   return {
     ...lists,
     loadBalancers,
@@ -133,7 +133,13 @@ export async function readBackSnapshot(
   const lists: CloudLists = { servers: previous.servers, subnets: previous.subnets, loadBalancers, pools, listeners, monitors, floatingIps };
   const inPlay = servicesInPlay(liveServices, selection);
   const confirmed = await confirmMissingByUuid(cloud, loadBalancers, inPlay);
-  const membersByPool = await readMembers(cloud, { ...lists, loadBalancers: confirmed.loadBalancers }, inPlay, known.createdPools);
+  const membersByPool = await readMembers(
+    cloud,
+    { ...lists, loadBalancers: confirmed.loadBalancers },
+    inPlay,
+    previous.clusterId,
+    known.createdPools,
+  );
   return {
     ...previous,
     ...lists,
@@ -220,12 +226,13 @@ async function readMembers(
   cloud: CloudscaleClient,
   lists: CloudLists,
   services: readonly V1Service[],
+  clusterId: string,
   known: ReadonlyMap<string, readonly MemberState[]> = new Map(),
 ): Promise<Record<string, readonly MemberState[]>> {
   const lbUuids = new Set<string>();
   for (const service of services) {
     try {
-      const lb = findLoadBalancer(service, lists.loadBalancers);
+      const lb = findLoadBalancer(service, lists.loadBalancers, clusterId);
       if (lb !== undefined) lbUuids.add(lb.uuid);
     } catch (error) {
       // An ambiguous lookup is reported by the planner for that Service; nothing to read.

@@ -11,7 +11,7 @@ import type {
   PoolMember,
 } from '../cloudscale/types.js';
 import { AnnotationError, InternalError, RefusedError } from '../errors.js';
-import { LB_ANNOTATIONS, readLbAnnotation } from './annotations.js';
+import { LB_ANNOTATIONS, parseOwnershipTags, readLbAnnotation } from './annotations.js';
 import { defaultLbName, serviceIdentity } from './desired.js';
 
 export interface ActualPool {
@@ -92,16 +92,29 @@ export function loadBalancerReferences(service: V1Service): { readonly uuid: str
  * name point to different ones, or several share the name): the Go CCM refuses too, since
  * guessing could modify or delete the wrong one. An empty name annotation disables the name
  * lookup (the annotation itself is reported by `parseLbAnnotations`).
+ *
+ * With `clusterId`, a Service that records no load balancer (no UUID annotation) and matches
+ * none by name also finds the one tagged by this cluster for its UID: only this tool writes
+ * those tags, so it is the Service's own, made by a pass that stopped before recording it (the
+ * name may have changed since). Several such are refused like several of one name.
  */
 export function findLoadBalancer(
   service: V1Service,
   loadBalancers: readonly LoadBalancer[],
+  clusterId?: string,
 ): LoadBalancer | undefined {
   const { uuid, name } = loadBalancerReferences(service);
   const found = new Map<string, LoadBalancer>();
   for (const lb of loadBalancers) {
     if ((uuid !== null && lb.uuid === uuid) || (name !== null && lb.name === name)) {
       found.set(lb.uuid, lb);
+    }
+  }
+  if (found.size === 0 && uuid === null && clusterId !== undefined) {
+    const uid = serviceIdentity(service).uid;
+    for (const lb of loadBalancers) {
+      const owner = parseOwnershipTags(lb.tags);
+      if (owner.kind === 'tagged' && owner.clusterId === clusterId && owner.serviceUid === uid) found.set(lb.uuid, lb);
     }
   }
   if (found.size <= 1) return found.values().next().value;

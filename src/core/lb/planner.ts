@@ -68,7 +68,7 @@ export interface PlanServiceInput {
   /** All load balancers of the project, for the lookup by UUID annotation and name. */
   readonly loadBalancers: readonly LoadBalancer[];
   /**
-   * The assembled load balancer that `findLoadBalancer(service, loadBalancers)` returns, or
+   * The assembled load balancer that `findLoadBalancer(service, loadBalancers, clusterId)` returns, or
    * `null` when it returns none (or throws). May be `null` in delete mode.
    */
   readonly actual: ActualLoadBalancer | null;
@@ -208,7 +208,7 @@ function planDelete(input: PlanServiceInput): ServicePlan {
 
   let lb: LoadBalancer | undefined;
   try {
-    lb = findLoadBalancer(service, input.loadBalancers);
+    lb = findLoadBalancer(service, input.loadBalancers, input.clusterId);
   } catch (error) {
     if (!(error instanceof RefusedError)) throw error;
     problems.push({ kind: 'lookup', subject: `service ${svc}`, message: error.message, hint: error.hint ?? '' });
@@ -400,7 +400,7 @@ class EnsurePlanner {
 
     let lb: LoadBalancer | undefined;
     try {
-      lb = findLoadBalancer(input.service, input.loadBalancers);
+      lb = findLoadBalancer(input.service, input.loadBalancers, input.clusterId);
     } catch (error) {
       if (!(error instanceof RefusedError)) throw error;
       this.problems.push({ kind: 'lookup', subject: `service ${this.svc}`, message: error.message, hint: error.hint ?? '' });
