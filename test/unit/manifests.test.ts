@@ -162,8 +162,11 @@ describe('CronJob', () => {
     expect(pod?.containers[0]).toMatchObject({
       image: `localhost/cloudscale-ccm:${VERSION}`,
       args: ['run'],
-      env: [{ name: 'CLOUDSCALE_API_TOKEN', valueFrom: { secretKeyRef: { name: 'cloudscale', key: 'access-token' } } }],
-      resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { cpu: '1', memory: '256Mi' } },
+      env: [
+        { name: 'CLOUDSCALE_API_TOKEN', valueFrom: { secretKeyRef: { name: 'cloudscale', key: 'access-token' } } },
+        { name: 'NODE_OPTIONS', value: '--max-semi-space-size=2' },
+      ],
+      resources: { requests: { cpu: '50m', memory: '192Mi' }, limits: { cpu: '1', memory: '640Mi' } },
       securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
     });
   });
@@ -178,6 +181,7 @@ describe('CronJob', () => {
     expect(container?.env?.slice(1)).toEqual([
       { name: 'KUBERNETES_SERVICE_HOST', value: '10.0.0.10' },
       { name: 'KUBERNETES_SERVICE_PORT', value: '6443' },
+      { name: 'NODE_OPTIONS', value: '--max-semi-space-size=2' },
     ]);
   });
 });
