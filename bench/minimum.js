@@ -32,15 +32,16 @@ export function shapeOf(services, nodes) {
 
 /**
  * Full converge from an empty cloud: the lists (no pool exists yet, so no member list), every
- * creation, and one read per new load balancer to see it leave `changing` (a create answers
- * while it is still provisioning; the children are created once it is `running`).
+ * creation, and one more load-balancer list to see the new load balancers leave `changing` (a
+ * create answers while it is still provisioning; the children are created once it is `running`;
+ * one list shows every new load balancer at once, where reading each by UUID takes one each).
  * @param {ReturnType<typeof shapeOf>} shape
  */
 export function convergeMinimum(shape) {
   return minimum({
     ...lists(),
+    'GET /v1/load-balancers': shape.services > 0 ? 2 : 1,
     'POST /v1/load-balancers': shape.services,
-    'GET /v1/load-balancers/{uuid}': shape.services,
     'POST /v1/load-balancers/pools': shape.pools,
     'POST /v1/load-balancers/pools/{uuid}/members': shape.members,
     'POST /v1/load-balancers/listeners': shape.listeners,

@@ -38,7 +38,7 @@ function syncLbSection(rows, settings) {
     '',
     'Requests are cloudscale API requests of one pass as the simulator logged them (✓: the CLI\'s own counter agrees). ' +
       `"min" is the fewest the work needs: one list per resource kind (${CLOUD_LISTS.length}), one member list per existing pool, ` +
-      'the creations or updates, and one read per new load balancer to see it `running`.',
+      'the creations or updates, and one more load-balancer list to see the new ones `running`.',
     '',
     `Concurrency ${settings.concurrency} (the default).`,
     '',

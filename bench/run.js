@@ -6,7 +6,7 @@
 //
 // Settings come from flags or BENCH_* variables (flags win); `--help` lists them.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, platform, release, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -78,6 +78,7 @@ async function main() {
     const measured = await runSuite({ kubeconfig: controlPlane.kubeconfig, signal: abort.signal, settings, log });
     const results = resultsDocument(settings, measured, Date.now() - started, [loadBefore, loadavg()[0]]);
     const markdown = renderMarkdown(results);
+    mkdirSync(resolve(repo, settings.out), { recursive: true });
     writeFileSync(resolve(repo, settings.out, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
     writeFileSync(resolve(repo, settings.out, 'results.md'), markdown);
     process.stdout.write(`\n${markdown}\nWritten: ${join(settings.out, 'results.json')}, ${join(settings.out, 'results.md')}\n`);
