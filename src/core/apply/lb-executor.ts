@@ -85,7 +85,6 @@ export class ActionFailedError extends CcmError {
   }
 }
 
-export { LoadBalancerNotReadyError };
 
 export async function executeServicePlan(
   plan: ServicePlan,
