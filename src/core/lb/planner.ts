@@ -525,6 +525,13 @@ class EnsurePlanner {
     return actual;
   }
 
+  /** The other Services of type LoadBalancer, whose claims this Service's may conflict with. */
+  private otherLoadBalancerServices(): V1Service[] {
+    return this.input.otherServices.filter(
+      (other) => other.metadata?.uid !== this.identity.uid && other.spec?.type === 'LoadBalancer',
+    );
+  }
+
   /** This Service's own load balancer: tagged for it, or named by its UUID annotation. */
   private owns(lb: LoadBalancer): boolean {
     const owner = parseOwnershipTags(lb.tags);
@@ -538,16 +545,9 @@ class EnsurePlanner {
    */
   private nameConflict(a: LbAnnotationValues, actual: ActualLoadBalancer | null): Problem | null {
     if (a.name === null || (actual !== null && this.owns(actual.lb))) return null;
-    const rivals = this.input.otherServices.filter((other) => {
-      if (other.metadata?.uid === this.identity.uid || other.spec?.type !== 'LoadBalancer') return false;
-      if (other.spec.loadBalancerClass || other.metadata?.deletionTimestamp != null) return false;
-      try {
-        return readLbAnnotation(other.metadata?.annotations, 'name') === a.name;
-      } catch (error) {
-        // The other Service's own plan reports its bad annotation; here it names nothing.
-        if (!(error instanceof AnnotationError)) throw error;
-        return false;
-      }
+    const rivals = this.otherLoadBalancerServices().filter((other) => {
+      if (other.spec?.loadBalancerClass || other.metadata?.deletionTimestamp != null) return false;
+      return annotationOfOther(other, 'name') === a.name;
     });
     if (rivals.length === 0) return null;
     const names = rivals.map((other) => serviceName(serviceIdentity(other))).join(', ');
@@ -568,16 +568,8 @@ class EnsurePlanner {
     if (a.floatingIps.length === 0) return null;
     const held = new Set((actual?.floatingIps ?? []).map((f) => f.network));
     const claims: string[] = [];
-    for (const other of this.input.otherServices) {
-      if (other.metadata?.uid === this.identity.uid || other.spec?.type !== 'LoadBalancer') continue;
-      let theirs: readonly string[];
-      try {
-        theirs = readLbAnnotation(other.metadata?.annotations, 'floatingIps');
-      } catch (error) {
-        // The other Service's own plan reports its bad annotation; here it claims nothing.
-        if (!(error instanceof AnnotationError)) throw error;
-        continue;
-      }
+    for (const other of this.otherLoadBalancerServices()) {
+      const theirs = annotationOfOther(other, 'floatingIps') ?? [];
       for (const ip of a.floatingIps) {
         if (theirs.includes(ip) && !held.has(ip)) claims.push(`${ip}->${serviceName(serviceIdentity(other))}`);
       }
@@ -762,6 +754,19 @@ function forbiddenChanges(
     });
   }
   return out;
+}
+
+/**
+ * Another Service's annotation, or `undefined` when it is malformed: that Service's own plan
+ * reports it, and here it claims nothing.
+ */
+function annotationOfOther<K extends 'name' | 'floatingIps'>(other: V1Service, name: K): LbAnnotationValues[K] | undefined {
+  try {
+    return readLbAnnotation(other.metadata?.annotations, name);
+  } catch (error) {
+    if (!(error instanceof AnnotationError)) throw error;
+    return undefined;
+  }
 }
 
 // ---- the cloud actions of one load balancer ---------------------------------------------------
