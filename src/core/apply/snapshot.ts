@@ -86,15 +86,11 @@ export async function readLbPassSnapshot(input: {
   ]);
   const services = mergeProposed(liveServices, input.proposed ?? []);
   const inPlay = servicesInPlay(services, input.selection, input.proposed ?? []);
-  const { loadBalancers, uuidLookups } = await confirmMissingByUuid(input.cloud, lists.loadBalancers, inPlay);
-  const membersByPool = await readMembers(input.cloud, { ...lists, loadBalancers }, inPlay, input.clusterId);
   return {
     ...lists,
-    loadBalancers,
-    uuidLookups,
+    ...(await readLoadBalancersInPlay(input.cloud, lists, inPlay, input.clusterId)),
     services,
     nodes,
-    membersByPool,
     clusterId: input.clusterId,
     apiServerMinor: version.major === 1 ? version.minor : null,
     ipModeKept: keepsIpMode(liveServices),
@@ -132,21 +128,11 @@ export async function readBackSnapshot(
   const { previous } = known;
   const lists: CloudLists = { servers: previous.servers, subnets: previous.subnets, loadBalancers, pools, listeners, monitors, floatingIps };
   const inPlay = servicesInPlay(liveServices, selection);
-  const confirmed = await confirmMissingByUuid(cloud, loadBalancers, inPlay);
-  const membersByPool = await readMembers(
-    cloud,
-    { ...lists, loadBalancers: confirmed.loadBalancers },
-    inPlay,
-    previous.clusterId,
-    known.createdPools,
-  );
   return {
     ...previous,
     ...lists,
-    loadBalancers: confirmed.loadBalancers,
-    uuidLookups: confirmed.uuidLookups,
+    ...(await readLoadBalancersInPlay(cloud, lists, inPlay, previous.clusterId, known.createdPools)),
     services: liveServices,
-    membersByPool,
     // A status this pass wrote with ipMode and finds without shows the server drops it.
     ipModeKept: previous.ipModeKept && keepsIpMode(liveServices),
   };
@@ -186,6 +172,23 @@ function keyOf(service: V1Service): string {
 function mergeProposed(live: readonly V1Service[], proposed: readonly V1Service[]): V1Service[] {
   const replaced = new Set(proposed.map(keyOf));
   return [...live.filter((s) => !replaced.has(keyOf(s))), ...proposed];
+}
+
+/**
+ * The load balancers of the Services in play, as far as the lists leave them open: those the
+ * UUID annotations name but the list lacks, read by UUID; then the members of their pools
+ * (except those `known` from this pass's own creates).
+ */
+async function readLoadBalancersInPlay(
+  cloud: CloudscaleClient,
+  lists: CloudLists,
+  inPlay: readonly V1Service[],
+  clusterId: string,
+  known?: ReadonlyMap<string, readonly MemberState[]>,
+): Promise<Pick<LbPassSnapshot, 'loadBalancers' | 'uuidLookups' | 'membersByPool'>> {
+  const { loadBalancers, uuidLookups } = await confirmMissingByUuid(cloud, lists.loadBalancers, inPlay);
+  const membersByPool = await readMembers(cloud, { ...lists, loadBalancers }, inPlay, clusterId, known);
+  return { loadBalancers, uuidLookups, membersByPool };
 }
 
 const UUID_FORMAT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
