@@ -61,6 +61,8 @@ import {
 } from '../support/kubelet.js';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
+/** Where the container sees the image's files (the repository); the sandbox mounts under /run. */
+const IMAGE_MOUNT = '/run/app';
 const clusterDir = inject('kubeClusterDir');
 const unsupported =
   clusterDir === ''
@@ -178,7 +180,10 @@ async function schedulePodAndRun(job: V1Job, image: ContainerImage, nodes: V1Nod
   }
   await bindPod(core, pod, controlPlane!.metadata!.name!);
   const bound = await core.readNamespacedPod({ namespace: CCM_NAMESPACE, name: pod.metadata!.name! });
-  const result = await runPod(core, bound, image, { extraEnv: { CLOUDSCALE_API_URL: sim!.url } });
+  const result = await runPod(core, bound, image, {
+    extraEnv: { CLOUDSCALE_API_URL: sim!.url },
+    imageFiles: { source: repo.replace(/\/$/, ''), mountPath: IMAGE_MOUNT },
+  });
   console.log(`---- logs of pod ${CCM_NAMESPACE}/${pod.metadata!.name!} (exit code ${result.exitCode}) ----\n${result.logs}`);
   expect(result.env.CLOUDSCALE_API_TOKEN).toBe(TOKEN);
   return result;
@@ -220,7 +225,11 @@ describe.skipIf(unsupported !== undefined)('the CronJob of `cloudscale-ccm manif
 
   test('the CronJob runs `cloudscale-ccm run` in a Pod: Nodes initialised, example Service converged, Job complete, next run on schedule', { timeout: 300_000 }, async () => {
     const core = testConnection().core;
-    const image = imageFromContainerfile(join(repo, 'deploy', 'Containerfile'), '/app', repo.replace(/\/$/, ''));
+    // The repository stands in for the image's /app, mounted where the container sees it, so
+    // the container's user reaches it wherever the clone lies (a private temporary directory too).
+    const local = repo.replace(/\/$/, '');
+    const node = process.execPath.startsWith(`${local}/`) ? IMAGE_MOUNT + process.execPath.slice(local.length) : process.execPath;
+    const image = imageFromContainerfile(join(repo, 'deploy', 'Containerfile'), '/app', IMAGE_MOUNT, node);
     const nodes = await Promise.all(nodeNames.map((name) => core.readNode({ name })));
 
     // The root CA publisher writes the ca.crt of the Pod's service account volume.

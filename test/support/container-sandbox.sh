@@ -6,7 +6,9 @@
 # seen outside the one process:
 #
 #   unshare --mount --propagation private bash container-sandbox.sh \
-#     UID GID ro|rw SOURCE_DIR:MOUNT_PATH... -- COMMAND ARGS...
+#     UID GID ro|rw WORKDIR SOURCE_DIR:MOUNT_PATH... -- COMMAND ARGS...
+#
+# WORKDIR is entered once the mounts are in place (it may lie in one of them).
 #
 # Mount paths must lie under /run (or /var/run, its link): that is where a Pod's service
 # account volume goes, and the fresh /run keeps the host's own /run out of sight.
@@ -14,9 +16,9 @@ set -euo pipefail
 
 die() { echo "container-sandbox: $*" >&2; exit 125; }
 
-(($# >= 5)) || die "usage: container-sandbox.sh UID GID ro|rw SOURCE:MOUNT_PATH... -- COMMAND..."
-uid=$1 gid=$2 root_mode=$3
-shift 3
+(($# >= 6)) || die "usage: container-sandbox.sh UID GID ro|rw WORKDIR SOURCE:MOUNT_PATH... -- COMMAND..."
+uid=$1 gid=$2 root_mode=$3 workdir=$4
+shift 4
 mounts=()
 while (($# > 0)) && [[ $1 != -- ]]; do
   mounts+=("$1")
@@ -39,5 +41,6 @@ done
 if [[ $root_mode == ro ]]; then
   mount -o remount,bind,ro /
 fi
+cd "$workdir" || die "working directory $workdir does not exist in the container"
 exec setpriv --reuid="$uid" --regid="$gid" --clear-groups --no-new-privs \
   --inh-caps=-all --bounding-set=-all -- "$@"

@@ -50,13 +50,18 @@ const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/b
  * ENV and WORKDIR, with paths under `appDir` (the image's copy of the repository) mapped to
  * `localAppDir` and `node` to this Node.js binary.
  */
-export function imageFromContainerfile(path: string, appDir: string, localAppDir: string): ContainerImage {
+export function imageFromContainerfile(
+  path: string,
+  appDir: string,
+  localAppDir: string,
+  localNode: string = process.execPath,
+): ContainerImage {
   const lines = readFileSync(path, 'utf8').split('\n');
   const finalStage = lines.slice(lines.findLastIndex((line) => /^FROM\s/i.test(line)));
   const instruction = (name: string): string[] =>
     finalStage.filter((line) => line.toUpperCase().startsWith(`${name} `)).map((line) => line.slice(name.length + 1).trim());
   const local = (word: string): string =>
-    word === 'node' ? process.execPath : word.startsWith(appDir) ? localAppDir + word.slice(appDir.length) : word;
+    word === 'node' ? localNode : word.startsWith(appDir) ? localAppDir + word.slice(appDir.length) : word;
   const execForm = (name: string): string[] => {
     const value = instruction(name).at(-1);
     return value === undefined ? [] : (JSON.parse(value) as string[]).map(local);
@@ -150,6 +155,12 @@ export interface RunPodOptions {
   readonly extraEnv?: Readonly<Record<string, string>>;
   /** How long the container may run before it is stopped (SIGTERM). */
   readonly timeoutMs?: number;
+  /**
+   * The image's files: a local directory the container sees, read-only, at `mountPath` (under
+   * /run, see container-sandbox.sh), as a runtime provides an image's root. Its own mode counts,
+   * not that of the directories above it (a clone in a private temporary directory).
+   */
+  readonly imageFiles?: { readonly source: string; readonly mountPath: string };
 }
 
 /** Runs the Pod's only container to its end and reports the outcome in the Pod's status. */
@@ -176,9 +187,17 @@ export async function runPod(core: CoreV1Api, pod: V1Pod, image: ContainerImage,
       ],
     });
     const { exitCode, logs } = await runInSandbox(
-      [String(user.uid), String(user.gid), readOnlyRoot ? 'ro' : 'rw', ...mounts.map((m) => `${m.source}:${m.mountPath}`), '--', ...argv],
+      [
+        String(user.uid),
+        String(user.gid),
+        readOnlyRoot ? 'ro' : 'rw',
+        image.workingDir,
+        ...(options.imageFiles === undefined ? [] : [`${options.imageFiles.source}:${options.imageFiles.mountPath}`]),
+        ...mounts.map((m) => `${m.source}:${m.mountPath}`),
+        '--',
+        ...argv,
+      ],
       env,
-      image.workingDir,
       options.timeoutMs ?? 120_000,
     );
     const finishedAt = new Date();
@@ -354,13 +373,13 @@ async function volumeFiles(core: CoreV1Api, pod: V1Pod, volume: V1Volume): Promi
 function runInSandbox(
   sandboxArgs: readonly string[],
   env: Record<string, string>,
-  cwd: string,
   timeoutMs: number,
 ): Promise<{ exitCode: number; logs: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn('unshare', ['--mount', '--propagation', 'private', 'bash', sandboxScript, ...sandboxArgs], {
       env,
-      cwd,
+      // The sandbox enters the working directory itself, once the image's files are mounted.
+      cwd: '/',
       stdio: ['ignore', 'pipe', 'pipe'],
       timeout: timeoutMs,
     });
