@@ -45,7 +45,14 @@ export async function runNode(nodeArgs, env = {}) {
   const out = scratchPath(`run-${(runs += 1)}.json`);
   const started = performance.now();
   const child = spawn(process.execPath, ['--import', probe, ...nodeArgs], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env, BENCH_PROBE_OUT: out },
+    // NODE_OPTIONS passes through, so the CronJob's setting (docs/deploy.md) can be measured too.
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      ...(process.env.NODE_OPTIONS === undefined ? {} : { NODE_OPTIONS: process.env.NODE_OPTIONS }),
+      ...env,
+      BENCH_PROBE_OUT: out,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

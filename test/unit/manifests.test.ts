@@ -166,7 +166,7 @@ describe('CronJob', () => {
         { name: 'CLOUDSCALE_API_TOKEN', valueFrom: { secretKeyRef: { name: 'cloudscale', key: 'access-token' } } },
         { name: 'NODE_OPTIONS', value: '--max-semi-space-size=2' },
       ],
-      resources: { requests: { cpu: '50m', memory: '192Mi' }, limits: { cpu: '1', memory: '640Mi' } },
+      resources: { requests: { cpu: '50m', memory: '192Mi' }, limits: { cpu: '1', memory: '768Mi' } },
       securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
     });
   });

@@ -372,9 +372,9 @@ function cronJob(options: ManifestOptions): Manifest {
                   env,
                   resources: {
                     // Measured (docs/deploy.md): a pass with nothing to do over 200 Services x 300
-                    // Nodes peaks at about 215 MB; one creating 60,000 pool members at about 530 MB.
+                    // Nodes peaks at about 200-215 MB; one creating 60,000 pool members at up to 602 MB.
                     requests: { cpu: '50m', memory: '192Mi' },
-                    limits: { cpu: '1', memory: '640Mi' },
+                    limits: { cpu: '1', memory: '768Mi' },
                   },
                   securityContext: {
                     allowPrivilegeEscalation: false,
