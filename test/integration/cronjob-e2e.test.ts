@@ -54,6 +54,7 @@ import {
 import {
   bindPod,
   containerSupport,
+  imageFilesOf,
   imageFromContainerfile,
   runPod,
   schedulingProblems,
@@ -180,10 +181,11 @@ async function schedulePodAndRun(job: V1Job, image: ContainerImage, nodes: V1Nod
   }
   await bindPod(core, pod, controlPlane!.metadata!.name!);
   const bound = await core.readNamespacedPod({ namespace: CCM_NAMESPACE, name: pod.metadata!.name! });
+  const files = imageFilesOf(repo.replace(/\/$/, ''));
   const result = await runPod(core, bound, image, {
     extraEnv: { CLOUDSCALE_API_URL: sim!.url },
-    imageFiles: { source: repo.replace(/\/$/, ''), mountPath: IMAGE_MOUNT },
-  });
+    imageFiles: { source: files.source, mountPath: IMAGE_MOUNT },
+  }).finally(() => files.remove());
   console.log(`---- logs of pod ${CCM_NAMESPACE}/${pod.metadata!.name!} (exit code ${result.exitCode}) ----\n${result.logs}`);
   expect(result.env.CLOUDSCALE_API_TOKEN).toBe(TOKEN);
   return result;

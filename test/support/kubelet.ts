@@ -26,8 +26,8 @@ import {
   type V1PodStatus,
   type V1Volume,
 } from '@kubernetes/client-node';
-import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -74,6 +74,28 @@ export function imageFromContainerfile(
   }
   const workingDir = instruction('WORKDIR').at(-1);
   return { entrypoint: execForm('ENTRYPOINT'), cmd: execForm('CMD'), env, workingDir: local(workingDir ?? '/') };
+}
+
+/**
+ * The image's files for `imageFiles`: `dir` itself when others may enter and read it, as they
+ * may an image's; otherwise (a checkout whose own directory is private, say one cloned into a
+ * fresh mktemp directory) a copy made of hard links in a directory they may enter. `remove`
+ * deletes such a copy.
+ */
+export function imageFilesOf(dir: string): { readonly source: string; remove(): void } {
+  if ((statSync(dir).mode & 0o005) === 0o005) return { source: dir, remove: () => undefined };
+  const parent = mkdtempSync(join(tmpdir(), 'ccm-test-image-'));
+  chmodSync(parent, 0o755);
+  const source = join(parent, 'app');
+  try {
+    execFileSync('cp', ['-al', dir, source], { stdio: 'pipe' });
+  } catch {
+    // Another file system than the checkout's: hard links cannot cross it, a copy can.
+    rmSync(source, { recursive: true, force: true });
+    execFileSync('cp', ['-a', dir, source], { stdio: 'pipe' });
+  }
+  chmodSync(source, 0o755);
+  return { source, remove: () => rmSync(parent, { recursive: true, force: true }) };
 }
 
 /** Undefined when this machine can run a container the test kubelet's way, else why not. */
