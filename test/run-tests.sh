@@ -2,7 +2,7 @@
 # `npm test`: everything a fresh clone needs, then all tests (unit + integration).
 #
 #   1. npm ci when node_modules is missing or older than package-lock.json
-#   2. Debian tools the tests use (openssl, curl, script), installed with apt-get when root
+#   2. Debian tools the tests use (openssl, curl, script, faketime), installed with apt-get when root
 #   3. kube-apiserver, kube-controller-manager + etcd from test/cluster, and kube-apiserver + etcd
 #      of every further supported Kubernetes (test/cluster/v1.*) (Go >= 1.26 and the module
 #      proxy; cached)
@@ -29,7 +29,7 @@ fi
 
 # ---- 2. Debian tools ------------------------------------------------------------------------
 missing=()
-for tool in openssl:openssl curl:curl script:bsdutils; do
+for tool in openssl:openssl curl:curl script:bsdutils faketime:faketime; do
   command -v "${tool%%:*}" >/dev/null || missing+=("${tool#*:}")
 done
 if ((${#missing[@]} > 0)); then
