@@ -6,6 +6,7 @@ import type { CliIo, CommandContext, GlobalOptions } from './commands/context.js
 import type { CloudscaleClient } from './core/cloudscale/client.js';
 import type { KubeConnection } from './core/kube/connection.js';
 import { ConfigError, InternalError, KubeApiError } from './core/errors.js';
+import { createWriteFence } from './core/fence.js';
 
 /** The Secret the Go CCM reads its token from; reused so a switch-over needs no new Secret. */
 export const TOKEN_SECRET = { namespace: 'kube-system', name: 'cloudscale', key: 'access-token' } as const;
@@ -53,6 +54,7 @@ export async function createCommandContext(
   const connection = uses.cluster ? await import('./core/kube/connection.js') : undefined;
   let kube: KubeConnection | undefined;
   let cloudscale: Promise<CloudscaleClient> | undefined;
+  const writeFence = createWriteFence();
   let clusterId: Promise<string> | undefined;
 
   const context: CommandContext = {
@@ -61,6 +63,7 @@ export async function createCommandContext(
     stderr: io.stderr,
     env: io.env,
     signal: io.signal,
+    writeFence,
     kube() {
       if (connection === undefined) {
         throw new InternalError('this command was declared not to talk to the cluster (createCommandContext uses.cluster)');
@@ -70,6 +73,7 @@ export async function createCommandContext(
           ...(globals.kubeconfig === undefined ? {} : { kubeconfig: globals.kubeconfig }),
           ...(globals.context === undefined ? {} : { context: globals.context }),
           env: io.env,
+          fence: writeFence,
         });
         for (const warning of kube.warnings) io.stderr.write(`warning: ${warning}\n`);
       }
@@ -83,7 +87,7 @@ export async function createCommandContext(
         const fromFlagOrEnv = await resolveCloudscaleToken({ tokenFile: globals.tokenFile, env: io.env });
         const token = fromFlagOrEnv?.token ?? (await tokenFromSecret(context.kube()));
         const { createCloudscaleClient } = await import('./core/cloudscale/client.js');
-        return createCloudscaleClient({ baseUrl, token, timeoutMs, signal: io.signal });
+        return createCloudscaleClient({ baseUrl, token, timeoutMs, signal: io.signal, fence: writeFence });
       })();
       return cloudscale;
     },

@@ -3,6 +3,7 @@
 import type { CloudscaleClient } from '../core/cloudscale/client.js';
 import type { KubeConnection } from '../core/kube/connection.js';
 import type { LeaseHandle } from '../core/kube/lease.js';
+import type { ArmableFence } from '../core/fence.js';
 
 export type OutputFormat = 'text' | 'json' | 'yaml';
 
@@ -55,6 +56,11 @@ export interface CommandContext {
   confirm(question: string): Promise<boolean>;
   /** The writers' Lease, when this command runs inside a pass that holds it (a step of `run`). */
   readonly writerLease?: LeaseHandle;
+  /**
+   * The fence every write of kube() and cloudscale() passes (src/core/fence.ts); a writer arms
+   * it with its Lease for as long as it holds it.
+   */
+  readonly writeFence: ArmableFence;
 }
 
 /**

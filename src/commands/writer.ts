@@ -17,7 +17,10 @@ export const DEFAULT_LEASE_SECONDS = 60;
 export interface WriterOptions {
   /** Wait for another writer's pass (or its Lease's expiry) instead of exiting. */
   readonly wait?: boolean;
-  /** Lease duration; renewed every third of it. A killed pass blocks the others this long. */
+  /**
+   * Lease duration; renewed every sixth of it, and a pass that could not renew it for half of it
+   * stops writing. A killed pass blocks the others this long, counted from when they first see it.
+   */
   readonly leaseSeconds?: number;
 }
 
@@ -27,9 +30,11 @@ export function holderIdentity(command: string): string {
 }
 
 /**
- * Runs `work` as the cluster's only writer. Without `wait`, another holder means LockHeldError
- * (exit 1) naming it and when its Lease expires. The context given to `work` carries the held
- * Lease, and its signal aborts when the Lease is taken over: the work stops before its next write.
+ * Runs `work` as the cluster's only writer. Without `wait`, a holder seen renewing means
+ * LockHeldError (exit 1) naming it; a Lease that looks abandoned is watched and taken over once
+ * this process saw it unrenewed for its whole duration. The context given to `work` carries the
+ * held Lease, every write of its connections passes the Lease's fence, and its signal aborts once
+ * the Lease is lost: the work stops before its next write.
  */
 export async function asWriter<T>(
   command: string,
@@ -46,9 +51,16 @@ export async function asWriter<T>(
       leaseDurationSeconds: options.leaseSeconds ?? DEFAULT_LEASE_SECONDS,
       wait: options.wait ?? false,
       signal: ctx.signal,
-      onWaiting: (error) => ctx.stderr.write(`waiting: ${error.message}\n`),
+      onWaiting: (message) => ctx.stderr.write(`waiting: ${message}\n`),
       onWarning: (message) => ctx.stderr.write(`warning: ${message}\n`),
     },
-    (signal, lease) => work({ ...ctx, signal, writerLease: lease }),
+    async (signal, lease) => {
+      const disarm = ctx.writeFence.arm(lease);
+      try {
+        return await work({ ...ctx, signal, writerLease: lease });
+      } finally {
+        disarm();
+      }
+    },
   );
 }

@@ -82,6 +82,13 @@ export class RefusedError extends CcmError {}
 /** Another holder owns the Lease this pass needs. */
 export class LockHeldError extends CcmError {}
 
+/**
+ * This pass can no longer prove the Lease is its own (not renewed within its renew deadline,
+ * taken over, or the process was frozen): the write it was about to send was not sent, and the
+ * pass sends none after it.
+ */
+export class LeaseLostError extends LockHeldError {}
+
 /** A pass in which some objects failed; the failures were already reported one by one. */
 export class PartialFailureError extends CcmError {
   readonly failures: readonly { object: string; error: Error }[];

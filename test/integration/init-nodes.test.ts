@@ -9,6 +9,7 @@ import type { CommandContext, OutputFormat } from '../../src/commands/context.js
 import { initNodesCommand, type InitNodesOptions, type InitNodesResult } from '../../src/commands/init-nodes.js';
 import { planNodePass } from '../../src/core/apply/node-pass.js';
 import { createCloudscaleClient } from '../../src/core/cloudscale/client.js';
+import { createWriteFence } from '../../src/core/fence.js';
 import { PartialFailureError, UsageError } from '../../src/core/errors.js';
 import type { KubeConnection } from '../../src/core/kube/connection.js';
 import { startSimulator, type SimSeed, type Simulator } from '../../src/sim/index.js';
@@ -109,14 +110,16 @@ async function run(
 ): Promise<Run> {
   let stdout = '';
   let stderr = '';
-  const client = createCloudscaleClient({ baseUrl: sim.url, token: 'test-token', retry: { limit: 0 } });
+  const writeFence = createWriteFence();
+  const client = createCloudscaleClient({ baseUrl: sim.url, token: 'test-token', retry: { limit: 0 }, fence: writeFence });
   const ctx: CommandContext = {
     globals: { output, color: false, verbose: false },
+    writeFence,
     stdout: { write: (text: string) => (stdout += text) },
     stderr: { write: (text: string) => (stderr += text) },
     env: {},
     signal: new AbortController().signal,
-    kube: () => kube,
+    kube: () => ({ ...kube, fence: writeFence }),
     cloudscale: async () => client,
     clusterId: async () => 'test-cluster',
     readStdin: async () => '',

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import type { CommandContext, GlobalOptions } from '../../src/commands/context.js';
 import { createCloudscaleClient, type CloudscaleClient } from '../../src/core/cloudscale/client.js';
+import { createWriteFence } from '../../src/core/fence.js';
 import { parseSeed, startSimulator, type SimSeed, type Simulator } from '../../src/sim/index.js';
 import { testConnection, testKubeconfig } from './kube.js';
 
@@ -49,21 +50,25 @@ export async function startHarness(options: { seed?: SimSeed | string; lbProvisi
       let stderr = '';
       let client: CloudscaleClient | undefined;
       const { stdin, abort, ...rest } = globals;
+      const writeFence = createWriteFence();
+      const newFencedClient = () =>
+        createCloudscaleClient({ baseUrl: sim.url, token: TEST_TOKEN, retry: { baseDelayMs: 5, maxDelayMs: 50 }, fence: writeFence });
       const ctx: TestContext = {
         globals: { output: 'text', color: false, verbose: false, clusterId, ...rest },
         stdout: { write: (text: string) => (stdout += text), isTTY: false },
         stderr: { write: (text: string) => (stderr += text), isTTY: false },
         env: {},
         signal: abort ?? new AbortController().signal,
-        kube: () => testConnection(),
-        cloudscale: async () => (client ??= newClient()),
+        writeFence,
+        kube: () => ({ ...testConnection(), fence: writeFence }),
+        cloudscale: async () => (client ??= newFencedClient()),
         clusterId: async () => clusterId,
         readStdin: async () => stdin ?? '',
         interactive: false,
         confirm: async () => false,
         out: () => stdout,
         err: () => stderr,
-        client: async () => (client ??= newClient()),
+        client: async () => (client ??= newFencedClient()),
       };
       return ctx;
     },

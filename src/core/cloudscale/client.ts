@@ -8,6 +8,7 @@ import { createRequestCounter, type RequestCounter } from './request-counter.js'
 import { defaultRetryPolicy, type RetryPolicy } from './retry.js';
 import { checkedToken, defaultApiTimeoutMs, normaliseBaseUrl } from './settings.js';
 import { createTransport } from './transport.js';
+import type { WriteFence } from '../fence.js';
 import type {
   FloatingIp,
   FloatingIpPatch,
@@ -44,6 +45,8 @@ export interface CloudscaleClientOptions {
   signal?: AbortSignal;
   /** Default `cloudscale-ccm/<package version>`. */
   userAgent?: string;
+  /** Asked before every attempt of a write; see src/core/fence.ts. */
+  fence?: WriteFence;
 }
 
 /**
@@ -121,6 +124,7 @@ export function createCloudscaleClient(options: CloudscaleClientOptions): Clouds
     retry: retryPolicy(options.retry),
     counter,
     signal: options.signal,
+    fence: options.fence,
   });
   const apiUrl = (path: string, tags?: TagFilter): URL => {
     const url = new URL(`${baseUrl}/v1/${path}`);

@@ -10,6 +10,7 @@ import { decideRetry, parseRetryAfterMs, type AttemptOutcome, type RetryPolicy }
 import { abortableSleep } from '../sleep.js';
 import { redactToken } from './settings.js';
 import { hostOf, tlsFailureOf, type TlsFailure } from '../tls.js';
+import type { WriteFence } from '../fence.js';
 
 export type ApiMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
@@ -25,6 +26,8 @@ export interface TransportOptions {
   readonly signal?: AbortSignal | undefined;
   /** Jitter source; `Math.random` unless a test needs determinism. */
   readonly random?: () => number;
+  /** Asked before every attempt of a write (POST, PATCH, DELETE); throws to stop it unsent. */
+  readonly fence?: WriteFence | undefined;
 }
 
 export interface ApiCall {
@@ -77,6 +80,8 @@ export function createTransport(options: TransportOptions): Transport {
       let outcome: AttemptOutcome;
       let errorBody: unknown;
       let networkCause: unknown;
+      // Outside the try: a refused write was never sent, so it is neither counted nor retried.
+      if (call.method !== 'GET') options.fence?.check(`cloudscale API ${call.method} ${path}`);
       try {
         const pending = api(call.url, {
           method: call.method,

@@ -11,6 +11,7 @@ import {
 import { existsSync } from 'node:fs';
 import { ConfigError, KubeApiError } from '../errors.js';
 import { tlsFailureOf, type TlsFailure } from '../tls.js';
+import type { WriteFence } from '../fence.js';
 
 export interface KubeConnectionOptions {
   /** --kubeconfig; otherwise KUBECONFIG, ~/.kube/config, then in-cluster service account. */
@@ -18,6 +19,8 @@ export interface KubeConnectionOptions {
   /** --context; must exist in the kubeconfig. */
   context?: string;
   env?: NodeJS.ProcessEnv;
+  /** Asked before every write kubeWrite sends; see src/core/fence.ts. */
+  fence?: WriteFence;
 }
 
 export interface KubeConnection {
@@ -30,6 +33,8 @@ export interface KubeConnection {
   readonly source: string;
   /** What the user should know about the configuration (TLS verification off); printed once. */
   readonly warnings: readonly string[];
+  /** Asked before every write (kubeWrite); absent for connections that never write under a Lease. */
+  readonly fence?: WriteFence;
 }
 
 /** Loads the configuration the way kubectl does and builds the API clients. */
@@ -100,6 +105,7 @@ export function connectKube(options: KubeConnectionOptions = {}): KubeConnection
     events: config.makeApiClient(EventsV1Api),
     version: config.makeApiClient(VersionApi),
     source,
+    ...(options.fence === undefined ? {} : { fence: options.fence }),
   };
 }
 
@@ -114,6 +120,16 @@ export async function kubeCall<T>(what: string, call: () => Promise<T>): Promise
   } catch (error) {
     throw toKubeApiError(what, error);
   }
+}
+
+/**
+ * kubeCall for a write (create, patch, delete of anything but the Lease): the connection's fence
+ * is asked first, outside the mapping, so a LeaseLostError reaches the caller as it is and the
+ * request is never sent.
+ */
+export async function kubeWrite<T>(conn: KubeConnection, what: string, call: () => Promise<T>): Promise<T> {
+  conn.fence?.check(what);
+  return kubeCall(what, call);
 }
 
 export function toKubeApiError(what: string, error: unknown): KubeApiError {

@@ -3,8 +3,8 @@
 // report it (once) instead of losing it silently.
 import { createHash } from 'node:crypto';
 import { PatchStrategy, setHeaderOptions, type CoreV1Event } from '@kubernetes/client-node';
-import { KubeApiError } from '../errors.js';
-import { kubeCall, type KubeConnection } from './connection.js';
+import { KubeApiError, LeaseLostError } from '../errors.js';
+import { kubeCall, kubeWrite, type KubeConnection } from './connection.js';
 
 export const DEFAULT_EVENT_COMPONENT = 'cloudscale-ccm';
 
@@ -82,9 +82,11 @@ export async function recordEvent(
   };
   const what = `record ${content.reason} event for ${subject.kind} ${subject.name}`;
   try {
-    const event = await kubeCall(what, () => conn.core.createNamespacedEvent({ namespace, body }));
+    const event = await kubeWrite(conn, what, () => conn.core.createNamespacedEvent({ namespace, body }));
     return { event };
   } catch (error) {
+    // Events are best effort, but a closed fence ends the pass: never turned into a result.
+    if (error instanceof LeaseLostError) throw error;
     if (error instanceof KubeApiError && error.status === 409) return countRepeat(conn, namespace, body, what);
     if (error instanceof KubeApiError) return { error };
     return { error: new KubeApiError(`record event: ${String(error)}`, { status: 0, cause: error }) };
@@ -111,7 +113,7 @@ async function countRepeat(
     const last = existing.lastTimestamp ?? existing.eventTime ?? existing.firstTimestamp;
     const age = body.lastTimestamp!.getTime() - (last === undefined ? 0 : new Date(last).getTime());
     if (age < EVENT_REFRESH_MS) return { event: existing };
-    const event = await kubeCall(what, () =>
+    const event = await kubeWrite(conn, what, () =>
       conn.core.patchNamespacedEvent(
         { namespace, name, body: { count: (existing.count ?? 1) + 1, lastTimestamp: body.lastTimestamp } },
         setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
@@ -119,6 +121,7 @@ async function countRepeat(
     );
     return { event };
   } catch (error) {
+    if (error instanceof LeaseLostError) throw error;
     if (error instanceof KubeApiError) return { error };
     return { error: new KubeApiError(`record event: ${String(error)}`, { status: 0, cause: error }) };
   }

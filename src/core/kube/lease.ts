@@ -1,18 +1,49 @@
-// coordination.k8s.io/v1 Leases as a run lock, compatible with client-go leader election: a Lease
-// is held while renewTime + leaseDurationSeconds lies in the future, and every write carries the
-// resourceVersion it was based on, so of two racing writers exactly one wins.
+// coordination.k8s.io/v1 Leases as a run lock, judged as client-go's leader election judges them:
+// never by comparing another host's renewTime with this host's clock (clocks disagree), only by
+// what this process's own monotonic clock observed (see LeaseTimings). Every write of the Lease
+// carries the resourceVersion it was based on, so of two racing writers exactly one wins.
 import { V1MicroTime, type V1Lease } from '@kubernetes/client-node';
-import { KubeApiError, LockHeldError } from '../errors.js';
+import { KubeApiError, LeaseLostError, LockHeldError } from '../errors.js';
+import type { WriteFence } from '../fence.js';
 import { kubeCall, type KubeConnection } from './connection.js';
 import { abortableSleep } from '../sleep.js';
 
 export interface LeaseState {
   /** Empty when the Lease was released. */
   holderIdentity: string;
+  /** The holder's clock when it last renewed: a hint for messages, never evidence of expiry. */
   renewTime: Date | undefined;
   leaseDurationSeconds: number;
-  /** renewTime + leaseDurationSeconds; undefined when the Lease was never renewed. */
+  /** renewTime + leaseDurationSeconds by the holder's clock; undefined when never renewed. */
   expiresAt: Date | undefined;
+}
+
+/**
+ * How a Lease of `durationSeconds` is kept and judged. No two hosts compare clocks: a candidate
+ * takes a held Lease only after its own monotonic clock saw the record unchanged for the whole
+ * duration, and a holder stops writing once its own monotonic clock says that its last
+ * successful renewal was sent longer than the renew deadline ago. Between the two lies half a
+ * Lease (30 s by default) for a write that passed the fence to reach its API, so the holder's
+ * last write lands before any candidate can take over, whatever the wall clocks say.
+ */
+export interface LeaseTimings {
+  readonly durationMs: number;
+  /** A holder renews this often. */
+  readonly renewEveryMs: number;
+  /** A holder whose last successful renewal was sent longer ago than this writes nothing more. */
+  readonly renewDeadlineMs: number;
+  /** Renewal after a failed one, and polling while watching another holder's Lease. */
+  readonly retryMs: number;
+}
+
+export function leaseTimings(durationSeconds: number): LeaseTimings {
+  const durationMs = durationSeconds * 1000;
+  return {
+    durationMs,
+    renewEveryMs: durationMs / 6,
+    renewDeadlineMs: durationMs / 2,
+    retryMs: Math.min(2000, durationMs / 12),
+  };
 }
 
 export interface LeaseOptions {
@@ -20,20 +51,35 @@ export interface LeaseOptions {
   name: string;
   holderIdentity: string;
   leaseDurationSeconds: number;
-  /** Clock, for tests of expiry arithmetic; defaults to Date.now. */
+  /** Keep watching a held Lease until it is released or confirmed abandoned, instead of failing. */
+  wait?: boolean;
+  /** Stops watching. */
+  signal?: AbortSignal;
+  /** Told what it watches and why, whenever that changes. */
+  onWaiting?: (message: string) => void;
+  /** The wall clock written into the Lease (renewTime) and used in messages; Date.now by default. */
   now?: () => number;
+  /** The clock every decision is made on; performance.now by default. */
+  monotonicNow?: () => number;
 }
 
-export interface LeaseHandle {
+export interface LeaseHandle extends WriteFence {
   readonly namespace: string;
   readonly name: string;
   readonly holderIdentity: string;
-  /** When the Lease expires unless renewed. */
+  /** When the Lease expires unless renewed, as written (by this host's clock). */
   readonly expiresAt: Date;
-  /** Extends the Lease; throws LockHeldError if another holder took it meanwhile. */
+  /**
+   * Extends the Lease. Throws LeaseLostError, and the handle stays lost, when another holder
+   * took it meanwhile or the renew deadline has already passed (no renewal is sent then).
+   */
   renew(): Promise<void>;
   /** Gives the Lease up (empty holder) so the next acquirer need not wait; a lost Lease is left alone. */
   release(): Promise<void>;
+  /** Why the handle was lost, once it was. */
+  readonly lostReason: LeaseLostError | undefined;
+  /** Called once when the handle is lost (fence, renewal, takeover). */
+  onLost(listener: (reason: LeaseLostError) => void): void;
 }
 
 /** The Lease's holder and expiry, or undefined if it does not exist. */
@@ -43,36 +89,66 @@ export async function readLease(conn: KubeConnection, namespace: string, name: s
 }
 
 /**
- * Takes the Lease: creates it if absent, takes it over if released or expired (or already ours),
- * otherwise throws LockHeldError naming the holder and when the Lease expires.
+ * Takes the Lease: creates it if absent, takes it if released (or already ours). A Lease another
+ * holder keeps is refused at once (LockHeldError naming it) when its renewTime looks recent by
+ * this host's clock; otherwise, and always with `wait`, it is watched: a renewal seen while
+ * watching proves the holder alive (refused, or watched on with `wait`), and a record unchanged
+ * for the Lease's whole duration by this host's monotonic clock is taken over. Every write
+ * carries the resourceVersion it was based on, so of two racing candidates exactly one wins.
  */
 export async function acquireLease(conn: KubeConnection, options: LeaseOptions): Promise<LeaseHandle> {
   const { namespace, name, holderIdentity, leaseDurationSeconds } = options;
   const now = options.now ?? Date.now;
+  const monotonicNow = options.monotonicNow ?? (() => performance.now());
   const where = `${namespace}/${name}`;
-  const existing = await readLeaseObject(conn, namespace, name);
+  let watched: { resourceVersion: string; since: number; message: string } | undefined;
 
-  let stored: V1Lease;
-  const acquired = new V1MicroTime(now());
-  if (existing === undefined) {
-    stored = await winOrLockHeld(conn, where, () =>
-      conn.coordination.createNamespacedLease({
-        namespace,
-        body: {
-          apiVersion: 'coordination.k8s.io/v1',
-          kind: 'Lease',
-          metadata: { name, namespace },
-          spec: { holderIdentity, leaseDurationSeconds, acquireTime: acquired, renewTime: acquired, leaseTransitions: 0 },
-        },
-      }),
-    );
-  } else {
+  for (;;) {
+    const existing = await readLeaseObject(conn, namespace, name);
+    const sentAt = monotonicNow();
+    const acquired = new V1MicroTime(now());
+    if (existing === undefined) {
+      const stored = await winOrLockHeld(conn, where, () =>
+        conn.coordination.createNamespacedLease({
+          namespace,
+          body: {
+            apiVersion: 'coordination.k8s.io/v1',
+            kind: 'Lease',
+            metadata: { name, namespace },
+            spec: { holderIdentity, leaseDurationSeconds, acquireTime: acquired, renewTime: acquired, leaseTransitions: 0 },
+          },
+        }),
+      );
+      return heldLease(conn, options, stored, sentAt);
+    }
+
     const state = leaseState(existing);
-    const free = state.holderIdentity === '' || state.holderIdentity === holderIdentity || isExpired(state, now());
-    if (!free) throw lockHeld(where, state, undefined, now());
-    const transitions = existing.spec?.leaseTransitions ?? 0;
+    const resourceVersion = existing.metadata?.resourceVersion ?? '';
+    const heldByOther = state.holderIdentity !== '' && state.holderIdentity !== holderIdentity;
+    if (heldByOther) {
+      // The holder's own promise: how long it may go without renewing before it stops writing.
+      const timings = leaseTimings(state.leaseDurationSeconds > 0 ? state.leaseDurationSeconds : leaseDurationSeconds);
+      const renewedWhileWatched = watched !== undefined && watched.resourceVersion !== resourceVersion;
+      if (watched === undefined || renewedWhileWatched) {
+        if (renewedWhileWatched && !options.wait) throw lockHeld(where, state, { renewedWhileWatched: true, nowMs: now() });
+        if (watched === undefined && !options.wait && looksRecentlyRenewed(state, timings, now())) {
+          throw lockHeld(where, state, { nowMs: now() });
+        }
+        watched = { resourceVersion, since: monotonicNow(), message: '' };
+      }
+      const unchangedForMs = monotonicNow() - watched.since;
+      if (unchangedForMs < timings.durationMs) {
+        const message = watchingMessage(where, state, timings, unchangedForMs);
+        if (message !== watched.message) options.onWaiting?.(message);
+        watched.message = message;
+        await abortableSleep(timings.retryMs, options.signal);
+        continue;
+      }
+    }
+
     const takeover = state.holderIdentity !== holderIdentity;
-    stored = await winOrLockHeld(conn, where, () =>
+    const transitions = existing.spec?.leaseTransitions ?? 0;
+    const stored = await winOrLockHeld(conn, where, () =>
       conn.coordination.replaceNamespacedLease({
         namespace,
         name,
@@ -89,27 +165,94 @@ export async function acquireLease(conn: KubeConnection, options: LeaseOptions):
         },
       }),
     );
+    return heldLease(conn, options, stored, sentAt);
   }
+}
 
+/** The handle of a Lease just written by this process; `sentAt` is when that write was sent. */
+function heldLease(conn: KubeConnection, options: LeaseOptions, stored: V1Lease, sentAt: number): LeaseHandle {
+  const { namespace, name, holderIdentity } = options;
+  const now = options.now ?? Date.now;
+  const monotonicNow = options.monotonicNow ?? (() => performance.now());
+  const where = `${namespace}/${name}`;
+  const timings = leaseTimings(options.leaseDurationSeconds);
   let current = stored;
-  const handle: LeaseHandle = {
+  let renewedSentAt = sentAt;
+  let lostReason: LeaseLostError | undefined;
+  const listeners: ((reason: LeaseLostError) => void)[] = [];
+
+  const lose = (reason: LeaseLostError): LeaseLostError => {
+    if (lostReason === undefined) {
+      lostReason = reason;
+      for (const listener of listeners) listener(reason);
+    }
+    return lostReason;
+  };
+  const overdue = (what: string): LeaseLostError | undefined => {
+    const silentMs = monotonicNow() - renewedSentAt;
+    if (silentMs <= timings.renewDeadlineMs) return undefined;
+    return lose(
+      new LeaseLostError(
+        `this pass last renewed the Lease ${where} ${seconds(silentMs)} s ago, past its renew deadline of ` +
+          `${seconds(timings.renewDeadlineMs)} s (the process was paused or could not reach the Kubernetes API): ` +
+          `another writer may hold it by now, so ${what} was not sent and this pass writes nothing more`,
+        {
+          hint:
+            'the next pass repairs what this one left; if it repeats, check the load of this host and its ' +
+            'connection to the API server, or pass a longer --lease-seconds',
+        },
+      ),
+    );
+  };
+
+  return {
     namespace,
     name,
     holderIdentity,
     get expiresAt() {
       return leaseState(current).expiresAt ?? new Date(now());
     },
+    get lostReason() {
+      return lostReason;
+    },
+    onLost(listener) {
+      if (lostReason !== undefined) listener(lostReason);
+      else listeners.push(listener);
+    },
+    check(what) {
+      if (lostReason !== undefined) throw lostReason;
+      const late = overdue(what);
+      if (late !== undefined) throw late;
+    },
     async renew() {
+      if (lostReason !== undefined) throw lostReason;
+      const late = overdue('the renewal');
+      if (late !== undefined) throw late;
+      const attemptSentAt = monotonicNow();
       const renewed = new V1MicroTime(now());
-      current = await winOrLockHeld(conn, where, () =>
-        conn.coordination.replaceNamespacedLease({
-          namespace,
-          name,
-          body: { ...current, spec: { ...current.spec, renewTime: renewed } },
-        }),
-      );
+      try {
+        current = await winOrLockHeld(conn, where, () =>
+          conn.coordination.replaceNamespacedLease({
+            namespace,
+            name,
+            body: { ...current, spec: { ...current.spec, renewTime: renewed } },
+          }),
+        );
+        renewedSentAt = attemptSentAt;
+      } catch (error) {
+        if (error instanceof LockHeldError) {
+          throw lose(
+            new LeaseLostError(`the Lease was taken over during the pass: ${error.message}`, {
+              cause: error,
+              hint: 'the new holder goes on; the next pass repairs whatever this one left unfinished',
+            }),
+          );
+        }
+        throw error;
+      }
     },
     async release() {
+      if (lostReason !== undefined) return;
       try {
         current = await kubeCall(`release lease ${where}`, () =>
           conn.coordination.replaceNamespacedLease({
@@ -133,70 +276,62 @@ export async function acquireLease(conn: KubeConnection, options: LeaseOptions):
       }
     },
   };
-  return handle;
 }
 
-export interface HeldLeaseOptions extends Omit<LeaseOptions, 'now'> {
-  /** Wait for another holder to finish or its Lease to expire instead of failing at once. */
+export interface HeldLeaseOptions extends Omit<LeaseOptions, 'now' | 'monotonicNow' | 'wait' | 'signal'> {
+  /** Wait for another holder to finish or its Lease to be confirmed abandoned instead of failing. */
   readonly wait: boolean;
   /** Stops waiting, and is passed on to the work. */
   readonly signal: AbortSignal;
-  /** How long between attempts while waiting (ms). */
-  readonly retryMs?: number;
-  /** Told why it waits, once per attempt. */
-  readonly onWaiting?: (error: LockHeldError) => void;
   /**
-   * A renewal that failed for another reason than a takeover (tried again next interval), or a
-   * release that failed (the Lease then expires by itself): worth a warning, not a failure.
+   * A renewal that failed for another reason than a takeover (tried again soon), or a release
+   * that failed (the Lease then expires by itself): worth a warning, not a failure.
    */
   readonly onWarning?: (message: string) => void;
 }
 
 /**
- * Runs `work` while holding the Lease: acquired first (waiting for it with `wait`, else
- * LockHeldError naming the holder), renewed every third of its duration, released afterwards.
- * If another holder takes it over meanwhile, the signal given to `work` aborts with a
- * LockHeldError: the work must stop before its next write.
+ * Runs `work` while holding the Lease: acquired first (see acquireLease), renewed every sixth of
+ * its duration (sooner again after a failure), released afterwards. The handle given to `work`
+ * is the fence its writes must pass. Once the Lease is lost (taken over, or not renewed within
+ * its renew deadline), the fence refuses every write and the signal given to `work` aborts with
+ * the LeaseLostError: the work stops before its next write.
  */
 export async function holdLease<T>(
   conn: KubeConnection,
   options: HeldLeaseOptions,
   work: (signal: AbortSignal, lease: LeaseHandle) => Promise<T>,
 ): Promise<T> {
-  const lease = await acquireWaiting(conn, options);
+  const lease = await acquireLease(conn, options);
+  const timings = leaseTimings(options.leaseDurationSeconds);
   const lost = new AbortController();
-  const renewal = setInterval(() => {
-    lease.renew().catch((error: unknown) => {
-      if (error instanceof LockHeldError) {
-        lost.abort(new LockHeldError(`the Lease was taken over during the pass: ${error.message}`, { hint: error.hint }));
-      } else {
-        options.onWarning?.(`could not renew the Lease (tried again at the next interval): ${(error as Error).message}`);
-      }
-    });
-  }, (options.leaseDurationSeconds * 1000) / 3);
-  renewal.unref();
+  lease.onLost((reason) => lost.abort(reason));
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const renewLater = (ms: number): void => {
+    if (stopped || lost.signal.aborted) return;
+    timer = setTimeout(() => {
+      lease.renew().then(
+        () => renewLater(timings.renewEveryMs),
+        (error: unknown) => {
+          if (error instanceof LeaseLostError) return;
+          options.onWarning?.(`could not renew the Lease (trying again): ${(error as Error).message}`);
+          renewLater(timings.retryMs);
+        },
+      );
+    }, ms);
+    timer.unref();
+  };
+  renewLater(timings.renewEveryMs);
   try {
     return await work(AbortSignal.any([options.signal, lost.signal]), lease);
   } finally {
-    clearInterval(renewal);
-    // Not released when lost: it belongs to the new holder now (release leaves it alone anyway).
-    if (!lost.signal.aborted) {
-      await lease.release().catch((error: unknown) => {
-        options.onWarning?.(`could not release the Lease (it expires by itself): ${(error as Error).message}`);
-      });
-    }
-  }
-}
-
-async function acquireWaiting(conn: KubeConnection, options: HeldLeaseOptions): Promise<LeaseHandle> {
-  for (;;) {
-    try {
-      return await acquireLease(conn, options);
-    } catch (error) {
-      if (!(error instanceof LockHeldError) || !options.wait) throw error;
-      options.onWaiting?.(error);
-      await abortableSleep(options.retryMs ?? 2000, options.signal);
-    }
+    stopped = true;
+    clearTimeout(timer);
+    // Not released when lost: it may belong to another holder now (release leaves it alone anyway).
+    await lease.release().catch((error: unknown) => {
+      options.onWarning?.(`could not release the Lease (it expires by itself): ${(error as Error).message}`);
+    });
   }
 }
 
@@ -219,39 +354,54 @@ async function winOrLockHeld(conn: KubeConnection, where: string, write: () => P
     if (!(error instanceof KubeApiError && error.isConflict)) throw error;
     const [namespace = '', name = ''] = where.split('/');
     const winner = await readLeaseObject(conn, namespace, name);
-    throw lockHeld(where, winner === undefined ? undefined : leaseState(winner), error);
+    throw lockHeld(where, winner === undefined ? undefined : leaseState(winner), { cause: error });
   }
 }
 
-/**
- * A holder renews every third of the Lease duration; one that has not renewed for two thirds of
- * it missed two renewals and has most likely died (its Lease still blocks until it expires).
- */
-export function holderProbablyDied(state: LeaseState, nowMs: number): boolean {
-  if (state.renewTime === undefined || state.leaseDurationSeconds <= 0) return false;
-  return nowMs - state.renewTime.getTime() > (state.leaseDurationSeconds * 1000 * 2) / 3;
+/** A renewTime within two renewals by this host's clock (and not far in its future): a pass in progress. */
+function looksRecentlyRenewed(state: LeaseState, timings: LeaseTimings, nowMs: number): boolean {
+  if (state.renewTime === undefined) return false;
+  const ageMs = nowMs - state.renewTime.getTime();
+  return ageMs <= 2 * timings.renewEveryMs && ageMs >= -timings.durationMs;
 }
 
-function lockHeld(where: string, state: LeaseState | undefined, cause?: unknown, nowMs = Date.now()): LockHeldError {
-  const holder = state?.holderIdentity ? `"${state.holderIdentity}"` : 'another writer';
-  const expires =
-    state?.expiresAt === undefined
-      ? ''
-      : `; it expires at ${state.expiresAt.toISOString()} (in ${Math.max(0, Math.ceil((state.expiresAt.getTime() - nowMs) / 1000))} s)`;
-  if (state !== undefined && holderProbablyDied(state, nowMs)) {
-    const silentFor = Math.round((nowMs - state.renewTime!.getTime()) / 1000);
-    return new LockHeldError(
-      `lease ${where} is held by ${holder}, which stopped renewing it ${silentFor} s ago and has probably died${expires}`,
-      {
-        ...(cause === undefined ? {} : { cause }),
-        hint: 'a dead holder\'s Lease expires by itself: run again after it expires, or pass --wait to wait for it',
-      },
+function watchingMessage(where: string, state: LeaseState, timings: LeaseTimings, unchangedForMs: number): string {
+  const holder = `"${state.holderIdentity}"`;
+  // Two renewals missed by this host's own clock: the holder has probably died (its clock may
+  // say anything about when it last renewed).
+  if (unchangedForMs > 2 * timings.renewEveryMs) {
+    return (
+      `lease ${where} is held by ${holder}, which has not renewed it for the ${seconds(unchangedForMs)} s watched here ` +
+      `(it renews every ${seconds(timings.renewEveryMs)} s) and has probably died; taking it over once it stays ` +
+      `unrenewed for ${seconds(timings.durationMs)} s`
     );
   }
-  return new LockHeldError(`lease ${where} is held by ${holder}, a pass in progress${expires}`, {
-    ...(cause === undefined ? {} : { cause }),
+  return (
+    `lease ${where} is held by ${holder}; watching it: taken over only if it stays unrenewed for ` +
+    `${seconds(timings.durationMs)} s as measured here`
+  );
+}
+
+function lockHeld(
+  where: string,
+  state: LeaseState | undefined,
+  context: { cause?: unknown; renewedWhileWatched?: boolean; nowMs?: number } = {},
+): LockHeldError {
+  const nowMs = context.nowMs ?? Date.now();
+  const holder = state?.holderIdentity ? `"${state.holderIdentity}"` : 'another writer';
+  const expires =
+    state?.expiresAt === undefined || context.renewedWhileWatched
+      ? ''
+      : `; it expires at ${state.expiresAt.toISOString()} (in ${Math.max(0, Math.ceil((state.expiresAt.getTime() - nowMs) / 1000))} s) unless renewed`;
+  const evidence = context.renewedWhileWatched ? ', which renewed it while this pass watched (its clock and this host\'s disagree)' : '';
+  return new LockHeldError(`lease ${where} is held by ${holder}${evidence}, a pass in progress${expires}`, {
+    ...(context.cause === undefined ? {} : { cause: context.cause }),
     hint: 'another cloudscale-ccm pass (a terminal run or the CronJob) is writing; pass --wait to wait for it to finish',
   });
+}
+
+function seconds(ms: number): number {
+  return Math.round(ms / 1000);
 }
 
 function leaseState(lease: V1Lease): LeaseState {
@@ -264,10 +414,6 @@ function leaseState(lease: V1Lease): LeaseState {
     leaseDurationSeconds,
     expiresAt: renewTime === undefined ? undefined : new Date(renewTime.getTime() + leaseDurationSeconds * 1000),
   };
-}
-
-function isExpired(state: LeaseState, nowMs: number): boolean {
-  return state.expiresAt === undefined || state.expiresAt.getTime() < nowMs;
 }
 
 /**

@@ -6,7 +6,7 @@ import { KubeApiError } from '../errors.js';
 import type { NodeAddress, NodeReadiness, NodeSnapshot, NodeWrite, Taint } from '../nodes/types.js';
 import type { NodeApi } from '../nodes/apply.js';
 import { taintsAfter } from '../nodes/plan.js';
-import { kubeCall, type KubeConnection } from './connection.js';
+import { kubeCall, kubeWrite, type KubeConnection } from './connection.js';
 
 /** Shown in managedFields, so `kubectl get node -o yaml --show-managed-fields` names us. */
 export const FIELD_MANAGER = 'cloudscale-ccm';
@@ -77,7 +77,7 @@ export async function patchNode(
     },
     ...(Object.keys(spec).length === 0 ? {} : { spec }),
   };
-  const written = await kubeCall(`patch node ${node.name}`, () =>
+  const written = await kubeWrite(conn, `patch node ${node.name}`, () =>
     conn.core.patchNode({ name: node.name, body, fieldManager: FIELD_MANAGER }, mergePatch()),
   );
   return toNodeSnapshot(written);
@@ -96,7 +96,7 @@ export async function patchNodeStatusAddresses(
     metadata: { resourceVersion: node.resourceVersion },
     status: { addresses: addresses.map(({ type, address }) => ({ type, address })) },
   };
-  const written = await kubeCall(`patch status of node ${node.name}`, () =>
+  const written = await kubeWrite(conn, `patch status of node ${node.name}`, () =>
     conn.core.patchNodeStatus(
       { name: node.name, body, fieldManager: FIELD_MANAGER },
       mergePatch(),
@@ -116,7 +116,7 @@ export async function deleteNode(
   preconditions: { uid: string; resourceVersion: string },
 ): Promise<boolean> {
   try {
-    await kubeCall(`delete node ${name}`, () =>
+    await kubeWrite(conn, `delete node ${name}`, () =>
       conn.core.deleteNode({ name, body: { preconditions } }),
     );
     return true;

@@ -7,7 +7,7 @@ import {
   type V1Service,
 } from '@kubernetes/client-node';
 import { KubeApiError } from '../errors.js';
-import { kubeCall, type KubeConnection } from './connection.js';
+import { kubeCall, kubeWrite, type KubeConnection } from './connection.js';
 
 const LIST_PAGE_SIZE = 250;
 /** A continue token expires (410) when etcd compacts; the list then starts over, this often. */
@@ -85,7 +85,7 @@ export async function patchServiceMetadata(
     if (!hasAnnotations) {
       return kubeCall(`read service ${namespace}/${name}`, () => conn.core.readNamespacedService({ namespace, name }));
     }
-    return kubeCall(what, () =>
+    return kubeWrite(conn, what, () =>
       conn.core.patchNamespacedService({ namespace, name, body: { metadata: { annotations } } }, mergePatch()),
     );
   }
@@ -106,7 +106,7 @@ export async function patchServiceMetadata(
     if (finalizersChanged) metadata.finalizers = after;
     if (hasAnnotations) metadata.annotations = annotations;
     try {
-      return await kubeCall(what, () =>
+      return await kubeWrite(conn, what, () =>
         conn.core.patchNamespacedService({ namespace, name, body: { metadata } }, mergePatch()),
       );
     } catch (error) {
@@ -127,7 +127,7 @@ export async function patchServiceStatus(
   loadBalancer: V1LoadBalancerStatus,
 ): Promise<V1Service> {
   const ingress = loadBalancer.ingress ?? [];
-  return kubeCall(`patch load balancer status of service ${namespace}/${name}`, () =>
+  return kubeWrite(conn, `patch load balancer status of service ${namespace}/${name}`, () =>
     conn.core.patchNamespacedServiceStatus(
       { namespace, name, body: { status: { loadBalancer: { ingress } } } },
       mergePatch(),
