@@ -56,6 +56,7 @@ export async function createCommandContext(
   let cloudscale: Promise<CloudscaleClient> | undefined;
   const writeFence = createWriteFence();
   let clusterId: Promise<string> | undefined;
+  let kubeSystemUid: Promise<string> | undefined;
 
   const context: CommandContext = {
     globals,
@@ -115,18 +116,19 @@ export async function createCommandContext(
       return Buffer.concat(chunks);
     },
     clusterId() {
-      clusterId ??=
-        globals.clusterId !== undefined
-          ? Promise.resolve(globals.clusterId)
-          : kubeSystemUid(context.kube());
+      clusterId ??= globals.clusterId !== undefined ? Promise.resolve(globals.clusterId) : context.kubeSystemUid();
       return clusterId;
+    },
+    kubeSystemUid() {
+      kubeSystemUid ??= readKubeSystemUid(context.kube());
+      return kubeSystemUid;
     },
   };
   return context;
 }
 
 /** The default cluster identity: the uid of namespace kube-system. */
-async function kubeSystemUid(kube: KubeConnection): Promise<string> {
+async function readKubeSystemUid(kube: KubeConnection): Promise<string> {
   const { namespaceUid } = await import('./core/kube/cluster.js');
   return namespaceUid(kube, 'kube-system');
 }

@@ -48,6 +48,11 @@ export interface CommandContext {
   cloudscale(): Promise<CloudscaleClient>;
   /** This cluster's identity for ownership tags. */
   clusterId(): Promise<string>;
+  /**
+   * The uid of namespace kube-system: what clusterId defaults to, and the second ownership tag
+   * that tells clusters apart when they share a cluster id (src/core/lb/cluster-identity.ts).
+   */
+  kubeSystemUid(): Promise<string>;
   /** All of standard input (for `-f -`); throws ConfigError past `maxBytes`. */
   readStdin(maxBytes: number): Promise<Buffer | string>;
   /** True when a person can answer a question (standard input and output are terminals). */

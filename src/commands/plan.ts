@@ -64,7 +64,7 @@ async function planWithLookups(
   const manifests =
     options.filename === undefined ? [] : await readServiceManifests(options.filename, options.namespace, (maxBytes) => ctx.readStdin(maxBytes));
   const conn = ctx.kube();
-  const [cloud, clusterId] = await Promise.all([ctx.cloudscale(), ctx.clusterId()]);
+  const [cloud, clusterId, kubeSystemUid] = await Promise.all([ctx.cloudscale(), ctx.clusterId(), ctx.kubeSystemUid()]);
 
   let proposed: V1Service[] = [];
   if (options.filename !== undefined) {
@@ -87,7 +87,7 @@ async function planWithLookups(
   const wholeCluster = proposed.length === 0 && names.length === 0;
 
   const [snapshot, nodePass] = await Promise.all([
-    readLbPassSnapshot({ conn, cloud, clusterId, proposed, selection }),
+    readLbPassSnapshot({ conn, cloud, clusterId, kubeSystemUid, proposed, selection }),
     wholeCluster
       ? planNodePass(
           [],

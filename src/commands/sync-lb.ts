@@ -7,6 +7,7 @@ import { readLbPassSnapshot, type ServiceSelection } from '../core/apply/snapsho
 import { summarise } from '../core/cloudscale/request-counter.js';
 import { CcmError, InternalError, PartialFailureError, errorMessage } from '../core/errors.js';
 import type { PlannedAction } from '../core/lb/actions.js';
+import { sharedClusterIdWarning, sharingClusterId } from '../core/lb/cluster-identity.js';
 import { resultDocument } from '../core/render/document.js';
 import { createPassReporter, reporterMode } from '../core/render/progress.js';
 import type { CommandContext } from './context.js';
@@ -38,6 +39,11 @@ export interface SyncLbReport {
   readonly services: readonly ServiceReport[];
   readonly requests: { readonly total: number; readonly reads: number; readonly writes: number; readonly retries: number };
   readonly durationMs: number;
+  /**
+   * Load balancers tagged with this cluster's id but another cluster's kube-system uid: another
+   * cluster shares the cluster id (a warning, not a failure); null when there are none.
+   */
+  readonly sharedClusterId: { readonly message: string; readonly loadBalancers: readonly string[] } | null;
 }
 
 export interface ServiceReport {
@@ -66,10 +72,16 @@ async function syncLbPass(names: readonly ServiceName[], options: SyncLbOptions,
   const started = Date.now();
   const selection: ServiceSelection = names.length > 0 ? { names } : { all: true };
   const conn = ctx.kube();
-  const [cloud, clusterId] = await Promise.all([ctx.cloudscale(), ctx.clusterId()]);
+  const [cloud, clusterId, kubeSystemUid] = await Promise.all([ctx.cloudscale(), ctx.clusterId(), ctx.kubeSystemUid()]);
   // The client may have served earlier steps of the same run (init-nodes): count from here.
   const requestsBefore = cloud.requests.entries().length;
-  const snapshot = await readLbPassSnapshot({ conn, cloud, clusterId, selection });
+  const snapshot = await readLbPassSnapshot({ conn, cloud, clusterId, kubeSystemUid, selection });
+  const sharing = sharingClusterId(snapshot.loadBalancers, { clusterId, kubeSystemUid });
+  const sharedClusterId =
+    sharing.length === 0
+      ? null
+      : { message: sharedClusterIdWarning(sharing.length, { clusterId, kubeSystemUid }), loadBalancers: sharing.map((lb) => lb.uuid) };
+  if (sharedClusterId !== null) ctx.stderr.write(`warning: ${sharedClusterId.message}\n`);
   const first = { snapshot, planned: planLbPass(snapshot, selection) };
   // A named Service that does not exist is an error (a typo must not pass silently, as in plan).
   const missing = names.filter(
@@ -112,6 +124,7 @@ async function syncLbPass(names: readonly ServiceName[], options: SyncLbOptions,
     services: [...outcomes.map(serviceReport), ...missing.map(missingServiceReport)],
     requests: { total: summary.total, reads: summary.reads, writes: summary.writes, retries: summary.retries },
     durationMs: Date.now() - started,
+    sharedClusterId,
   };
   const document = resultDocument('SyncLbResult', SYNC_LB_JSON_VERSION, report);
   if (ctx.globals.output === 'json') ctx.stdout.write(`${JSON.stringify(document, null, 2)}\n`);

@@ -122,6 +122,7 @@ async function run(
     kube: () => ({ ...kube, fence: writeFence }),
     cloudscale: async () => client,
     clusterId: async () => 'test-cluster',
+    kubeSystemUid: async () => 'test-kube-system-uid',
     readStdin: async () => '',
     interactive: false,
     confirm: async () => false,

@@ -317,6 +317,7 @@ describe('sync-lb: lifecycle', () => {
         'k8s.cloudscale.ch/cluster': harness.clusterId,
         'k8s.cloudscale.ch/service-uid': service.metadata!.uid,
         'k8s.cloudscale.ch/service': `${namespace}/adopted`,
+        'k8s.cloudscale.ch/kube-system-uid': await harness.context().kubeSystemUid(),
       });
       expectWellFormed(after);
       for (const name of ['tcp/http', 'tcp/https']) {

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import type { CommandContext, GlobalOptions } from '../../src/commands/context.js';
 import { createCloudscaleClient, type CloudscaleClient } from '../../src/core/cloudscale/client.js';
 import { createWriteFence } from '../../src/core/fence.js';
+import { namespaceUid } from '../../src/core/kube/cluster.js';
 import { parseSeed, startSimulator, type SimSeed, type Simulator } from '../../src/sim/index.js';
 import { testConnection, testKubeconfig } from './kube.js';
 
@@ -49,6 +50,7 @@ export async function startHarness(options: { seed?: SimSeed | string; lbProvisi
       let stdout = '';
       let stderr = '';
       let client: CloudscaleClient | undefined;
+      let kubeSystemUid: Promise<string> | undefined;
       const { stdin, abort, ...rest } = globals;
       const writeFence = createWriteFence();
       const newFencedClient = () =>
@@ -63,6 +65,7 @@ export async function startHarness(options: { seed?: SimSeed | string; lbProvisi
         kube: () => ({ ...testConnection(), fence: writeFence }),
         cloudscale: async () => (client ??= newFencedClient()),
         clusterId: async () => clusterId,
+        kubeSystemUid: () => (kubeSystemUid ??= namespaceUid(testConnection(), 'kube-system')),
         readStdin: async () => stdin ?? '',
         interactive: false,
         confirm: async () => false,

@@ -64,6 +64,7 @@ export function planLbPass(
       subnets: snapshot.subnets,
       otherServices: lbServices.filter((s) => s.metadata?.uid !== service.metadata?.uid),
       clusterId: snapshot.clusterId,
+      kubeSystemUid: snapshot.kubeSystemUid,
       // A server that drops ipMode is planned for as one whose version is unknown: no ipMode written.
       apiServerMinor: snapshot.ipModeKept ? snapshot.apiServerMinor : null,
       uuidLookups: snapshot.uuidLookups,

@@ -38,6 +38,8 @@ export interface LbPassSnapshot extends CloudLists {
   /** Members of every pool of the load balancers found for the Services in play. */
   readonly membersByPool: Readonly<Record<string, readonly MemberState[]>>;
   readonly clusterId: string;
+  /** The uid of namespace kube-system, tagged beside the cluster id (src/core/lb/cluster-identity.ts). */
+  readonly kubeSystemUid: string;
   readonly apiServerMinor: number | null;
   /**
    * Whether the API server keeps `ipMode` in Service status. One that has the field defaults it
@@ -74,6 +76,7 @@ export async function readLbPassSnapshot(input: {
   readonly conn: KubeConnection;
   readonly cloud: CloudscaleClient;
   readonly clusterId: string;
+  readonly kubeSystemUid: string;
   /** Proposed Services (plan -f) planned as if they existed; they replace live ones of the same name. */
   readonly proposed?: readonly V1Service[];
   readonly selection: ServiceSelection;
@@ -92,6 +95,7 @@ export async function readLbPassSnapshot(input: {
     services,
     nodes,
     clusterId: input.clusterId,
+    kubeSystemUid: input.kubeSystemUid,
     apiServerMinor: version.major === 1 ? version.minor : null,
     ipModeKept: keepsIpMode(liveServices),
   };

@@ -21,6 +21,7 @@ import {
   type LbAnnotationValues,
   type VipAddressRequest,
 } from './annotations.js';
+import { kubeSystemUidTag } from './cluster-identity.js';
 import type { NodeServer } from './nodes.js';
 import type { PlanWarning, Problem } from './problems.js';
 
@@ -143,6 +144,8 @@ export interface DesiredInput {
   /** Every subnet of the project: the subnets the annotations name must exist. */
   readonly subnets: readonly Subnet[];
   readonly clusterId: string;
+  /** The uid of namespace kube-system, tagged beside the cluster id (src/core/lb/cluster-identity.ts). */
+  readonly kubeSystemUid?: string;
   /**
    * The zone of the load balancer that exists already, if any. When the zone differs from it,
    * the planner refuses the change itself; members are then not checked against the new zone.
@@ -273,7 +276,7 @@ export function desiredLoadBalancer(input: DesiredInput): DesiredResult {
       zone,
       vipAddresses: a.vipAddresses,
       floatingIps: a.floatingIps,
-      tags: ownershipTags(input.clusterId, identity),
+      tags: { ...ownershipTags(input.clusterId, identity), ...kubeSystemUidTag(input.kubeSystemUid) },
       pools,
     },
   };

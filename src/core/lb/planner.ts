@@ -37,6 +37,7 @@ import {
   readLbAnnotation,
   type LbAnnotationValues,
 } from './annotations.js';
+import { taggedKubeSystemUid } from './cluster-identity.js';
 import {
   desiredLoadBalancer,
   ingressEqual,
@@ -80,6 +81,8 @@ export interface PlanServiceInput {
   readonly otherServices: readonly V1Service[];
   /** This cluster's identity (the ownership tag value). */
   readonly clusterId: string;
+  /** The uid of namespace kube-system: tagged, and a load balancer tagged with another is refused. */
+  readonly kubeSystemUid?: string;
   /** Minor version of the API server (major 1); `null` when unknown: no `ipMode` is written. */
   readonly apiServerMinor: number | null;
   /**
@@ -324,7 +327,7 @@ function adoptionRefusal(lb: LoadBalancer, service: V1Service): Problem | null {
 function ownershipRefusal(
   lb: LoadBalancer,
   identity: { namespace: string; name: string; uid: string },
-  input: Pick<PlanServiceInput, 'clusterId' | 'otherServices'>,
+  input: Pick<PlanServiceInput, 'clusterId' | 'kubeSystemUid' | 'otherServices'>,
 ): Problem | null {
   const owner = parseOwnershipTags(lb.tags);
   if (owner.kind === 'untagged') return null;
@@ -335,6 +338,15 @@ function ownershipRefusal(
       subject,
       message: `load balancer ${lb.name} (${lb.uuid}) belongs to another cluster (tag k8s.cloudscale.ch/cluster=${owner.clusterId}, this cluster is ${input.clusterId}); it is never modified or deleted`,
       hint: `If the Service was copied from another cluster, remove its annotation ${LB_ANNOTATIONS.uuid.key} (and give it its own ${LB_ANNOTATIONS.name.key}) so that it gets its own load balancer.`,
+    };
+  }
+  const uid = taggedKubeSystemUid(lb);
+  if (input.kubeSystemUid !== undefined && uid !== null && uid !== input.kubeSystemUid) {
+    return {
+      kind: 'ownership',
+      subject,
+      message: `load balancer ${lb.name} (${lb.uuid}) belongs to another cluster that shares the cluster id ${owner.clusterId} (its kube-system UID ${uid}, this cluster's ${input.kubeSystemUid}); it is never modified or deleted`,
+      hint: `Give each cluster its own --cluster-id, and this Service its own load balancer (remove its annotation ${LB_ANNOTATIONS.uuid.key}, give it its own ${LB_ANNOTATIONS.name.key}).`,
     };
   }
   if (owner.serviceUid !== null && owner.serviceUid !== identity.uid) {
@@ -463,6 +475,7 @@ class EnsurePlanner {
       nodes: mapping.mapped,
       subnets: input.subnets,
       clusterId: input.clusterId,
+      kubeSystemUid: input.kubeSystemUid,
       ...(actual === null ? {} : { existingZone: actual.lb.zone.slug }),
     });
     if (!desired.ok) {
