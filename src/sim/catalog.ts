@@ -27,43 +27,100 @@ export interface ServerImage {
   default_username: string;
 }
 
-/** Images a server can be created from (illustrative; the real list is longer and changes). */
+/**
+ * The images servers can be created from: the current releases and the older ones still
+ * offered. docs/cloudscale-api.md ("Flavors and images") says which slugs public material
+ * shows and which are the simulator's guess; the real list changes with every release.
+ */
 export const SERVER_IMAGES: readonly ServerImage[] = [
-  { slug: 'debian-12', name: 'Debian 12', operating_system: 'Debian', default_username: 'debian' },
-  { slug: 'debian-13', name: 'Debian 13', operating_system: 'Debian', default_username: 'debian' },
-  { slug: 'ubuntu-22.04', name: 'Ubuntu 22.04', operating_system: 'Ubuntu', default_username: 'ubuntu' },
-  { slug: 'ubuntu-24.04', name: 'Ubuntu 24.04', operating_system: 'Ubuntu', default_username: 'ubuntu' },
-  { slug: 'rocky-9', name: 'Rocky Linux 9', operating_system: 'Rocky Linux', default_username: 'rocky' },
+  image('debian-11', 'Debian 11', 'Debian', 'debian'),
+  image('debian-12', 'Debian 12', 'Debian', 'debian'),
+  image('debian-13', 'Debian 13', 'Debian', 'debian'),
+  image('ubuntu-20.04', 'Ubuntu 20.04', 'Ubuntu', 'ubuntu'),
+  image('ubuntu-22.04', 'Ubuntu 22.04', 'Ubuntu', 'ubuntu'),
+  image('ubuntu-24.04', 'Ubuntu 24.04', 'Ubuntu', 'ubuntu'),
+  image('rocky-8', 'Rocky Linux 8', 'Rocky Linux', 'rocky'),
+  image('rocky-9', 'Rocky Linux 9', 'Rocky Linux', 'rocky'),
+  image('alma-8', 'AlmaLinux 8', 'AlmaLinux', 'almalinux'),
+  image('alma-9', 'AlmaLinux 9', 'AlmaLinux', 'almalinux'),
+  image('flatcar-stable', 'Flatcar Container Linux (stable)', 'Flatcar Container Linux', 'core'),
 ];
+
+function image(slug: string, name: string, operating_system: string, default_username: string): ServerImage {
+  return { slug, name, operating_system, default_username };
+}
 
 /** The image of seeded servers. */
-export const DEFAULT_IMAGE: ServerImage = SERVER_IMAGES[0]!;
+export const DEFAULT_IMAGE: ServerImage = SERVER_IMAGES.find((i) => i.slug === 'debian-12')!;
+
+export interface FlavorGpu {
+  name: string;
+  count: number;
+  vram_per_gpu_gb: number;
+  total_vram_gb: number;
+}
+
+/** A flavor as `GET /v1/flavors` lists it (without `zones`: every flavor is offered in every zone). */
+export interface CatalogFlavor extends ServerFlavor {
+  gpu: FlavorGpu | null;
+}
 
 /**
- * The flavors `GET /v1/flavors` lists and servers can be created with or resized to (an
- * illustrative selection of the `flex-<GB>-<vCPUs>` and `plus-<GB>-<vCPUs>` families). Seeds
- * may use any slug of those two patterns.
+ * The sizes `GET /v1/flavors` lists: `flex-<GB>-<vCPUs>` (shared vCPUs) and `plus-<GB>-<vCPUs>`
+ * (dedicated vCPUs), each with 2 or 4 GB per vCPU, and the GPU flavors
+ * `gpu2-<GB>-<vCPUs>-<GPUs>-<N>`. docs/cloudscale-api.md ("Flavors and images") says which
+ * sizes public material shows and which complete the pattern as the simulator's guess.
  */
-export const SERVER_FLAVOR_SLUGS: readonly string[] = [
-  'flex-4-1', 'flex-4-2', 'flex-8-2', 'flex-8-4', 'flex-16-4', 'flex-16-8', 'flex-32-8', 'flex-32-16',
-  'flex-48-12', 'flex-64-16', 'flex-96-24',
-  'plus-16-4', 'plus-32-8', 'plus-32-16', 'plus-64-16', 'plus-96-24', 'plus-128-32', 'plus-192-96',
+const FLEX_SIZES: readonly (readonly [number, number])[] = [
+  [4, 1], [4, 2], [8, 2], [8, 4], [16, 4], [16, 8], [32, 8], [32, 16], [48, 12], [64, 16], [80, 20], [96, 24],
+];
+const PLUS_SIZES: readonly (readonly [number, number])[] = [
+  [8, 2], [12, 3], [16, 4], [16, 8], [24, 6], [32, 8], [32, 16], [48, 12], [64, 16], [64, 32], [96, 24], [96, 48],
+  [128, 32], [128, 64], [192, 48], [192, 96],
+];
+const GPU_MODEL = { name: 'NVIDIA RTX PRO 6000 Max-Q', vramGb: 96 };
+const GPU_SIZES: readonly (readonly [number, number, number, number])[] = [
+  [128, 16, 1, 200],
+  [256, 32, 2, 400],
+  [512, 64, 4, 800],
 ];
 
+export const SERVER_FLAVORS: readonly CatalogFlavor[] = [
+  ...FLEX_SIZES.map(([memory, vcpus]) => sizedFlavor('flex', memory, vcpus)),
+  ...PLUS_SIZES.map(([memory, vcpus]) => sizedFlavor('plus', memory, vcpus)),
+  ...GPU_SIZES.map(([memory, vcpus, gpus, scratch]): CatalogFlavor => {
+    const slug = `gpu2-${memory}-${vcpus}-${gpus}-${scratch}`;
+    return {
+      slug,
+      name: slug.toUpperCase(),
+      vcpu_count: vcpus,
+      memory_gb: memory,
+      gpu: { name: GPU_MODEL.name, count: gpus, vram_per_gpu_gb: GPU_MODEL.vramGb, total_vram_gb: gpus * GPU_MODEL.vramGb },
+    };
+  }),
+];
+
+/** The slugs servers can be created with or resized to: those `GET /v1/flavors` lists. */
+export const SERVER_FLAVOR_SLUGS: readonly string[] = SERVER_FLAVORS.map((f) => f.slug);
+
+function sizedFlavor(family: 'flex' | 'plus', memory: number, vcpus: number): CatalogFlavor {
+  const name = `${family[0]!.toUpperCase()}${family.slice(1)}-${memory}-${vcpus}`;
+  return { slug: `${family}-${memory}-${vcpus}`, name, vcpu_count: vcpus, memory_gb: memory, gpu: null };
+}
+
 /**
- * Server flavors follow `flex-<memoryGB>-<vCPUs>` (shared) and `plus-<memoryGB>-<vCPUs>`
- * (dedicated); `undefined` for any other slug.
+ * The flavor object a server shows (`{slug, name, vcpu_count, memory_gb}`): a listed flavor, or
+ * any other `flex-<GB>-<vCPUs>` / `plus-<GB>-<vCPUs>` slug (seeds may use sizes the list lacks);
+ * `undefined` for anything else.
  */
 export function serverFlavor(slug: string): ServerFlavor | undefined {
+  const listed = SERVER_FLAVORS.find((f) => f.slug === slug);
+  if (listed !== undefined) return { slug, name: listed.name, vcpu_count: listed.vcpu_count, memory_gb: listed.memory_gb };
   const match = /^(flex|plus)-(\d+)-(\d+)$/.exec(slug);
   if (match === null) return undefined;
-  const [, family, memory, vcpus] = match as unknown as [string, string, string, string];
-  return {
-    slug,
-    name: `${family[0]!.toUpperCase()}${family.slice(1)}-${memory}-${vcpus}`,
-    vcpu_count: Number(vcpus),
-    memory_gb: Number(memory),
-  };
+  const [, family, memory, vcpus] = match as unknown as [string, 'flex' | 'plus', string, string];
+  const { gpu: _, ...flavor } = sizedFlavor(family, Number(memory), Number(vcpus));
+  return flavor;
 }
 
 /**

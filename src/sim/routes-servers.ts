@@ -3,7 +3,7 @@
 // and the flavor list.
 
 import { randomUUID } from 'node:crypto';
-import { PUBLIC_SERVER_NETWORKS, SERVER_FLAVOR_SLUGS, SERVER_IMAGES, serverFlavor, ZONES, type Zone } from './catalog.js';
+import { PUBLIC_SERVER_NETWORKS, SERVER_FLAVORS, SERVER_FLAVOR_SLUGS, SERVER_IMAGES, serverFlavor, ZONES, type Zone } from './catalog.js';
 import { ApiError, badRequest, Fields, isDict, notFound, referenceProblem, type Dict } from './fields.js';
 import { cidrContains, firstFreeAddress, parseCidr, type IpAddress } from './net.js';
 import { created, find, list, noContent, now, ok, type RequestContext, type Route } from './routing.js';
@@ -320,9 +320,7 @@ export const serverRoutes: Route[] = [
     method: 'GET',
     pattern: '/v1/flavors',
     handle: () =>
-      ok(
-        SERVER_FLAVOR_SLUGS.map((slug) => ({ ...serverFlavor(slug)!, gpu: null, zones: ZONES.map((zone) => ({ slug: zone })) })),
-      ),
+      ok(SERVER_FLAVORS.map((flavor) => ({ ...flavor, zones: ZONES.map((zone) => ({ slug: zone })) }))),
   },
 ];
 
