@@ -2,6 +2,7 @@ import { describe, expect, test } from 'vitest';
 import { AnnotationError } from '../../src/core/errors.js';
 import {
   LB_ANNOTATIONS,
+  LB_NAME_MAX_CHARACTERS,
   OWNER_CLUSTER_TAG,
   OWNER_SERVICE_TAG,
   OWNER_SERVICE_UID_TAG,
@@ -12,6 +13,7 @@ import {
   renderAnnotationReference,
   type LbAnnotationName,
 } from '../../src/core/lb/annotations.js';
+import { hasUnprintable, quoteUntrusted } from '../../src/core/render/untrusted.js';
 
 const P = 'k8s.cloudscale.ch/';
 
@@ -61,6 +63,9 @@ describe('valid values', () => {
     ['loadbalancer-uuid', 'c3f3e0e4-0000-4000-8000-000000000001', 'uuid', 'c3f3e0e4-0000-4000-8000-000000000001'],
     ['loadbalancer-config-version', '7', 'configVersion', '1'],
     ['loadbalancer-name', 'my-lb', 'name', 'my-lb'],
+    ['loadbalancer-name', ' my lb ', 'name', ' my lb '],
+    ['loadbalancer-name', 'Zürich – web 🌐', 'name', 'Zürich – web 🌐'],
+    ['loadbalancer-name', '🌐'.repeat(LB_NAME_MAX_CHARACTERS), 'name', '🌐'.repeat(LB_NAME_MAX_CHARACTERS)],
     ['loadbalancer-flavor', 'lb-standard', 'flavor', 'lb-standard'],
     ['loadbalancer-zone', 'rma1', 'zone', 'rma1'],
     ['loadbalancer-zone', '', 'zone', null],
@@ -137,6 +142,12 @@ describe('valid values', () => {
 describe('invalid values name the annotation, the value and the expected format', () => {
   test.each<[string, string, string]>([
     ['loadbalancer-name', '', 'must not be empty'],
+    ['loadbalancer-name', '   ', 'must not be empty or blank'],
+    ['loadbalancer-name', '\t\n', 'must not be empty or blank'],
+    ['loadbalancer-name', 'web\u0000lb', 'contains a control character (U+0000 at position 4)'],
+    ['loadbalancer-name', 'web\nlb', 'contains a control character (U+000A at position 4)'],
+    ['loadbalancer-name', 'web\u007f', 'contains a control character (U+007F at position 4)'],
+    ['loadbalancer-name', 'x'.repeat(LB_NAME_MAX_CHARACTERS + 1), `is ${LB_NAME_MAX_CHARACTERS + 1} characters long, at most ${LB_NAME_MAX_CHARACTERS}`],
     ['loadbalancer-flavor', 'LB Standard', 'not a slug'],
     ['loadbalancer-zone', 'RMA1', 'not a slug'],
     ['loadbalancer-vip-addresses', '{', 'not valid JSON'],
@@ -190,7 +201,8 @@ describe('invalid values name the annotation, the value and the expected format'
     const error = result.errors[0]!;
     expect(error).toBeInstanceOf(AnnotationError);
     expect(error.annotation).toBe(key);
-    expect(error.message.startsWith(`${key}: invalid value ${JSON.stringify(raw)}: `)).toBe(true);
+    expect(error.message.startsWith(`${key}: invalid value ${quoteUntrusted(raw)}: `)).toBe(true);
+    expect(hasUnprintable(error.message)).toBe(false);
     expect(error.message).toContain(detail);
     const definition = Object.values(LB_ANNOTATIONS).find((d) => d.key === key)!;
     expect(error.message).toContain(`expected ${definition.format}`);

@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import { PatchStrategy, setHeaderOptions, type CoreV1Event } from '@kubernetes/client-node';
 import { KubeApiError, LeaseLostError } from '../errors.js';
 import { kubeCall, kubeWrite, type KubeConnection } from './connection.js';
+import { escapeUnprintable } from '../render/untrusted.js';
 
 export const DEFAULT_EVENT_COMPONENT = 'cloudscale-ccm';
 
@@ -58,7 +59,8 @@ export async function recordEvent(
   const uid = subject.kind === 'Node' ? subject.name : subject.uid;
   const component = content.component ?? DEFAULT_EVENT_COMPONENT;
   const now = options.now ?? new Date();
-  const message = truncate(content.message, MAX_MESSAGE_LENGTH);
+  // kubectl describe prints the message as it is: names read from outside must not reach it raw.
+  const message = truncate(escapeUnprintable(content.message), MAX_MESSAGE_LENGTH);
   const name = eventName(subject.name, [subject.kind, subject.name, uid, content.type, content.reason, message, component]);
   const body: CoreV1Event = {
     apiVersion: 'v1',

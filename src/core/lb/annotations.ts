@@ -13,6 +13,7 @@ import type {
 } from '../cloudscale/types.js';
 import { LB_LIMITS, type IntegerRange, type LbLimitField } from '../cloudscale/limits.js';
 import { AnnotationError } from '../errors.js';
+import { escapeUnprintable, firstUnprintable, quoteUntrusted } from '../render/untrusted.js';
 import { IMPACT_DOC, type ImpactClass } from './impact.js';
 import { isCidr, isDnsSubdomain, isIpAddress, isUuid } from './net.js';
 import { parseLabelSelector, SelectorSyntaxError, type LabelSelector } from './selector.js';
@@ -62,17 +63,13 @@ function define<T>(name: string, spec: AnnotationSpec<T>): AnnotationDefinition<
         if (!(error instanceof InvalidValue)) throw error;
         throw new AnnotationError(
           key,
-          `invalid value ${quote(raw)}: ${error.message}; expected ${spec.format}`,
+          // The inner message may quote parts of the value (JSON and selector errors do).
+          `invalid value ${quoteUntrusted(raw)}: ${escapeUnprintable(error.message)}; expected ${spec.format}`,
           { hint: `Fix the annotation ${key} (expected ${spec.format}), or remove it to use the default.` },
         );
       }
     },
   };
-}
-
-function quote(raw: string): string {
-  const shown = raw.length > 200 ? `${raw.slice(0, 200)}…` : raw;
-  return JSON.stringify(shown);
 }
 
 // ---- value parsers ---------------------------------------------------------------------------
@@ -152,7 +149,7 @@ function warnUnknownFields(
   const unknown = Object.keys(object).filter((k) => !known.includes(k.toLowerCase()));
   if (unknown.length > 0) {
     context.warn(
-      `${where}: ignoring unknown field${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')} (known: ${known.join(', ')})`,
+      `${where}: ignoring unknown field${unknown.length > 1 ? 's' : ''} ${unknown.map(quoteUntrusted).join(', ')} (known: ${known.join(', ')})`,
     );
   }
 }
@@ -192,10 +189,33 @@ function parseCidrList(raw: string, what: string): string[] {
   const list = parseStringList(raw);
   for (const [index, item] of list.entries()) {
     if (!isCidr(item)) {
-      throw new InvalidValue(`item ${index} (${JSON.stringify(item)}) is not ${what}`);
+      throw new InvalidValue(`item ${index} (${quoteUntrusted(item)}) is not ${what}`);
     }
   }
   return list;
+}
+
+/**
+ * The longest load balancer name this tool sends. The API documents no limit and the simulator
+ * enforces none; 255 characters is a guess (the usual limit of a name column), recorded in
+ * docs/cloudscale-api.md. The default name `k8s-service-<uid>` has 48.
+ */
+export const LB_NAME_MAX_CHARACTERS = 255;
+
+/**
+ * A load balancer name as the API accepts it: not blank (the API refuses it with 400, after the
+ * finalizer is written), no control characters (they would reach the control panel, logs and
+ * Events), at most LB_NAME_MAX_CHARACTERS characters.
+ */
+function parseLbName(raw: string): string {
+  if (raw.trim() === '') throw new InvalidValue('the name must not be empty or blank');
+  const unprintable = firstUnprintable(raw);
+  if (unprintable !== null) throw new InvalidValue(`the name contains a control character (${unprintable})`);
+  const length = [...raw].length;
+  if (length > LB_NAME_MAX_CHARACTERS) {
+    throw new InvalidValue(`the name is ${length} characters long, at most ${LB_NAME_MAX_CHARACTERS} are accepted`);
+  }
+  return raw;
 }
 
 export const POOL_ALGORITHMS = ['round_robin', 'least_connections', 'source_ip'] as const satisfies readonly PoolAlgorithm[];
@@ -252,11 +272,11 @@ function parseMonitorHttp(raw: string, context: AnnotationParseContext): HealthM
 
   const method = optionalString(value, 'method');
   if (method !== undefined && !(HTTP_METHODS as readonly string[]).includes(method)) {
-    throw new InvalidValue(`"method" ${JSON.stringify(method)} is not ${enumFormat(HTTP_METHODS)}`);
+    throw new InvalidValue(`"method" ${quoteUntrusted(method)} is not ${enumFormat(HTTP_METHODS)}`);
   }
   const version = optionalString(value, 'version');
   if (version !== undefined && version !== '1.0' && version !== '1.1') {
-    throw new InvalidValue(`"version" ${JSON.stringify(version)} is not \`1.0\` or \`1.1\``);
+    throw new InvalidValue(`"version" ${quoteUntrusted(version)} is not \`1.0\` or \`1.1\``);
   }
   const host = optionalString(value, 'host');
   if (host !== undefined && version === '1.0') {
@@ -305,16 +325,13 @@ export const LB_ANNOTATIONS = {
     parse: () => '1',
   }),
   name: define('loadbalancer-name', {
-    format: 'a non-empty load balancer name',
+    format: `a load balancer name: 1 to ${LB_NAME_MAX_CHARACTERS} characters, not only spaces, no control characters`,
     default: null as string | null,
     defaultText: '`k8s-service-<Service UID>`',
     impact: 'none',
     writtenBy: 'user',
     doc: 'Name of the load balancer. Changing it renames the load balancer in place (not recommended).',
-    parse: (raw) => {
-      if (raw === '') throw new InvalidValue('the name must not be empty');
-      return raw;
-    },
+    parse: parseLbName,
   }),
   flavor: define('loadbalancer-flavor', {
     format: 'a load balancer flavor slug, e.g. `lb-standard`',

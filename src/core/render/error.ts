@@ -1,9 +1,11 @@
 import { CcmError, PartialFailureError, UsageError } from '../errors.js';
+import { escapeUnprintable } from './untrusted.js';
 
 /**
  * The one place a failure is turned into text for a person: the message, the hint that says
  * how to fix it, and with --verbose the chain of causes. Never prints credentials: errors are
- * built without them.
+ * built without them. Never prints a control character raw: messages quote names and answers
+ * from outside, and each line is escaped.
  */
 export function formatTopLevelError(error: unknown, options: { verbose: boolean }): string {
   const lines: string[] = [];
@@ -14,7 +16,7 @@ export function formatTopLevelError(error: unknown, options: { verbose: boolean 
     lines.push(`error: ${error.message}`);
   } else if (error instanceof Error) {
     lines.push(`error: ${error.message}`);
-    if (options.verbose && error.stack) lines.push(error.stack);
+    if (options.verbose && error.stack) lines.push(...error.stack.split('\n'));
   } else {
     lines.push(`error: ${String(error)}`);
   }
@@ -28,5 +30,5 @@ export function formatTopLevelError(error: unknown, options: { verbose: boolean 
       cause = cause instanceof Error ? cause.cause : undefined;
     }
   }
-  return `${lines.join('\n')}\n`;
+  return `${lines.map(escapeUnprintable).join('\n')}\n`;
 }

@@ -6,6 +6,7 @@ import type { PlannedAction, Reason, Verb } from '../lb/actions.js';
 import type { DowntimeClass, ImpactClass } from '../lb/impact.js';
 import { problemSummary, type Problem } from '../lb/problems.js';
 import { DOCUMENT_API_VERSION } from './document.js';
+import { escapeStrings } from './untrusted.js';
 import { countByVerb, worstDowntime, type ServicePlan } from '../lb/planner.js';
 import type { NodeAction } from '../nodes/types.js';
 
@@ -119,9 +120,11 @@ type Paint = (text: string) => string;
  * (actions, problems, warnings), a block for the nodes, one line naming what is unchanged, and
  * the summary line. Consecutive actions of a Service with the same reason and impact share one
  * "because" and one "impact" line, so a pool recreation reads as one change. Colour only when
- * `color` is set (the caller decides: a TTY without NO_COLOR/--no-color).
+ * `color` is set (the caller decides: a TTY without NO_COLOR/--no-color). Every string of the
+ * document is shown with its control characters escaped (names read from the API are untrusted).
  */
-export function renderPlanText(document: PlanDocument, options: { color: boolean }): string {
+export function renderPlanText(planDocument: PlanDocument, options: { color: boolean }): string {
+  const document = escapeStrings(planDocument);
   const c = new Chalk({ level: options.color ? 1 : 0 });
   const paint: { readonly [V in Verb]: Paint } = {
     create: c.green,

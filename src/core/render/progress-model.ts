@@ -1,6 +1,7 @@
 // The state of a running load-balancer pass, as the progress views show it. Pure: events in,
 // a new state out; the live (ink) view and the plain-line view both read it.
 import type { ExecutorEvent } from '../apply/lb-executor.js';
+import { escapeUnprintable } from './untrusted.js';
 
 export type ServiceProgressStatus = 'pending' | 'running' | 'waiting' | 'changed' | 'unchanged' | 'failed';
 
@@ -74,8 +75,12 @@ function applyTo(s: ServiceProgress, event: ProgressEvent): ServiceProgress {
   }
 }
 
-/** The one-line text of a Service's progress, shared by both views. */
+/** The one-line text of a Service's progress, shared by both views; never with a raw control character. */
 export function describeProgress(s: ServiceProgress, now: number): string {
+  return escapeUnprintable(progressText(s, now));
+}
+
+function progressText(s: ServiceProgress, now: number): string {
   const seconds = (((s.endedAt ?? now) - (s.startedAt ?? now)) / 1000).toFixed(1);
   switch (s.status) {
     case 'pending':

@@ -2,6 +2,7 @@
 // CronJob's log), nothing with -o json/yaml (the document at the end says it all).
 import type { ExecutorEvent } from '../apply/lb-executor.js';
 import type { LiveView } from './progress-live.js';
+import { escapeUnprintable } from './untrusted.js';
 import { describeProgress, initialProgress, progressReducer, type PassProgress, type ProgressEvent } from './progress-model.js';
 
 export type ReporterMode = 'live' | 'lines' | 'silent';
@@ -35,14 +36,15 @@ export function createPassReporter(
     return { onProgress: () => {}, onServiceDone: () => {}, onRequeued: () => {}, close: async () => {} };
   }
   if (mode === 'lines') {
+    const writeLine = (text: string) => stream.write(`${escapeUnprintable(text)}\n`);
     return {
       onProgress(service, event) {
         const wasWaiting = state.services.find((s) => s.service === service)?.status === 'waiting';
         apply({ type: 'executor', service, event, at: now() });
-        if (event.type === 'done') stream.write(`${service}: ${event.action.kind} ${event.action.object} (${event.ms} ms)\n`);
+        if (event.type === 'done') writeLine(`${service}: ${event.action.kind} ${event.action.object} (${event.ms} ms)`);
         // One line per wait, not one per poll: a log line every few seconds for minutes says nothing.
         if (event.type === 'waiting' && !wasWaiting) {
-          stream.write(`${service}: waiting for ${event.loadBalancer} (${event.status})\n`);
+          writeLine(`${service}: waiting for ${event.loadBalancer} (${event.status})`);
         }
       },
       onServiceDone(service, status, message) {
@@ -52,7 +54,7 @@ export function createPassReporter(
       },
       onRequeued(service, total) {
         apply({ type: 'requeued', service, total, at: now() });
-        stream.write(`${service}: the state read back still differs: ${total} more action(s)\n`);
+        writeLine(`${service}: the state read back still differs: ${total} more action(s)`);
       },
       close: async () => {},
     };
