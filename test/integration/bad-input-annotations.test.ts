@@ -7,6 +7,7 @@
 import type { V1Service } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { planCommand } from '../../src/commands/plan.js';
+import { hasUnprintable } from '../../src/core/render/untrusted.js';
 import type { PlanDocument } from '../../src/core/render/plan.js';
 import { startHarness, type Harness } from '../support/ccm.js';
 import { createLoadBalancerService, deleteCreatedObjects, ensureNamespace, testConnection, uniqueName } from '../support/kube.js';
@@ -31,6 +32,11 @@ const notInteger = 'not an integer';
 /** [annotation suffix, value, a fragment of the expected message]. */
 const cases: readonly (readonly [string, string, string])[] = [
   ['loadbalancer-name', '', 'the name must not be empty'],
+  ['loadbalancer-name', '   ', 'the name must not be empty or blank'],
+  ['loadbalancer-name', 'web\u0000lb', 'the name contains a control character (U+0000 at position 4)'],
+  ['loadbalancer-name', 'web\nlb', 'the name contains a control character (U+000A at position 4)'],
+  ['loadbalancer-name', 'web\u001b[31mlb', 'the name contains a control character (U+001B at position 4)'],
+  ['loadbalancer-name', 'x'.repeat(300), 'the name is 300 characters long, at most 255 are accepted'],
   ['loadbalancer-flavor', 'LB-Standard', 'not a slug'],
   ['loadbalancer-flavor', 'lb standard', 'not a slug'],
   ['loadbalancer-flavor', '', 'not a slug'],
@@ -174,6 +180,8 @@ describe('bad annotation values: refused before anything is written', () => {
       expect(failures, `${suffix}=${JSON.stringify(value)}`).toHaveLength(1);
       expect(failures[0]).toContain(key(suffix));
       expect(failures[0]).toContain(message);
+      // A value is quoted with its control characters escaped, in the error as in the Event.
+      expect(hasUnprintable(failures[0]!)).toBe(false);
       // plan shows the same problem, for the same annotation.
       const plan = planned.services.find((s) => s.service.name === name)!;
       expect(plan.problems.map((p) => p.message)).toEqual([expect.stringContaining(message)]);
@@ -184,6 +192,7 @@ describe('bad annotation values: refused before anything is written', () => {
       // (The API server's own warnings, such as ClusterIPNotAllocated from its repair loop, aside.)
       const warnings = (await warningsOf(stored)).filter((e) => e.reason === 'SyncLoadBalancerFailed');
       expect(warnings.map((e) => e.message)).toEqual([expect.stringContaining(message)]);
+      expect(hasUnprintable(warnings[0]!.message!)).toBe(false);
     },
   );
 });
