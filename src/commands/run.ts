@@ -4,6 +4,7 @@
 import { LockHeldError, PartialFailureError, RefusedError } from '../core/errors.js';
 import { readLease } from '../core/kube/lease.js';
 import { stringify as toYaml } from 'yaml';
+import { budgetLine } from '../core/cloudscale/request-counter.js';
 import { resultDocument } from '../core/render/document.js';
 import type { CommandContext, OutputStream } from './context.js';
 import { initNodesCommand, type InitNodesResult } from './init-nodes.js';
@@ -20,7 +21,7 @@ export interface RunOptions {
   waitTimeout: number;
   settleSeconds?: number;
   pollSeconds?: number;
-  /** Lease duration; renewed every third of it while the pass runs. */
+  /** Lease duration; renewed every sixth of it while the pass runs (see WriterOptions). */
   leaseSeconds?: number;
 }
 
@@ -31,7 +32,7 @@ export interface RunReport {
   readonly nodes: InitNodesResult | null;
   readonly loadBalancers: SyncLbReport | null;
   readonly failures: readonly { readonly object: string; readonly message: string }[];
-  readonly requests: { readonly total: number; readonly writes: number };
+  readonly requests: { readonly total: number; readonly writes: number; readonly throttled: number; readonly waitedMs: number };
   readonly durationMs: number;
 }
 
@@ -101,7 +102,7 @@ export async function runCommand(options: RunOptions, ctx: CommandContext): Prom
     nodes: nodes ?? null,
     loadBalancers: loadBalancers ?? null,
     failures,
-    requests: { total: requests.total, writes: requests.writes },
+    requests: { total: requests.total, writes: requests.writes, throttled: requests.throttled, waitedMs: requests.waitedMs },
     durationMs: Date.now() - started,
   };
   const document = resultDocument('RunResult', 1, report);
@@ -150,7 +151,7 @@ function summaryLine(report: RunReport): string {
   return (
     `run: nodes ${s.nodesInitialized} initialized, ${s.nodesRefreshed} refreshed, ${s.nodesDeleted} deleted; ` +
     `load balancers ${s.loadBalancersCreated} created, ${s.loadBalancersUpdated} updated, ${s.loadBalancersDeleted} deleted; ` +
-    `${report.failures.length} failure(s); ${report.requests.total} API requests (${report.requests.writes} writes); ` +
+    `${report.failures.length} failure(s); ${budgetLine(report.requests)}; ` +
     `${(report.durationMs / 1000).toFixed(1)} s`
   );
 }

@@ -4,7 +4,7 @@
 import { stringify as toYaml } from 'yaml';
 import { planLbPass, reconcileLoadBalancers, type ServiceOutcome } from '../core/apply/lb-pass.js';
 import { readLbPassSnapshot, type ServiceSelection } from '../core/apply/snapshot.js';
-import { summarise } from '../core/cloudscale/request-counter.js';
+import { budgetLine, summarise, type RequestSummary } from '../core/cloudscale/request-counter.js';
 import { CcmError, InternalError, PartialFailureError, errorMessage } from '../core/errors.js';
 import type { PlannedAction } from '../core/lb/actions.js';
 import { sharedClusterIdWarning, sharingClusterId } from '../core/lb/cluster-identity.js';
@@ -37,7 +37,8 @@ export const SYNC_LB_JSON_VERSION = 1;
 export interface SyncLbReport {
   readonly version: typeof SYNC_LB_JSON_VERSION;
   readonly services: readonly ServiceReport[];
-  readonly requests: { readonly total: number; readonly reads: number; readonly writes: number; readonly retries: number };
+  /** The pass's cloudscale API budget: attempts, retries, 429 answers and waits (see RequestSummary). */
+  readonly requests: Pick<RequestSummary, 'total' | 'reads' | 'writes' | 'retries' | 'throttled' | 'waitedMs'>;
   readonly durationMs: number;
   /**
    * Load balancers tagged with this cluster's id but another cluster's kube-system uid: another
@@ -122,7 +123,14 @@ async function syncLbPass(names: readonly ServiceName[], options: SyncLbOptions,
   const report: SyncLbReport = {
     version: SYNC_LB_JSON_VERSION,
     services: [...outcomes.map(serviceReport), ...missing.map(missingServiceReport)],
-    requests: { total: summary.total, reads: summary.reads, writes: summary.writes, retries: summary.retries },
+    requests: {
+      total: summary.total,
+      reads: summary.reads,
+      writes: summary.writes,
+      retries: summary.retries,
+      throttled: summary.throttled,
+      waitedMs: summary.waitedMs,
+    },
     durationMs: Date.now() - started,
     sharedClusterId,
   };
@@ -194,6 +202,6 @@ function summaryLine(report: SyncLbReport): string {
   const count = (status: ServiceOutcome['status']) => report.services.filter((s) => s.status === status).length;
   return (
     `sync-lb: ${report.services.length} Service(s): ${count('changed')} changed, ${count('unchanged')} in sync, ` +
-    `${count('failed')} failed; ${report.requests.total} API requests (${report.requests.writes} writes) in ${(report.durationMs / 1000).toFixed(1)} s`
+    `${count('failed')} failed; ${budgetLine(report.requests)} in ${(report.durationMs / 1000).toFixed(1)} s`
   );
 }

@@ -190,7 +190,7 @@ describe('retries of idempotent requests', () => {
     const client = clientFor(server);
     await expect(client.servers.list()).resolves.toEqual([{ uuid }]);
     expect(server.seen).toHaveLength(3);
-    expect(client.requests.entries().map(({ durationMs, ...rest }) => rest)).toEqual([
+    expect(client.requests.entries().map(({ durationMs, waitedMs, ...rest }) => rest)).toEqual([
       { method: 'GET', route: '/v1/servers', status: 500, attempt: 1, retried: false, final: false },
       { method: 'GET', route: '/v1/servers', status: 429, attempt: 2, retried: true, final: false },
       { method: 'GET', route: '/v1/servers', status: 200, attempt: 3, retried: true, final: true },
@@ -200,6 +200,8 @@ describe('retries of idempotent requests', () => {
       reads: 3,
       writes: 0,
       retries: 2,
+      throttled: 1,
+      waitedMs: expect.any(Number),
       byRoute: [{ route: 'GET /v1/servers', count: 3 }],
     });
   });

@@ -456,6 +456,8 @@ describe('fault injection', () => {
       reads: 4,
       writes: 0,
       retries: 3,
+      throttled: 0,
+      waitedMs: expect.any(Number),
       byRoute: [{ route: 'GET /v1/load-balancers/pools', count: 4 }],
     });
   });
@@ -518,6 +520,8 @@ describe('request counter', () => {
       reads: 3,
       writes: 2,
       retries: 1,
+      throttled: 0,
+      waitedMs: expect.any(Number),
       byRoute: [
         { route: 'GET /v1/load-balancers/{uuid}', count: 2 },
         { route: 'DELETE /v1/load-balancers/{uuid}', count: 1 },

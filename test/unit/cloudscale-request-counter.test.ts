@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import {
+  budgetLine,
   createRequestCounter,
   routePattern,
   type RequestRecord,
@@ -45,10 +46,10 @@ describe('request counter', () => {
       entry({}),
       entry({ route: '/v1/servers/{uuid}' }),
       entry({ route: '/v1/servers/{uuid}' }),
-      entry({ method: 'POST', route: '/v1/load-balancers', status: 503, final: false }),
-      entry({ method: 'POST', route: '/v1/load-balancers', status: 201, attempt: 2, retried: true }),
+      entry({ method: 'POST', route: '/v1/load-balancers', status: 429, final: false }),
+      entry({ method: 'POST', route: '/v1/load-balancers', status: 201, attempt: 2, retried: true, waitedMs: 1_000 }),
       entry({ method: 'DELETE', route: '/v1/load-balancers/{uuid}', status: 'error', final: false }),
-      entry({ method: 'DELETE', route: '/v1/load-balancers/{uuid}', status: 204, attempt: 2, retried: true }),
+      entry({ method: 'DELETE', route: '/v1/load-balancers/{uuid}', status: 204, attempt: 2, retried: true, waitedMs: 250 }),
       entry({ method: 'GET', route: '/v1/floating-ips' }),
     ];
     for (const record of records) counter.record(record);
@@ -57,6 +58,8 @@ describe('request counter', () => {
       reads: 4,
       writes: 4,
       retries: 2,
+      throttled: 1,
+      waitedMs: 1_250,
       byRoute: [
         { route: 'DELETE /v1/load-balancers/{uuid}', count: 2 },
         { route: 'GET /v1/servers/{uuid}', count: 2 },
@@ -76,6 +79,15 @@ describe('request counter', () => {
     expect(before).toHaveLength(1);
     counter.reset();
     expect(counter.entries()).toEqual([]);
-    expect(counter.summary()).toEqual({ total: 0, reads: 0, writes: 0, retries: 0, byRoute: [] });
+    expect(counter.summary()).toEqual({ total: 0, reads: 0, writes: 0, retries: 0, throttled: 0, waitedMs: 0, byRoute: [] });
+  });
+});
+
+describe('budgetLine', () => {
+  test.each([
+    { requests: { total: 812, writes: 402, throttled: 0, waitedMs: 0 }, line: '812 API requests (402 writes)' },
+    { requests: { total: 812, writes: 402, throttled: 61, waitedMs: 75_400 }, line: '812 API requests (402 writes; 61 answered 429, 75 s waited)' },
+  ])('$line', ({ requests, line }) => {
+    expect(budgetLine(requests)).toBe(line);
   });
 });

@@ -7,7 +7,7 @@ import {
   type RetryPolicy,
 } from '../../src/core/cloudscale/retry.js';
 
-const policy: RetryPolicy = { limit: 4, baseDelayMs: 100, maxDelayMs: 5_000 };
+const policy: RetryPolicy = { limit: 4, baseDelayMs: 100, maxDelayMs: 5_000, throttledAttempts: 30, throttledWaitBudgetMs: 60_000 };
 const status = (code: number, retryAfterMs?: number): AttemptOutcome => ({
   kind: 'status',
   status: code,
@@ -75,11 +75,37 @@ describe('decideRetry: which failures are tried again', () => {
     const decision = decideRetry({
       method: 'POST',
       outcome: status(429, 0),
-      attempts: 5,
+      attempts: 30,
       policy,
       random: () => 0,
     });
     expect(decision).toEqual({ retry: false, outcomeUnknown: false });
+  });
+
+  // The API says when to come back and that nothing happened: more patience than for a 503.
+  test.each([
+    { method: 'GET', outcome: status(429, 1_000), attempts: 5, waitedMs: 4_000, retry: true },
+    { method: 'POST', outcome: status(429, 1_000), attempts: 12, waitedMs: 11_000, retry: true },
+    { method: 'POST', outcome: status(429, 1_000), attempts: 29, waitedMs: 28_000, retry: true },
+    { method: 'POST', outcome: status(429, 1_000), attempts: 30, waitedMs: 29_000, retry: false },
+    { method: 'GET', outcome: status(429, 5_000), attempts: 3, waitedMs: 55_000, retry: true },
+    { method: 'GET', outcome: status(429, 5_000), attempts: 3, waitedMs: 55_001, retry: false },
+    // Without Retry-After, a 429 gets the ordinary budget of `limit` retries.
+    { method: 'GET', outcome: status(429), attempts: 4, waitedMs: 0, retry: true },
+    { method: 'GET', outcome: status(429), attempts: 5, waitedMs: 0, retry: false },
+    // A 503 with Retry-After gets the ordinary budget too.
+    { method: 'GET', outcome: status(503, 1_000), attempts: 5, waitedMs: 4_000, retry: false },
+  ])('$method after 429/503 (Retry-After $outcome.retryAfterMs) at attempt $attempts, $waitedMs ms waited → retry $retry', (row) => {
+    const decision = decideRetry({ ...row, policy, random: () => 0.5 });
+    expect(decision.retry).toBe(row.retry);
+    if (!decision.retry) expect(decision.outcomeUnknown).toBe(false);
+  });
+
+  test('limit 0 never retries, not even a 429 with Retry-After', () => {
+    expect(decideRetry({ method: 'GET', outcome: status(429, 1_000), attempts: 1, policy: { ...policy, limit: 0 }, random: () => 0 })).toEqual({
+      retry: false,
+      outcomeUnknown: false,
+    });
   });
 
   test('limit 0 never retries', () => {

@@ -4,7 +4,7 @@
 import type { V1Service } from '@kubernetes/client-node';
 import type { CloudscaleClient } from '../cloudscale/client.js';
 import type { LoadBalancer, MemberState } from '../cloudscale/types.js';
-import { CcmError, InternalError, RefusedError, errorMessage } from '../errors.js';
+import { CcmError, InternalError, LeaseLostError, RefusedError, errorMessage } from '../errors.js';
 import type { KubeConnection } from '../kube/connection.js';
 import { recordEvent } from '../kube/events.js';
 import { patchServiceMetadata, patchServiceStatus } from '../kube/services.js';
@@ -134,7 +134,8 @@ async function executeOne(
       },
       { type, reason, message, component: 'service-controller' },
     );
-    if (error) options.onEventError?.(error);
+    // A Lease lost is reported once, by the pass whose signal it aborted, not per Event.
+    if (error && !(error instanceof LeaseLostError)) options.onEventError?.(error);
   };
 
   for (const warning of plan.warnings) await event('Warning', warning.reason, warning.message);

@@ -15,6 +15,11 @@ export interface RequestRecord {
   readonly retried: boolean;
   /** True for the attempt whose outcome the caller received (success or thrown error). */
   readonly final: boolean;
+  /**
+   * How long the call waited before this attempt: the retry delay after the previous attempt
+   * (`Retry-After` or backoff) and the time queued for the client's limit on requests in flight.
+   */
+  readonly waitedMs?: number;
 }
 
 export interface RequestSummary {
@@ -26,6 +31,13 @@ export interface RequestSummary {
   readonly writes: number;
   /** Attempts that repeated an earlier one. */
   readonly retries: number;
+  /** Attempts the API answered 429 (too many requests). */
+  readonly throttled: number;
+  /**
+   * Time calls spent waiting before their attempts (retry delays, the limit on requests in
+   * flight), summed over calls: parallel calls wait at the same time, so it may exceed the pass.
+   */
+  readonly waitedMs: number;
   /** Attempts per `METHOD route`, most frequent first, ties in alphabetical order. */
   readonly byRoute: readonly { readonly route: string; readonly count: number }[];
 }
@@ -69,12 +81,23 @@ export function summarise(records: readonly RequestRecord[]): RequestSummary {
   const byRoute = [...perRoute]
     .map(([route, count]) => ({ route, count }))
     .sort((a, b) => b.count - a.count || (a.route < b.route ? -1 : a.route > b.route ? 1 : 0));
-  const reads = records.filter((entry) => entry.method === 'GET').length;
+  let reads = 0;
+  let retries = 0;
+  let throttled = 0;
+  let waitedMs = 0;
+  for (const entry of records) {
+    if (entry.method === 'GET') reads += 1;
+    if (entry.retried) retries += 1;
+    if (entry.status === 429) throttled += 1;
+    waitedMs += entry.waitedMs ?? 0;
+  }
   return {
     total: records.length,
     reads,
     writes: records.length - reads,
-    retries: records.filter((entry) => entry.retried).length,
+    retries,
+    throttled,
+    waitedMs,
     byRoute,
   };
 }
@@ -105,4 +128,13 @@ function safeDecode(segment: string): string {
     // A malformed escape is not an identifier; the segment stays as it is.
     return segment;
   }
+}
+
+/**
+ * The API budget of a pass for its summary line: `812 API requests (402 writes)`, and when the
+ * API answered 429, how many and how long calls waited: `(402 writes; 61 answered 429, 75 s waited)`.
+ */
+export function budgetLine(requests: Pick<RequestSummary, 'total' | 'writes' | 'throttled' | 'waitedMs'>): string {
+  const throttled = requests.throttled > 0 ? `; ${requests.throttled} answered 429, ${Math.round(requests.waitedMs / 1000)} s waited` : '';
+  return `${requests.total} API requests (${requests.writes} writes${throttled})`;
 }

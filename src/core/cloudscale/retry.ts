@@ -2,15 +2,30 @@
 // in what happened to one attempt and gets back a decision; no clock, no randomness of its own.
 
 export interface RetryPolicy {
-  /** Retries after the first attempt; 0 disables retrying. */
+  /** Retries after the first attempt (but see `throttledAttempts`); 0 disables retrying. */
   readonly limit: number;
   /** Backoff before the first retry; doubled for each further retry. */
   readonly baseDelayMs: number;
   /** Upper bound of every wait, including one asked for by `Retry-After`. */
   readonly maxDelayMs: number;
+  /**
+   * Attempts in all for a call the API keeps answering 429 with `Retry-After`. Such an answer
+   * says when to come back and proves nothing happened, so it is retried more patiently than
+   * other failures: as long as the attempts stay within this limit and the waits of the call
+   * within `throttledWaitBudgetMs`.
+   */
+  readonly throttledAttempts: number;
+  /** Total of the waits one call may spend honouring `Retry-After`. */
+  readonly throttledWaitBudgetMs: number;
 }
 
-export const defaultRetryPolicy: RetryPolicy = { limit: 4, baseDelayMs: 500, maxDelayMs: 30_000 };
+export const defaultRetryPolicy: RetryPolicy = {
+  limit: 4,
+  baseDelayMs: 500,
+  maxDelayMs: 30_000,
+  throttledAttempts: 30,
+  throttledWaitBudgetMs: 120_000,
+};
 
 /** What one attempt came to, as far as retrying is concerned. 2xx answers never get here. */
 export type AttemptOutcome =
@@ -42,6 +57,8 @@ export function decideRetry(input: {
   outcome: AttemptOutcome;
   /** Attempts made so far, including the one that produced `outcome` (1 = first try). */
   attempts: number;
+  /** The waits this call already spent before its retries (0 when absent). */
+  waitedMs?: number;
   policy: RetryPolicy;
   /** A number in [0, 1) for the jitter; `Math.random` in production. */
   random: () => number;
@@ -51,12 +68,16 @@ export function decideRetry(input: {
     ? isTransient(outcome)
     : provesNothingHappened(outcome);
   const outcomeUnknown = !isIdempotent(input.method) && !worthRetrying && mayHaveHappened(outcome);
-  if (!worthRetrying || input.attempts > policy.limit) {
-    return { retry: false, outcomeUnknown };
-  }
+  if (!worthRetrying || policy.limit === 0) return { retry: false, outcomeUnknown };
   if (outcome.kind === 'status' && outcome.retryAfterMs !== undefined) {
-    return { retry: true, delayMs: Math.min(outcome.retryAfterMs, policy.maxDelayMs) };
+    const delayMs = Math.min(outcome.retryAfterMs, policy.maxDelayMs);
+    const patient = outcome.status === 429;
+    const withinBudget = patient
+      ? input.attempts < policy.throttledAttempts && (input.waitedMs ?? 0) + delayMs <= policy.throttledWaitBudgetMs
+      : input.attempts <= policy.limit;
+    return withinBudget ? { retry: true, delayMs } : { retry: false, outcomeUnknown };
   }
+  if (input.attempts > policy.limit) return { retry: false, outcomeUnknown };
   return { retry: true, delayMs: backoffDelayMs(input.attempts, policy, input.random) };
 }
 

@@ -6,6 +6,7 @@ import ky, { HTTPError, isKyError, NetworkError, TimeoutError } from 'ky';
 import { InternalError, errorMessage } from '../errors.js';
 import { CloudscaleNoAnswerError, CloudscaleRequestError } from './errors.js';
 import { routePattern, type RecordingRequestCounter } from './request-counter.js';
+import { AdaptiveLimiter, type AttemptAnswer } from './limiter.js';
 import { decideRetry, parseRetryAfterMs, type AttemptOutcome, type RetryPolicy } from './retry.js';
 import { abortableSleep } from '../sleep.js';
 import { redactToken } from './settings.js';
@@ -28,6 +29,8 @@ export interface TransportOptions {
   readonly random?: () => number;
   /** Asked before every attempt of a write (POST, PATCH, DELETE); throws to stop it unsent. */
   readonly fence?: WriteFence | undefined;
+  /** Requests in flight, adapted to 429 answers; one of its own (the defaults) when absent. */
+  readonly limiter?: AdaptiveLimiter;
 }
 
 export interface ApiCall {
@@ -58,11 +61,19 @@ export function createTransport(options: TransportOptions): Transport {
     ...(options.signal === undefined ? {} : { signal: options.signal }),
   });
   const random = options.random ?? Math.random;
+  const limiter = options.limiter ?? new AdaptiveLimiter();
 
   return async (call) => {
     const path = call.url.pathname + call.url.search;
     const route = routePattern(call.url.pathname);
+    // What this call waited so far: retry delays (Retry-After or backoff) and the limiter's queue.
+    let waitedMs = 0;
+    let backoffMs = 0;
     for (let attempts = 1; ; attempts++) {
+      const queued = performance.now();
+      await limiter.acquire(options.signal);
+      const queuedMs = performance.now() - queued;
+      waitedMs += queuedMs;
       const started = performance.now();
       let status: number | 'error' = 'error';
       const record = (final: boolean): void => {
@@ -74,54 +85,62 @@ export function createTransport(options: TransportOptions): Transport {
           attempt: attempts,
           retried: attempts > 1,
           final,
+          waitedMs: Math.round(backoffMs + queuedMs),
         });
       };
 
       let outcome: AttemptOutcome;
       let errorBody: unknown;
       let networkCause: unknown;
-      // Outside the try: a refused write was never sent, so it is neither counted nor retried.
-      if (call.method !== 'GET') options.fence?.check(`cloudscale API ${call.method} ${path}`);
+      let answer: AttemptAnswer = { kind: 'failed' };
       try {
-        const pending = api(call.url, {
-          method: call.method,
-          ...(call.json === undefined ? {} : { json: call.json }),
-        });
-        status = (await pending).status;
-        const text = await pending.text();
-        record(true);
-        // Answers are redacted too: their texts (names, tags) end up in plans, Events and logs.
-        return parseSuccessBody(redactToken(text, options.token), { call, path, attempts, baseUrl: options.baseUrl });
-      } catch (error) {
-        if (options.signal?.aborted) {
+        // Outside the inner try: a refused write was never sent, so it is neither counted nor retried.
+        if (call.method !== 'GET') options.fence?.check(`cloudscale API ${call.method} ${path}`);
+        try {
+          const pending = api(call.url, {
+            method: call.method,
+            ...(call.json === undefined ? {} : { json: call.json }),
+          });
+          status = (await pending).status;
+          answer = { kind: 'answered' };
+          const text = await pending.text();
           record(true);
-          throw options.signal.reason;
-        }
-        if (error instanceof CloudscaleNoAnswerError) throw error;
-        if (error instanceof HTTPError) {
-          status = error.response.status;
-          if (call.method === 'DELETE' && status === 404 && attempts > 1) {
+          // Answers are redacted too: their texts (names, tags) end up in plans, Events and logs.
+          return parseSuccessBody(redactToken(text, options.token), { call, path, attempts, baseUrl: options.baseUrl });
+        } catch (error) {
+          if (options.signal?.aborted) {
             record(true);
-            return undefined;
+            throw options.signal.reason;
           }
-          const retryAfter = error.response.headers.get('retry-after');
-          const retryAfterMs = parseRetryAfterMs(retryAfter, Date.now());
-          outcome = { kind: 'status', status, retryAfterMs };
-          // Redacted here, before the text becomes part of any error, event or log.
-          errorBody = redactToken(error.data, options.token);
-        } else if (error instanceof TimeoutError) {
-          outcome = { kind: 'timeout' };
-        } else if (error instanceof NetworkError) {
-          outcome = { kind: 'network' };
-          // ky's wrapper holds the Request (and so the token); keep only what fetch threw.
-          networkCause = error.cause;
-        } else {
-          record(true);
-          throw new InternalError(
-            `cloudscale API ${call.method} ${path}: unexpected failure: ${errorMessage(error)}`,
-            isKyError(error) ? undefined : { cause: error },
-          );
+          if (error instanceof CloudscaleNoAnswerError) throw error;
+          if (error instanceof HTTPError) {
+            status = error.response.status;
+            if (call.method === 'DELETE' && status === 404 && attempts > 1) {
+              record(true);
+              return undefined;
+            }
+            const retryAfter = error.response.headers.get('retry-after');
+            const retryAfterMs = parseRetryAfterMs(retryAfter, Date.now());
+            outcome = { kind: 'status', status, retryAfterMs };
+            answer = status === 429 ? { kind: 'throttled', retryAfterMs } : status < 500 ? { kind: 'answered' } : { kind: 'failed' };
+            // Redacted here, before the text becomes part of any error, event or log.
+            errorBody = redactToken(error.data, options.token);
+          } else if (error instanceof TimeoutError) {
+            outcome = { kind: 'timeout' };
+          } else if (error instanceof NetworkError) {
+            outcome = { kind: 'network' };
+            // ky's wrapper holds the Request (and so the token); keep only what fetch threw.
+            networkCause = error.cause;
+          } else {
+            record(true);
+            throw new InternalError(
+              `cloudscale API ${call.method} ${path}: unexpected failure: ${errorMessage(error)}`,
+              isKyError(error) ? undefined : { cause: error },
+            );
+          }
         }
+      } finally {
+        limiter.release(answer);
       }
 
       // A failed TLS handshake is no network hiccup: the same certificate fails again, and
@@ -133,12 +152,15 @@ export function createTransport(options: TransportOptions): Transport {
             method: call.method,
             outcome,
             attempts,
+            waitedMs,
             policy: options.retry,
             random,
           });
       record(!decision.retry);
       if (decision.retry) {
         await abortableSleep(decision.delayMs, options.signal);
+        backoffMs = decision.delayMs;
+        waitedMs += decision.delayMs;
         continue;
       }
       if (outcome.kind === 'status') {
