@@ -326,11 +326,11 @@ function globalsOf(command: Command, io: CliIo): GlobalOptions {
 
 // The options of every command that writes: it holds the writers' Lease for its pass.
 function waitOption(): Option {
-  return new Option('--wait', 'wait for another pass holding the Lease (or its expiry) instead of exiting');
+  return new Option('--wait', 'wait for another pass holding the Lease to finish (or to be confirmed dead) instead of exiting');
 }
 
 function leaseSecondsOption(): Option {
-  return new Option('--lease-seconds <s>', 'duration of the Lease held for the pass, renewed every third of it (a killed pass blocks others this long)')
+  return new Option('--lease-seconds <s>', 'duration of the Lease held for the pass: renewed every sixth of it, writing stops after half of it unrenewed, a killed pass blocks others this long')
     .argParser(wholeNumberFrom('--lease-seconds', 3))
     .default(60);
 }

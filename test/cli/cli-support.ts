@@ -98,9 +98,15 @@ export interface RunningBinary {
 /** Starts the binary and leaves it running; the caller ends it (and must, in afterEach). */
 export function startBinary(
   args: readonly string[],
-  options: { apiUrl?: string; env?: NodeJS.ProcessEnv } = {},
+  options: {
+    apiUrl?: string;
+    env?: NodeJS.ProcessEnv;
+    /** A command that runs the binary, e.g. ['faketime', '-f', '+70s']. */
+    wrapper?: readonly string[];
+  } = {},
 ): RunningBinary {
-  const child = spawn(process.execPath, [binaryPath, ...args], {
+  const [command, ...prefix] = [...(options.wrapper ?? []), process.execPath];
+  const child = spawn(command!, [...prefix, binaryPath, ...args], {
     env: binaryEnv(options),
     stdio: ['pipe', 'pipe', 'pipe'],
   });

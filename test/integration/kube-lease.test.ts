@@ -1,8 +1,8 @@
 // The Lease lock against the real apiserver: create, renew, refuse while held, take over after
 // expiry, release, and exactly one winner when two start at once.
 import { afterAll, describe, expect, test } from 'vitest';
-import { LockHeldError } from '../../src/core/errors.js';
-import { acquireLease, readLease } from '../../src/core/kube/lease.js';
+import { LeaseLostError, LockHeldError } from '../../src/core/errors.js';
+import { acquireLease, holdLease, readLease, type LeaseHandle } from '../../src/core/kube/lease.js';
 import { ignoreNotFound, testConnection, uniqueName, waitUntil } from '../support/kube.js';
 
 const conn = testConnection();
@@ -104,3 +104,103 @@ describe('lease lock', () => {
     }
   });
 });
+
+describe('lease lock without clock agreement', () => {
+  /** A holder renewing every `everyMs` with its own clock `skewMs` off; stop() ends it. */
+  function renewing(holder: LeaseHandle, everyMs: number): { stop(): void } {
+    const timer = setInterval(() => void holder.renew().catch(() => undefined), everyMs);
+    return { stop: () => clearInterval(timer) };
+  }
+
+  test.each([
+    ['ahead', 70_000],
+    ['behind', -70_000],
+  ])('a live holder whose clock is 70 s %s: refused once a renewal is seen, never taken over, never called dead', async (_, skewMs) => {
+    const name = leaseName();
+    const holder = await acquireLease(conn, { namespace, name, holderIdentity: 'skewed-holder', leaseDurationSeconds: 3, now: () => Date.now() + skewMs });
+    const renewals = renewing(holder, 500);
+    try {
+      const refused = await acquireLease(conn, { namespace, name, holderIdentity: 'candidate', leaseDurationSeconds: 3 }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(refused).toBeInstanceOf(LockHeldError);
+      expect((refused as Error).message).toMatch(/held by "skewed-holder", which renewed it while this pass watched \(its renewTime had looked 7\d s (old|ahead)/);
+
+      // Waiting, it watches as long as the holder renews: 5 s, longer than the Lease.
+      const messages: string[] = [];
+      const waited = await acquireLease(conn, {
+        namespace,
+        name,
+        holderIdentity: 'patient',
+        leaseDurationSeconds: 3,
+        wait: true,
+        signal: AbortSignal.timeout(5000),
+        onWaiting: (message) => messages.push(message),
+      }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect((waited as Error).name).toBe('TimeoutError');
+      expect(messages.join('\n')).not.toContain('probably died');
+      expect((await readLease(conn, namespace, name))?.holderIdentity).toBe('skewed-holder');
+    } finally {
+      renewals.stop();
+      await holder.release();
+    }
+  });
+
+  test('an abandoned Lease is taken over only after this process watched it unrenewed for its whole duration', async () => {
+    const name = leaseName();
+    // Its renewTime looks 10 minutes old here: by the clock it expired long ago.
+    await acquireLease(conn, { namespace, name, holderIdentity: 'dead', leaseDurationSeconds: 2, now: () => Date.now() - 600_000 });
+    const started = performance.now();
+    const messages: string[] = [];
+    const taker = await acquireLease(conn, { namespace, name, holderIdentity: 'heir', leaseDurationSeconds: 30, onWaiting: (m) => messages.push(m) });
+    expect(performance.now() - started).toBeGreaterThanOrEqual(2000);
+    expect(messages[0]).toMatch(/held by "dead"; watching it: taken over only if it stays unrenewed for 2 s/);
+    expect((await readLease(conn, namespace, name))?.holderIdentity).toBe('heir');
+    await taker.release();
+  });
+
+  test('the holder: its fence closes once its own clock passes the renew deadline; nothing more is sent', async () => {
+    const name = leaseName();
+    let monotonicMs = 0;
+    const holder = await acquireLease(conn, { namespace, name, holderIdentity: 'frozen', leaseDurationSeconds: 60, monotonicNow: () => monotonicMs });
+    const lost: LeaseLostError[] = [];
+    holder.onLost((reason) => lost.push(reason));
+    monotonicMs = 30_000; // exactly the renew deadline (half the Lease): still ours
+    expect(() => holder.check('create load balancer')).not.toThrow();
+    monotonicMs = 30_001; // a frozen process wakes up past it
+    expect(() => holder.check('create load balancer')).toThrow(LeaseLostError);
+    expect(lost).toHaveLength(1);
+    expect(lost[0]!.message).toMatch(/last renewed the Lease kube-system\/.+ 30 s ago, past its renew deadline of 30 s .*create load balancer was not sent and this pass writes nothing more/);
+    const before = await conn.coordination.readNamespacedLease({ namespace, name });
+    await expect(holder.renew()).rejects.toBeInstanceOf(LeaseLostError);
+    const after = await conn.coordination.readNamespacedLease({ namespace, name });
+    expect(after.metadata?.resourceVersion).toBe(before.metadata?.resourceVersion);
+    // A lost handle does not release: the Lease may be another's by now.
+    await holder.release();
+    expect((await readLease(conn, namespace, name))?.holderIdentity).toBe('frozen');
+  });
+
+  test('holdLease: a takeover aborts the work\'s signal with LeaseLostError and closes the fence', async () => {
+    const name = leaseName();
+    const outcome = await holdLease(
+      conn,
+      { namespace, name, holderIdentity: 'worker', leaseDurationSeconds: 3, wait: false, signal: new AbortController().signal },
+      async (signal, lease) => {
+        // Someone takes the Lease behind its back (as a candidate would after watching it).
+        const stolen = await conn.coordination.readNamespacedLease({ namespace, name });
+        await conn.coordination.replaceNamespacedLease({ namespace, name, body: { ...stolen, spec: { ...stolen.spec, holderIdentity: 'thief' } } });
+        await waitUntil('the renewal notices', () => signal.aborted);
+        return { reason: signal.reason as unknown, fence: (() => { try { lease.check('patch service'); return undefined; } catch (e) { return e; } })() };
+      },
+    );
+    expect(outcome.reason).toBeInstanceOf(LeaseLostError);
+    expect((outcome.reason as Error).message).toContain('the Lease was taken over during the pass');
+    expect(outcome.fence).toBe(outcome.reason);
+    expect((await readLease(conn, namespace, name))?.holderIdentity).toBe('thief');
+  });
+});
+

@@ -1,7 +1,7 @@
 // The executor of a node plan: applies each node's actions (src/core/nodes/apply.ts), one node
 // after the other, each isolated from the others' failures, and records the Events the generic
 // node controllers record. It decides nothing: what `plan` printed is what runs here.
-import { RefusedError, UsageError } from '../errors.js';
+import { LeaseLostError, RefusedError, UsageError } from '../errors.js';
 import type { KubeConnection } from '../kube/connection.js';
 import { recordEvent } from '../kube/events.js';
 import { kubeNodeApi } from '../kube/nodes.js';
@@ -157,6 +157,7 @@ function eventRecorder(kube: KubeConnection, options: ExecuteNodesOptions): Emit
       { kind: 'Node', apiVersion: 'v1', name: node.name },
       { type, reason, message },
     );
-    if (error !== undefined) options.onEventError?.(error, node.name, reason);
+    // A Lease lost is reported once, by the pass whose signal it aborted, not per Event.
+    if (error !== undefined && !(error instanceof LeaseLostError)) options.onEventError?.(error, node.name, reason);
   };
 }

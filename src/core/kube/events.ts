@@ -53,7 +53,7 @@ export async function recordEvent(
   content: EventContent,
   /** `now`: the time of this occurrence (tests move it to cross EVENT_REFRESH_MS). */
   options: { readonly now?: Date } = {},
-): Promise<{ event: CoreV1Event; error?: undefined } | { event?: undefined; error: KubeApiError }> {
+): Promise<{ event: CoreV1Event; error?: undefined } | { event?: undefined; error: KubeApiError | LeaseLostError }> {
   const clusterScoped = subject.namespace === undefined || subject.namespace === '';
   const namespace = clusterScoped ? 'default' : (subject.namespace as string);
   const uid = subject.kind === 'Node' ? subject.name : subject.uid;
@@ -87,8 +87,8 @@ export async function recordEvent(
     const event = await kubeWrite(conn, what, () => conn.core.createNamespacedEvent({ namespace, body }));
     return { event };
   } catch (error) {
-    // Events are best effort, but a closed fence ends the pass: never turned into a result.
-    if (error instanceof LeaseLostError) throw error;
+    // A closed fence: the Event was not sent. The pass's signal carries the loss and reports it.
+    if (error instanceof LeaseLostError) return { error };
     if (error instanceof KubeApiError && error.status === 409) return countRepeat(conn, namespace, body, what);
     if (error instanceof KubeApiError) return { error };
     return { error: new KubeApiError(`record event: ${String(error)}`, { status: 0, cause: error }) };
@@ -108,7 +108,7 @@ async function countRepeat(
   namespace: string,
   body: CoreV1Event,
   what: string,
-): Promise<{ event: CoreV1Event; error?: undefined } | { event?: undefined; error: KubeApiError }> {
+): Promise<{ event: CoreV1Event; error?: undefined } | { event?: undefined; error: KubeApiError | LeaseLostError }> {
   const name = body.metadata!.name!;
   try {
     const existing = await kubeCall(what, () => conn.core.readNamespacedEvent({ namespace, name }));
@@ -123,7 +123,7 @@ async function countRepeat(
     );
     return { event };
   } catch (error) {
-    if (error instanceof LeaseLostError) throw error;
+    if (error instanceof LeaseLostError) return { error };
     if (error instanceof KubeApiError) return { error };
     return { error: new KubeApiError(`record event: ${String(error)}`, { status: 0, cause: error }) };
   }

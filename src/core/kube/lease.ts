@@ -101,14 +101,14 @@ export async function acquireLease(conn: KubeConnection, options: LeaseOptions):
   const now = options.now ?? Date.now;
   const monotonicNow = options.monotonicNow ?? (() => performance.now());
   const where = `${namespace}/${name}`;
-  let watched: { resourceVersion: string; since: number; message: string } | undefined;
+  let watched: { resourceVersion: string; since: number; message: string; firstAgeMs: number | undefined } | undefined;
 
   for (;;) {
     const existing = await readLeaseObject(conn, namespace, name);
     const sentAt = monotonicNow();
     const acquired = new V1MicroTime(now());
     if (existing === undefined) {
-      const stored = await winOrLockHeld(conn, where, () =>
+      const stored = await lostRaceOrWait(options, () => winOrLockHeld(conn, where, () =>
         conn.coordination.createNamespacedLease({
           namespace,
           body: {
@@ -118,7 +118,8 @@ export async function acquireLease(conn: KubeConnection, options: LeaseOptions):
             spec: { holderIdentity, leaseDurationSeconds, acquireTime: acquired, renewTime: acquired, leaseTransitions: 0 },
           },
         }),
-      );
+      ));
+      if (stored === undefined) continue;
       return heldLease(conn, options, stored, sentAt);
     }
 
@@ -130,11 +131,14 @@ export async function acquireLease(conn: KubeConnection, options: LeaseOptions):
       const timings = leaseTimings(state.leaseDurationSeconds > 0 ? state.leaseDurationSeconds : leaseDurationSeconds);
       const renewedWhileWatched = watched !== undefined && watched.resourceVersion !== resourceVersion;
       if (watched === undefined || renewedWhileWatched) {
-        if (renewedWhileWatched && !options.wait) throw lockHeld(where, state, { renewedWhileWatched: true, nowMs: now() });
+        if (renewedWhileWatched && !options.wait) {
+          throw lockHeld(where, state, { renewedWhileWatched: watched!.firstAgeMs ?? 0, nowMs: now() });
+        }
         if (watched === undefined && !options.wait && looksRecentlyRenewed(state, timings, now())) {
           throw lockHeld(where, state, { nowMs: now() });
         }
-        watched = { resourceVersion, since: monotonicNow(), message: '' };
+        const firstAgeMs = watched?.firstAgeMs ?? (state.renewTime === undefined ? undefined : now() - state.renewTime.getTime());
+        watched = { resourceVersion, since: monotonicNow(), message: '', firstAgeMs };
       }
       const unchangedForMs = monotonicNow() - watched.since;
       if (unchangedForMs < timings.durationMs) {
@@ -148,7 +152,7 @@ export async function acquireLease(conn: KubeConnection, options: LeaseOptions):
 
     const takeover = state.holderIdentity !== holderIdentity;
     const transitions = existing.spec?.leaseTransitions ?? 0;
-    const stored = await winOrLockHeld(conn, where, () =>
+    const stored = await lostRaceOrWait(options, () => winOrLockHeld(conn, where, () =>
       conn.coordination.replaceNamespacedLease({
         namespace,
         name,
@@ -164,8 +168,20 @@ export async function acquireLease(conn: KubeConnection, options: LeaseOptions):
           },
         },
       }),
-    );
+    ));
+    if (stored === undefined) continue;
     return heldLease(conn, options, stored, sentAt);
+  }
+}
+
+/** Another candidate won the write: LockHeldError, or undefined (read and judge again) with `wait`. */
+async function lostRaceOrWait(options: LeaseOptions, write: () => Promise<V1Lease>): Promise<V1Lease | undefined> {
+  try {
+    return await write();
+  } catch (error) {
+    if (!(error instanceof LockHeldError) || !options.wait) throw error;
+    options.signal?.throwIfAborted();
+    return undefined;
   }
 }
 
@@ -385,15 +401,25 @@ function watchingMessage(where: string, state: LeaseState, timings: LeaseTimings
 function lockHeld(
   where: string,
   state: LeaseState | undefined,
-  context: { cause?: unknown; renewedWhileWatched?: boolean; nowMs?: number } = {},
+  context: {
+    cause?: unknown;
+    /** Set when a renewal was seen while watching: how old its renewTime first looked here (ms). */
+    renewedWhileWatched?: number;
+    nowMs?: number;
+  } = {},
 ): LockHeldError {
   const nowMs = context.nowMs ?? Date.now();
   const holder = state?.holderIdentity ? `"${state.holderIdentity}"` : 'another writer';
+  const watched = context.renewedWhileWatched;
   const expires =
-    state?.expiresAt === undefined || context.renewedWhileWatched
+    state?.expiresAt === undefined || watched !== undefined
       ? ''
       : `; it expires at ${state.expiresAt.toISOString()} (in ${Math.max(0, Math.ceil((state.expiresAt.getTime() - nowMs) / 1000))} s) unless renewed`;
-  const evidence = context.renewedWhileWatched ? ', which renewed it while this pass watched (its clock and this host\'s disagree)' : '';
+  const evidence =
+    watched === undefined
+      ? ''
+      : `, which renewed it while this pass watched (its renewTime had looked ${seconds(Math.abs(watched))} s ` +
+        `${watched >= 0 ? 'old' : 'ahead'} by this host's clock: the two clocks disagree, and only renewals seen here count)`;
   return new LockHeldError(`lease ${where} is held by ${holder}${evidence}, a pass in progress${expires}`, {
     ...(context.cause === undefined ? {} : { cause: context.cause }),
     hint: 'another cloudscale-ccm pass (a terminal run or the CronJob) is writing; pass --wait to wait for it to finish',
