@@ -19,13 +19,22 @@ export interface SimulatorOptions {
   lbProvisionMs?: number;
   /** How long a server start/stop/reboot stays `changing` (default 0). */
   serverActionMs?: number;
-  /** When set, API requests need `Authorization: Bearer <token>`; admin requests never do. */
+  /**
+   * When set, API requests need `Authorization: Bearer <token>`; admin requests never do. It is
+   * the token named `default`; `sim.admin.setTokens` changes the accepted tokens while running.
+   */
   token?: string;
   /** Behaviour switches; the defaults follow the real API. Changeable later via the admin API. */
   behaviour?: Partial<SimBehaviour>;
 }
 
 export interface RequestLogEntry {
+  /**
+   * The order of arrival: 1 for the first API request since the simulator started, counting on
+   * across `resetRequests`. The log itself is in the order requests finished; a request that
+   * waited (latency, a hang, the LB queue) comes later in the log than its `seq` says.
+   */
+  seq: number;
   method: string;
   /** Path and query as received. */
   path: string;
@@ -38,6 +47,8 @@ export interface RequestLogEntry {
   /** When the request arrived (ISO-8601). */
   time: string;
   durationMs: number;
+  /** The name of the accepted token it authenticated with (see setTokens); absent without one. */
+  token?: string;
 }
 
 export interface RouteCount {
@@ -61,6 +72,18 @@ export interface SimulatorAdmin {
   requests(): RequestLogEntry[];
   requestSummary(): RouteCount[];
   resetRequests(): void;
+  /** How many API requests have arrived so far: the `seq` of the latest (finished or not). */
+  arrivals(): number;
+  /**
+   * Replaces the accepted tokens, name → token, effective for every request that arrives from
+   * now on: a token no longer listed is answered 401 "Invalid token.". `null` accepts any
+   * request (as without `token`). The log names the token of each request, never its value.
+   * Throws SimAdminError for an empty map, a blank name, a token with whitespace, or one token
+   * under two names.
+   */
+  setTokens(tokens: Record<string, string> | null): void;
+  /** The names of the accepted tokens; null when any request is accepted. */
+  tokenNames(): string[] | null;
 }
 
 export interface Simulator {
@@ -142,6 +165,9 @@ function matchRoute(method: string, segments: string[]): { matched?: MatchedRout
 class RunningSimulator {
   private readonly faults = new Faults();
   private log: RequestLogEntry[] = [];
+  private arrived = 0;
+  /** Token → its name; null: any request is accepted. */
+  private tokens: Map<string, string> | null;
   /** The tail of each LB's queue of mutations. */
   private readonly lbQueues = new Map<string, Promise<unknown>>();
   private readonly stopping = new AbortController();
@@ -155,6 +181,7 @@ class RunningSimulator {
   ) {
     this.lbProvisionMs = options.lbProvisionMs ?? 2000;
     this.serverActionMs = options.serverActionMs ?? 0;
+    this.tokens = options.token === undefined ? null : checkTokens({ default: options.token });
   }
 
   async stop(): Promise<void> {
@@ -193,6 +220,11 @@ class RunningSimulator {
       resetRequests: () => {
         this.log = [];
       },
+      arrivals: () => this.arrived,
+      setTokens: (tokens) => {
+        this.tokens = tokens === null ? null : checkTokens(tokens);
+      },
+      tokenNames: () => (this.tokens === null ? null : [...this.tokens.values()]),
     };
   }
 
@@ -254,6 +286,7 @@ class RunningSimulator {
     } catch {
       segments = [];
     }
+    const seq = ++this.arrived;
     const { matched, pathKnown } = matchRoute(method, segments);
     const routeName = matched === undefined ? pathname : routeLabel(matched.route);
     const clientGone = new AbortController();
@@ -271,6 +304,7 @@ class RunningSimulator {
       res.destroy();
     }
     this.record({
+      seq,
       method,
       path: target,
       route: routeName,
@@ -278,6 +312,7 @@ class RunningSimulator {
       ...(answer.fault === undefined ? {} : { fault: answer.fault }),
       time,
       durationMs: Math.round((performance.now() - arrived) * 1000) / 1000,
+      ...(answer.token === undefined ? {} : { token: answer.token }),
     });
   }
 
@@ -301,10 +336,11 @@ class RunningSimulator {
       if (pathKnown) return { status: 405, body: { detail: `Method "${method}" not allowed.` } };
       return { status: 404, body: { detail: 'Not found.' } };
     }
-    const authProblem = this.authProblem(req);
-    if (authProblem !== undefined) {
-      return { status: 401, body: { detail: authProblem }, headers: { 'WWW-Authenticate': 'Bearer realm="api"' } };
+    const auth = this.authenticate(req);
+    if ('problem' in auth) {
+      return { status: 401, body: { detail: auth.problem }, headers: { 'WWW-Authenticate': 'Bearer realm="api"' } };
     }
+    const token = auth.token;
     let body: Dict = {};
     if (method === 'POST' || method === 'PATCH' || method === 'PUT') {
       const parsed = parseJsonBody(bodyText);
@@ -336,7 +372,8 @@ class RunningSimulator {
       return (await this.faultAnswer(fault, clientGone)) ?? { ...result, fault: 'hang' };
     };
     const lockKey = method === 'GET' ? undefined : matched.route.lockKey?.(ctx);
-    return lockKey === undefined ? run() : this.serialised(lockKey, run);
+    const answer = await (lockKey === undefined ? run() : this.serialised(lockKey, run));
+    return token === undefined ? answer : { ...answer, token };
   }
 
   /**
@@ -401,17 +438,21 @@ class RunningSimulator {
     });
   }
 
-  private authProblem(req: IncomingMessage): string | undefined {
-    if (this.options.token === undefined) return undefined;
+  /** The name of the accepted token the request carries (none when any is accepted), or why it is refused. */
+  private authenticate(req: IncomingMessage): { token?: string } | { problem: string } {
+    if (this.tokens === null) return {};
     const header = req.headers.authorization;
-    if (header === undefined || header.trim() === '') return 'Authentication credentials were not provided.';
+    if (header === undefined || header.trim() === '') return { problem: 'Authentication credentials were not provided.' };
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (match === null) {
-      return /^Bearer\s*$/i.test(header)
-        ? 'Invalid token header. No credentials provided.'
-        : 'Authentication credentials were not provided.';
+      return {
+        problem: /^Bearer\s*$/i.test(header)
+          ? 'Invalid token header. No credentials provided.'
+          : 'Authentication credentials were not provided.',
+      };
     }
-    return match[1] === this.options.token ? undefined : 'Invalid token.';
+    const name = this.tokens.get(match[1]!);
+    return name === undefined ? { problem: 'Invalid token.' } : { token: name };
   }
 
   // ---- admin ---------------------------------------------------------------------------------
@@ -456,6 +497,19 @@ class RunningSimulator {
           return send(res, 200, admin.setBehaviour(parsed.body));
         }
       }
+      if (parts.length === 1 && parts[0] === 'tokens') {
+        if (method === 'GET') return send(res, 200, { names: admin.tokenNames() });
+        if (method === 'DELETE') {
+          admin.setTokens(null);
+          return send(res, 204);
+        }
+        if (method === 'PUT') {
+          const parsed = parseJsonBody(bodyText);
+          if ('error' in parsed) return send(res, 400, parsed.error);
+          admin.setTokens(parsed.body as Record<string, string>);
+          return send(res, 204);
+        }
+      }
       if (parts[0] === 'requests' && parts.length === 1) {
         if (method === 'GET') return send(res, 200, admin.requests());
         if (method === 'DELETE') {
@@ -478,9 +532,28 @@ class RunningSimulator {
 }
 
 /** An HTTP answer, or none at all (`drop`); `fault` names the fault that shaped it. */
-type Answer =
+type Answer = (
   | { drop?: undefined; status: number; body?: unknown; headers?: Record<string, string>; fault?: RequestLogEntry['fault'] }
-  | { drop: 'reset' | 'unanswered'; fault: RequestLogEntry['fault'] };
+  | { drop: 'reset' | 'unanswered'; fault: RequestLogEntry['fault'] }
+) & { token?: string };
+
+/** Token → name, checked; SimAdminError names the first problem. */
+function checkTokens(tokens: unknown): Map<string, string> {
+  if (!isDict(tokens) || Object.keys(tokens).length === 0) {
+    throw new SimAdminError('tokens: expected a JSON object of at least one name → token (DELETE /_sim/tokens accepts any token)');
+  }
+  const byToken = new Map<string, string>();
+  for (const [name, token] of Object.entries(tokens)) {
+    if (name.trim() === '') throw new SimAdminError('tokens: a token name is blank');
+    if (typeof token !== 'string' || token === '' || /\s/.test(token)) {
+      throw new SimAdminError(`tokens.${name}: expected a non-empty token without whitespace`);
+    }
+    const other = byToken.get(token);
+    if (other !== undefined) throw new SimAdminError(`tokens.${name}: the same token as tokens.${other}`);
+    byToken.set(token, name);
+  }
+  return byToken;
+}
 
 /** `current` with the switches of `changes` applied; SimAdminError for unknown or non-boolean ones. */
 function checkBehaviour(changes: unknown, current: SimBehaviour): SimBehaviour {

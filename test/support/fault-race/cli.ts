@@ -70,8 +70,15 @@ export function writerArgv(command: WriterCommand, options: WriterArgs): string[
   return argv;
 }
 
-/** One CLI invocation in this process: the real argv parsing, context and output, no process. */
-export async function runInProcess(argv: readonly string[], apiUrl: string, signal?: AbortSignal): Promise<CliResult> {
+/**
+ * One CLI invocation in this process: the real argv parsing, context and output, no process.
+ * The API token is the harness's (TEST_TOKEN) unless `token` names another.
+ */
+export async function runInProcess(
+  argv: readonly string[],
+  apiUrl: string,
+  options: { readonly signal?: AbortSignal; readonly token?: string } = {},
+): Promise<CliResult> {
   let stdout = '';
   let stderr = '';
   const sink = (append: (text: string) => void) =>
@@ -87,13 +94,13 @@ export async function runInProcess(argv: readonly string[], apiUrl: string, sign
     stderr: sink((text) => (stderr += text)),
     env: {
       KUBECONFIG: testKubeconfig(),
-      CLOUDSCALE_API_TOKEN: TEST_TOKEN,
+      CLOUDSCALE_API_TOKEN: options.token ?? TEST_TOKEN,
       CLOUDSCALE_API_URL: apiUrl,
       // A hanging request costs this long before the client gives up (the CLI's default is 20 s).
       CLOUDSCALE_API_TIMEOUT: '3',
       NO_COLOR: '1',
     },
-    signal: signal ?? new AbortController().signal,
+    signal: options.signal ?? new AbortController().signal,
   });
   if ('error' in outcome) {
     return { code: 1, killed: false, stdout, stderr: stderr + formatTopLevelError(outcome.error, { verbose: false }) };
