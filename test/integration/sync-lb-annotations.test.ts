@@ -3,6 +3,8 @@
 // recreated (new UUID), and that the pass after each change writes nothing.
 import type { V1Service } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { planCommand } from '../../src/commands/plan.js';
+import type { PlanDocument } from '../../src/core/render/plan.js';
 import { startHarness, type Harness } from '../support/ccm.js';
 import {
   createLoadBalancerService,
@@ -25,6 +27,7 @@ import {
   memberNames,
   passFails,
   passOk,
+  patchService,
   poolOf,
   readService,
   routes,
@@ -168,6 +171,77 @@ describe('sync-lb: annotations', () => {
         for (const pool of Object.values(state.pools)) expect(pool.listeners[0]!.allowed_cidrs).toEqual(expected);
         await expectConverged(harness, ['cidrs'], pass);
       }
+    });
+  });
+
+  describe('spec.loadBalancerSourceRanges', () => {
+    const cidrsKey = key('loadbalancer-listener-allowed-cidrs');
+    const listenerCidrs = async (service: V1Service) =>
+      Object.values((await theLb(harness, service)).pools).map((p) => p.listeners[0]!.allowed_cidrs);
+    async function planOf(name: string): Promise<{ exitCode: number; plan: PlanDocument['services'][number] }> {
+      const ctx = harness.context({ output: 'json' });
+      const { exitCode } = await planCommand([`service/${name}`], { namespace, detailedExitcode: false }, ctx);
+      return { exitCode, plan: (JSON.parse(ctx.out()) as PlanDocument).services[0]! };
+    }
+
+    it('becomes the allowed CIDRs of every listener; plan names the field; a change is patched in place', async () => {
+      const service = await reconciled('ranges', {
+        ports: [
+          { name: 'http', protocol: 'TCP', port: 80 },
+          { name: 'https', protocol: 'TCP', port: 443 },
+        ],
+        spec: { loadBalancerSourceRanges: ['192.0.2.0/24'] },
+      });
+      expect(await listenerCidrs(service)).toEqual([['192.0.2.0/24'], ['192.0.2.0/24']]);
+
+      await patchService(namespace, 'ranges', { spec: { loadBalancerSourceRanges: ['198.51.100.0/24', '2001:db8::/32'] } });
+      const { exitCode, plan } = await planOf('ranges');
+      expect(exitCode).toBe(0);
+      expect(plan.actions.map((a) => [a.kind, a.reason.field, a.reason.from, a.reason.to])).toEqual([
+        ['update-listener', 'spec.loadBalancerSourceRanges', '["192.0.2.0/24"]', '["198.51.100.0/24","2001:db8::/32"]'],
+        ['update-listener', 'spec.loadBalancerSourceRanges', '["192.0.2.0/24"]', '["198.51.100.0/24","2001:db8::/32"]'],
+      ]);
+      const { simWrites } = await passOk(harness, ['ranges'], pass);
+      expect(routes(simWrites)).toEqual(['PATCH /v1/load-balancers/listeners/{uuid}', 'PATCH /v1/load-balancers/listeners/{uuid}']);
+      expect(await listenerCidrs(service)).toEqual([
+        ['198.51.100.0/24', '2001:db8::/32'],
+        ['198.51.100.0/24', '2001:db8::/32'],
+      ]);
+      await expectConverged(harness, ['ranges'], pass);
+
+      // The annotation beside it with the same CIDRs changes nothing.
+      await annotate(namespace, 'ranges', { [cidrsKey]: '["198.51.100.0/24","2001:db8::/32"]' });
+      await expectConverged(harness, ['ranges'], pass);
+    });
+
+    it('the annotation and the field differing: refused naming both, nothing written, in sync-lb, plan and the Event', async () => {
+      const service = await reconciled('ranges-conflict', { spec: { loadBalancerSourceRanges: ['192.0.2.0/24'] } });
+      const before = await annotate(namespace, 'ranges-conflict', { [cidrsKey]: '["10.0.0.0/8"]' });
+      const { error, simWrites } = await passFails(harness, ['ranges-conflict'], pass);
+      expect(simWrites).toEqual([]);
+      const [message] = failuresOf(error, namespace, 'ranges-conflict');
+      expect(message).toContain('spec.loadBalancerSourceRanges ["192.0.2.0/24"] and the annotation');
+      expect(message).toContain(`${cidrsKey} ["10.0.0.0/8"]`);
+      expect(message).toContain('nothing is changed');
+      expect((await readService(namespace, 'ranges-conflict')).metadata!.resourceVersion).toBe(before.metadata!.resourceVersion);
+      expect(await listenerCidrs(service)).toEqual([['192.0.2.0/24']]);
+      const { exitCode, plan } = await planOf('ranges-conflict');
+      expect(exitCode).toBe(1);
+      expect(plan.actions).toEqual([]);
+      expect(plan.problems).toEqual([expect.objectContaining({ kind: 'source-ranges-conflict', message, hint: expect.stringContaining(`remove the annotation ${cidrsKey}`) })]);
+      expect((await warningsOf(service)).filter((e) => e.reason === 'SyncLoadBalancerFailed').map((e) => e.message)).toEqual([
+        expect.stringContaining('spec.loadBalancerSourceRanges ["192.0.2.0/24"] and the annotation'),
+      ]);
+
+      // A new Service with both differing gets nothing at all: no finalizer, no load balancer.
+      const fresh = await createLoadBalancerService(namespace, 'ranges-conflict-new', {
+        annotations: { [cidrsKey]: '[]' },
+        spec: { loadBalancerSourceRanges: ['192.0.2.0/24'] },
+      });
+      const second = await passFails(harness, ['ranges-conflict-new'], pass);
+      expect(second.simWrites).toEqual([]);
+      expect(failuresOf(second.error, namespace, 'ranges-conflict-new')).toEqual([expect.stringContaining('[] (everyone)')]);
+      expect((await readService(namespace, 'ranges-conflict-new')).metadata!.resourceVersion).toBe(fresh.metadata!.resourceVersion);
     });
   });
 

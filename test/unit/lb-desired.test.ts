@@ -124,6 +124,7 @@ describe('desiredLoadBalancer', () => {
       zone: 'rma1',
       vipAddresses: [],
       floatingIps: [],
+      allowedCidrsSource: 'k8s.cloudscale.ch/loadbalancer-listener-allowed-cidrs',
       tags: {
         'k8s.cloudscale.ch/cluster': 'cluster-1',
         'k8s.cloudscale.ch/service-uid': 'deadbeef',
@@ -398,6 +399,69 @@ describe('desiredLoadBalancer', () => {
         { kind: 'service-spec', subject: 'port b/TCP', message: 'service default/web: port 81 has no nodePort', hint: expect.any(String) },
       ],
     });
+  });
+});
+
+describe('allowed client networks: the annotation and spec.loadBalancerSourceRanges', () => {
+  const KEY = `${P}loadbalancer-listener-allowed-cidrs`;
+  const FIELD = 'spec.loadBalancerSourceRanges';
+  const port: V1ServicePort[] = [{ name: 'http', port: 80, nodePort: 30080 }];
+  const withBoth = (annotation: string | undefined, ranges: string[] | undefined) =>
+    desired(service(port, annotation === undefined ? {} : { [KEY]: annotation }, ranges === undefined ? {} : { loadBalancerSourceRanges: ranges }));
+
+  test.each<[string, string | undefined, string[] | undefined, string[], string]>([
+    ['neither: everyone', undefined, undefined, [], KEY],
+    ['an empty spec list is unset', undefined, [], [], KEY],
+    ['the annotation alone', '["192.0.2.0/24"]', undefined, ['192.0.2.0/24'], KEY],
+    ['the annotation alone, [] explicitly', '[]', [], [], KEY],
+    ['the spec field alone', undefined, ['192.0.2.0/24', '2001:db8::/32'], ['192.0.2.0/24', '2001:db8::/32'], FIELD],
+    ['the spec field alone, spaces around entries dropped', undefined, [' 192.0.2.0/24 '], ['192.0.2.0/24'], FIELD],
+    ['both, the same CIDRs in another order: the annotation order', '["10.0.0.0/8","192.0.2.0/24"]', ['192.0.2.0/24', '10.0.0.0/8'], ['10.0.0.0/8', '192.0.2.0/24'], `${KEY} and ${FIELD}`],
+  ])('%s', (_, annotation, ranges, cidrs, source) => {
+    const result = withBoth(annotation, ranges);
+    if (!result.ok) throw new Error(result.problems.map((p) => p.message).join('\n'));
+    expect(result.lb.pools.map((p) => p.listener.allowed_cidrs)).toEqual([cidrs]);
+    expect(result.lb.allowedCidrsSource).toBe(source);
+  });
+
+  test.each<[string, string, string[], string]>([
+    ['different CIDRs', '["10.0.0.0/8"]', ['192.0.2.0/24'], '["192.0.2.0/24"] and the annotation k8s.cloudscale.ch/loadbalancer-listener-allowed-cidrs ["10.0.0.0/8"] both set'],
+    ['one more CIDR', '["10.0.0.0/8"]', ['10.0.0.0/8', '192.0.2.0/24'], 'they differ'],
+    ['the annotation allows everyone explicitly', '[]', ['192.0.2.0/24'], '[] (everyone) both set'],
+  ])('both set and %s: refused, naming both and how to fix it', (_, annotation, ranges, message) => {
+    const result = withBoth(annotation, ranges);
+    expect(result).toEqual({
+      ok: false,
+      problems: [
+        {
+          kind: 'source-ranges-conflict',
+          subject: FIELD,
+          message: expect.stringContaining(message),
+          hint: `Keep one of them: remove the annotation ${KEY} (${FIELD} is the Kubernetes field for it), or remove ${FIELD}, or make both list the same CIDRs.`,
+        },
+      ],
+    });
+  });
+
+  test.each<[string, number]>([
+    ['10.0.0.1', 0],
+    ['010.0.0.0/8', 0],
+    ['10.0.0.0/33', 0],
+    ['fe80::/129', 0],
+    ['bad\u0000', 0],
+  ])('an entry %j that is not a CIDR is a problem naming its index', (range, index) => {
+    const result = withBoth(undefined, [range]);
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.problems).toEqual([
+      {
+        kind: 'service-spec',
+        subject: `${FIELD}[${index}]`,
+        message: expect.stringContaining('is not a CIDR the cloudscale API accepts'),
+        hint: expect.stringContaining('192.0.2.0/24'),
+      },
+    ]);
+    expect(result.problems[0]!.message).not.toMatch(/\u0000/);
   });
 });
 

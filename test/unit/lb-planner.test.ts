@@ -362,6 +362,39 @@ describe('changes on a converged Service: planned actions and their impact', () 
     });
   });
 
+  test('spec.loadBalancerSourceRanges becomes allowed_cidrs, and the reason names the field', () => {
+    const w = converged();
+    w.service.spec!.loadBalancerSourceRanges = ['192.0.2.0/24'];
+    const plan = w.plan();
+    expect(shape(plan)).toEqual(['update update-listener listener tcp/80 [minimal]']);
+    expect(plan.actions[0]).toMatchObject({
+      reason: { text: 'allowed_cidrs changes in place', field: 'spec.loadBalancerSourceRanges', from: '[]', to: '["192.0.2.0/24"]' },
+      patch: { allowed_cidrs: ['192.0.2.0/24'] },
+    });
+    w.apply(plan.actions);
+    expect(w.plan().actions).toEqual([]);
+    // The annotation with the same CIDRs beside it changes nothing; removing both opens it again.
+    w.annotate({ 'loadbalancer-listener-allowed-cidrs': '["192.0.2.0/24"]' });
+    expect(w.plan().actions).toEqual([]);
+    w.annotate({ 'loadbalancer-listener-allowed-cidrs': null });
+    w.service.spec!.loadBalancerSourceRanges = [];
+    expect(w.plan().actions).toEqual([
+      expect.objectContaining({ kind: 'update-listener', patch: { allowed_cidrs: [] }, reason: expect.objectContaining({ from: '["192.0.2.0/24"]', to: '[]' }) }),
+    ]);
+  });
+
+  test('spec.loadBalancerSourceRanges and the annotation differing → a problem, no action at all (not even the finalizer)', () => {
+    const fresh = new World(svc(undefined, { [`${P}loadbalancer-listener-allowed-cidrs`]: '["10.0.0.0/8"]' }));
+    fresh.service.spec!.loadBalancerSourceRanges = ['192.0.2.0/24'];
+    const plan = fresh.plan();
+    expect(plan.actions).toEqual([]);
+    expect(plan.problems).toEqual([expect.objectContaining({ kind: 'source-ranges-conflict', subject: 'spec.loadBalancerSourceRanges' })]);
+    const existing = converged();
+    existing.service.spec!.loadBalancerSourceRanges = ['192.0.2.0/24'];
+    existing.annotate({ 'loadbalancer-listener-allowed-cidrs': '["10.0.0.0/8"]' });
+    expect(existing.plan()).toMatchObject({ actions: [], problems: [{ kind: 'source-ranges-conflict' }] });
+  });
+
   test('the order of CIDRs matters (the API keeps it)', () => {
     const w = converged(svc(undefined, { [`${P}loadbalancer-listener-allowed-cidrs`]: '["10.0.0.0/8","192.0.2.0/24"]' }));
     w.annotate({ 'loadbalancer-listener-allowed-cidrs': '["192.0.2.0/24","10.0.0.0/8"]' });

@@ -478,7 +478,7 @@ export const LB_ANNOTATIONS = {
     defaultText: '`[]` (everyone)',
     impact: 'minimal',
     writtenBy: 'user',
-    doc: 'Client networks allowed to connect, on every listener. Updated in place; `[]` allows everyone.',
+    doc: 'Client networks allowed to connect, on every listener. Updated in place; `[]` allows everyone. `spec.loadBalancerSourceRanges` says the same: whichever is set applies; both set must list the same CIDRs (in any order), otherwise the Service is refused and nothing is written.',
     parse: (raw) => parseCidrList(raw, 'a CIDR (e.g. "192.0.2.0/24"; a single address is "192.0.2.1/32")'),
   }),
   timeoutClientDataMs: define('loadbalancer-timeout-client-data-ms', {

@@ -13,6 +13,7 @@ import type {
   Tags,
 } from '../cloudscale/types.js';
 import { isIP } from 'node:net';
+import { quoteUntrusted } from '../render/untrusted.js';
 import {
   LB_ANNOTATIONS,
   ownershipTags,
@@ -22,6 +23,7 @@ import {
   type VipAddressRequest,
 } from './annotations.js';
 import { kubeSystemUidTag } from './cluster-identity.js';
+import { isCidr } from './net.js';
 import type { NodeServer } from './nodes.js';
 import type { PlanWarning, Problem } from './problems.js';
 
@@ -113,6 +115,8 @@ export interface DesiredLoadBalancer {
   readonly zone: string | null;
   readonly vipAddresses: readonly VipAddressRequest[];
   readonly floatingIps: readonly string[];
+  /** What decided the listeners' `allowed_cidrs` (see `allowedCidrs`), for the plan's reasons. */
+  readonly allowedCidrsSource: string;
   /** Ownership tags only; other tags on an existing load balancer are kept. */
   readonly tags: Tags;
   readonly pools: readonly DesiredPool[];
@@ -209,6 +213,9 @@ export function desiredLoadBalancer(input: DesiredInput): DesiredResult {
     problems.push(...memberZoneProblems(nodes, zone, a.listenerAllowedSubnets));
   }
 
+  const cidrs = allowedCidrs(service, a);
+  if (!cidrs.ok) problems.push(...cidrs.problems);
+
   const local = service.spec?.externalTrafficPolicy === 'Local';
   const monitor = desiredMonitor(a, local, warnings);
   const healthCheckNodePort = service.spec?.healthCheckNodePort ?? 0;
@@ -257,7 +264,7 @@ export function desiredLoadBalancer(input: DesiredInput): DesiredResult {
         name: listenerName(protocol, port.port),
         protocol: protocol === 'UDP' ? 'udp' : a.listenerProtocol,
         protocol_port: port.port,
-        allowed_cidrs: a.listenerAllowedCidrs,
+        allowed_cidrs: cidrs.ok ? cidrs.cidrs : [],
         timeout_client_data_ms: a.timeoutClientDataMs,
         timeout_member_connect_ms: a.timeoutMemberConnectMs,
         timeout_member_data_ms: a.timeoutMemberDataMs,
@@ -276,6 +283,7 @@ export function desiredLoadBalancer(input: DesiredInput): DesiredResult {
       zone,
       vipAddresses: a.vipAddresses,
       floatingIps: a.floatingIps,
+      allowedCidrsSource: cidrs.ok ? cidrs.source : LB_ANNOTATIONS.listenerAllowedCidrs.key,
       tags: { ...ownershipTags(input.clusterId, identity), ...kubeSystemUidTag(input.kubeSystemUid) },
       pools,
     },
@@ -316,6 +324,64 @@ function desiredMonitor(
     });
   }
   return { type: a.healthMonitorType, ...numbers, http: httpType ? (a.healthMonitorHttp ?? DEFAULT_HTTP) : null };
+}
+
+export const SOURCE_RANGES_FIELD = 'spec.loadBalancerSourceRanges';
+
+/**
+ * The client networks every listener allows (`allowed_cidrs`; empty: everyone), from the
+ * annotation `loadbalancer-listener-allowed-cidrs` and `spec.loadBalancerSourceRanges`:
+ *
+ * - neither set: everyone;
+ * - one set (the annotation is set when present, even as `[]`; the spec field when it lists
+ *   something): that one;
+ * - both set with the same CIDRs (in any order): the annotation's list, so that adding the field
+ *   changes nothing on an existing load balancer;
+ * - both set and different: a problem naming both, nothing is written. A user who sets one
+ *   believes the load balancer is restricted to it: silently picking one would open it wider
+ *   than one of them says.
+ *
+ * Entries of the spec field are validated like the annotation's (the API server accepts some
+ * that the cloudscale API refuses, and `plan -f` sees manifests no server has checked); spaces
+ * around them are dropped, as Kubernetes allows them there.
+ */
+export function allowedCidrs(
+  service: V1Service,
+  a: Pick<LbAnnotationValues, 'listenerAllowedCidrs'>,
+): { readonly ok: true; readonly cidrs: readonly string[]; readonly source: string } | { readonly ok: false; readonly problems: readonly Problem[] } {
+  const key = LB_ANNOTATIONS.listenerAllowedCidrs.key;
+  const annotationSet = service.metadata?.annotations?.[key] !== undefined;
+  const ranges = (service.spec?.loadBalancerSourceRanges ?? []).map((range) => range.trim());
+  const invalid = ranges.flatMap((range, index) => (isCidr(range) ? [] : [{ range, index }]));
+  if (invalid.length > 0) {
+    return {
+      ok: false,
+      problems: invalid.map(({ range, index }) => ({
+        kind: 'service-spec',
+        subject: `${SOURCE_RANGES_FIELD}[${index}]`,
+        message: `${SOURCE_RANGES_FIELD}[${index}] ${quoteUntrusted(range)} is not a CIDR the cloudscale API accepts as an allowed client network`,
+        hint: 'Write it as an address and a prefix length without leading zeros, e.g. 192.0.2.0/24 or 2001:db8::/32 (a single address is 192.0.2.1/32).',
+      })),
+    };
+  }
+  if (ranges.length === 0) return { ok: true, cidrs: a.listenerAllowedCidrs, source: key };
+  if (!annotationSet) return { ok: true, cidrs: ranges, source: SOURCE_RANGES_FIELD };
+  const sameSet = (x: readonly string[], y: readonly string[]) => x.every((item) => y.includes(item));
+  if (sameSet(ranges, a.listenerAllowedCidrs) && sameSet(a.listenerAllowedCidrs, ranges)) {
+    return { ok: true, cidrs: a.listenerAllowedCidrs, source: `${key} and ${SOURCE_RANGES_FIELD}` };
+  }
+  const annotation = a.listenerAllowedCidrs.length === 0 ? '[] (everyone)' : JSON.stringify(a.listenerAllowedCidrs);
+  return {
+    ok: false,
+    problems: [
+      {
+        kind: 'source-ranges-conflict',
+        subject: SOURCE_RANGES_FIELD,
+        message: `${SOURCE_RANGES_FIELD} ${JSON.stringify(ranges)} and the annotation ${key} ${annotation} both set the clients the load balancer allows, and they differ; nothing is changed`,
+        hint: `Keep one of them: remove the annotation ${key} (${SOURCE_RANGES_FIELD} is the Kubernetes field for it), or remove ${SOURCE_RANGES_FIELD}, or make both list the same CIDRs.`,
+      },
+    ],
+  };
 }
 
 /** Same UUID, whatever the case and hyphenation of the annotation. */

@@ -1181,7 +1181,7 @@ class CloudPlan {
     if (!sameList(have.allowed_cidrs, want.allowed_cidrs)) {
       update(
         { allowed_cidrs: [...want.allowed_cidrs] },
-        LB_ANNOTATIONS.listenerAllowedCidrs.key,
+        this.desired.allowedCidrsSource,
         JSON.stringify(have.allowed_cidrs),
         JSON.stringify(want.allowed_cidrs),
         'minimal',

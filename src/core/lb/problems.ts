@@ -32,7 +32,9 @@ export type ProblemKind =
   /** A Floating IP of the annotation does not exist in the project. */
   | 'floating-ip-missing'
   /** A subnet of `listener-allowed-subnets` or `vip-addresses` does not exist (or a VIP address is outside it). */
-  | 'subnet-missing';
+  | 'subnet-missing'
+  /** `spec.loadBalancerSourceRanges` and the annotation `listener-allowed-cidrs` are both set and differ. */
+  | 'source-ranges-conflict';
 
 export interface Problem {
   readonly kind: ProblemKind;
