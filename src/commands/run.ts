@@ -2,7 +2,7 @@
 // Lease so a terminal run and a CronJob run never overlap; refuses by default while another
 // cloud controller manager (e.g. the Go CCM) holds `kube-system/cloud-controller-manager`.
 import { LockHeldError, PartialFailureError, RefusedError } from '../core/errors.js';
-import { readLease } from '../core/kube/lease.js';
+import { leaseInUse } from '../core/kube/lease.js';
 import { stringify as toYaml } from 'yaml';
 import { budgetLine } from '../core/cloudscale/request-counter.js';
 import { resultDocument } from '../core/render/document.js';
@@ -41,10 +41,11 @@ export async function runCommand(options: RunOptions, ctx: CommandContext): Prom
   const conn = ctx.kube();
 
   if (!options.force) {
-    const goCcm = await readLease(conn, GO_CCM_LEASE.namespace, GO_CCM_LEASE.name);
-    if (goCcm?.holderIdentity && goCcm.expiresAt !== undefined && goCcm.expiresAt.getTime() > Date.now()) {
+    // client-go renews every 2 s: two renewals and a margin show a live holder whose clock differs.
+    const goCcm = await leaseInUse(conn, GO_CCM_LEASE, { watchMs: 5000, recentMs: 3_600_000, signal: ctx.signal });
+    if (goCcm !== undefined) {
       throw new RefusedError(
-        `another cloud controller manager holds the Lease ${GO_CCM_LEASE.namespace}/${GO_CCM_LEASE.name} (holder ${goCcm.holderIdentity}, valid until ${goCcm.expiresAt.toISOString()})`,
+        `another cloud controller manager holds the Lease ${GO_CCM_LEASE.namespace}/${GO_CCM_LEASE.name} (holder ${goCcm.holderIdentity}, valid until ${goCcm.expiresAt?.toISOString() ?? 'renewed'} by its clock)`,
         {
           hint: 'two controllers would fight over the same load balancers: remove the other CCM (e.g. the Go CCM DaemonSet) first, or pass --force if you are sure',
         },

@@ -19,14 +19,29 @@ import {
 
 const options: RunOptions = { wait: false, force: false, concurrency: 2, waitTimeout: 30, settleSeconds: 0, pollSeconds: 0.05 };
 
-async function holdLease(name: string, holder: string, seconds: number): Promise<void> {
+async function holdLease(name: string, holder: string, seconds: number, clockOffsetMs = 0): Promise<void> {
+  const now = new V1MicroTime(Date.now() + clockOffsetMs);
   await testConnection().coordination.createNamespacedLease({
     namespace: 'kube-system',
     body: {
       metadata: { name, namespace: 'kube-system' },
-      spec: { holderIdentity: holder, leaseDurationSeconds: seconds, renewTime: new V1MicroTime(Date.now()), acquireTime: new V1MicroTime(Date.now()) },
+      spec: { holderIdentity: holder, leaseDurationSeconds: seconds, renewTime: now, acquireTime: now },
     },
   });
+}
+
+/** Renews the Go CCM's Lease every 2 s as client-go does, with its holder's clock off by `clockOffsetMs`. */
+function renewGoCcmLease(clockOffsetMs: number): { stop(): void } {
+  const timer = setInterval(() => {
+    void testConnection()
+      .coordination.patchNamespacedLease({
+        namespace: 'kube-system',
+        name: GO_CCM_LEASE.name,
+        body: [{ op: 'replace', path: '/spec/renewTime', value: new V1MicroTime(Date.now() + clockOffsetMs) }],
+      })
+      .catch(() => undefined);
+  }, 2000);
+  return { stop: () => clearInterval(timer) };
 }
 
 async function deleteLease(name: string): Promise<void> {
@@ -73,6 +88,22 @@ servers:
     const report = await runCommand({ ...options, force: true }, forced);
     expect(report.summary).toMatchObject({ nodesInitialized: 1, loadBalancersCreated: 1, servicesFailed: 0 });
     expect(forced.out()).toMatch(/^run: nodes 1 initialized, 0 refreshed, 0 deleted; load balancers 1 created, 0 updated, 0 deleted; 0 failure\(s\); \d+ API requests \(\d+ writes\); \d+\.\d s$/m);
+  });
+
+  it('refuses while a live Go CCM renews its Lease with a clock 70 s behind (its Lease looks expired here)', async () => {
+    await holdLease(GO_CCM_LEASE.name, 'go-ccm-pod_slow-clock', 15, -70_000);
+    const renewals = renewGoCcmLease(-70_000);
+    try {
+      await expect(runCommand(options, harness.context())).rejects.toThrow(/holder go-ccm-pod_slow-clock/);
+    } finally {
+      renewals.stop();
+    }
+  });
+
+  it('a Go CCM Lease last renewed two hours ago by this clock is taken as gone', async () => {
+    await holdLease(GO_CCM_LEASE.name, 'go-ccm-pod_long-gone', 15, -7_200_000);
+    const report = await runCommand(options, harness.context());
+    expect(report.failures).toEqual([]);
   });
 
   it('releases its Lease at the end; the next run finds everything in sync', async () => {

@@ -351,6 +351,37 @@ export async function holdLease<T>(
   }
 }
 
+/**
+ * Whether another controller's Lease (the Go CCM's) is in use, judged without trusting clocks
+ * where it matters: a holder whose renewTime looks current by this host's clock is taken at its
+ * word; one that looks expired but was renewed within `recentMs` by this clock (the clocks may
+ * disagree) is watched for `watchMs`, and counts as in use when its record changes meanwhile.
+ * Older than `recentMs`, the holder is taken as gone: skews of that size break TLS anyway.
+ */
+export async function leaseInUse(
+  conn: KubeConnection,
+  lease: { namespace: string; name: string },
+  options: { watchMs: number; recentMs: number; signal?: AbortSignal },
+): Promise<LeaseState | undefined> {
+  const first = await readLeaseObject(conn, lease.namespace, lease.name);
+  const state = first === undefined ? undefined : leaseState(first);
+  if (state === undefined || state.holderIdentity === '' || state.renewTime === undefined) return undefined;
+  const nowMs = Date.now();
+  if (state.expiresAt !== undefined && state.expiresAt.getTime() > nowMs) return state;
+  if (nowMs - state.renewTime.getTime() > options.recentMs) return undefined;
+  const pollMs = Math.min(500, options.watchMs);
+  for (let watched = 0; watched < options.watchMs; watched += pollMs) {
+    await abortableSleep(pollMs, options.signal);
+    const again = await readLeaseObject(conn, lease.namespace, lease.name);
+    if (again === undefined) return undefined;
+    if (again.metadata?.resourceVersion !== first!.metadata?.resourceVersion) {
+      const renewed = leaseState(again);
+      return renewed.holderIdentity === '' ? undefined : renewed;
+    }
+  }
+  return undefined;
+}
+
 async function readLeaseObject(conn: KubeConnection, namespace: string, name: string): Promise<V1Lease | undefined> {
   try {
     return await kubeCall(`read lease ${namespace}/${name}`, () =>
