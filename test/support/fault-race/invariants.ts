@@ -46,6 +46,7 @@ export interface PassRecord {
   /** The state between the pass's `run` and its `cleanup` (checked passes only). */
   readonly afterRun: Checkpoint | undefined;
   readonly runDocument: Record<string, unknown> | undefined;
+  /** The cloud writes that arrived while the pass ran (however late they finished). */
   readonly cloudWrites: readonly RequestLogEntry[];
   /** Measured in pass 3 only (empty in the others). */
   readonly kubeWrites: readonly string[];
@@ -63,9 +64,9 @@ export interface RunFacts {
   readonly start: Checkpoint;
   readonly afterSchedule: Checkpoint;
   readonly final: Checkpoint;
-  /** The simulator's log from the start of the schedule to the end of the passes. */
+  /** The simulator's log from the start of the schedule to the end of the passes, in arrival order. */
   readonly log: readonly RequestLogEntry[];
-  /** Where each step and pass begins in `log`, in order. */
+  /** Where each step and pass begins, in order: its requests arrived after the `from`-th (their `seq` > from). */
   readonly marks: readonly { readonly label: string; readonly from: number }[];
   readonly passes: readonly PassRecord[];
   readonly serverUuids: ReadonlyMap<number, string>;
@@ -359,10 +360,9 @@ function describeLb(lb: LoadBalancer): string {
   return `load balancer ${lb.name} (${lb.uuid}, ${lb.status}, tags {${tags}})`;
 }
 
-/** A request as evidence: what, the answer, the fault, and in which step or pass it came. */
+/** A request as evidence: what, the answer, the fault, and in which step or pass it arrived. */
 function logLine(facts: RunFacts, entry: RequestLogEntry): string {
-  const index = facts.log.indexOf(entry);
-  const during = [...facts.marks].reverse().find((m) => m.from <= index)?.label ?? 'setup';
+  const during = [...facts.marks].reverse().find((m) => m.from < entry.seq)?.label ?? 'setup';
   const fault = entry.fault === undefined ? '' : ` [${entry.fault}]`;
   return `${entry.method} ${entry.path} → ${entry.status}${fault} (during ${during})`;
 }

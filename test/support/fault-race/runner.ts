@@ -141,11 +141,13 @@ class Run {
       otherCluster: await foreignSnapshot(this.harness.cloud, this.foreign.otherCluster),
       handMade: await foreignSnapshot(this.harness.cloud, this.foreign.handMade),
     };
-    const logStart = this.sim.admin.requests().length;
+    // Requests belong to the window in which they arrived (their `seq`), not the one in which
+    // they finished: a write that hung through the end of the schedule is the schedule's.
+    const logFrom = this.sim.admin.arrivals();
     let start = await this.checkpoint();
 
     const marks: { label: string; from: number }[] = [];
-    const mark = (label: string) => marks.push({ label, from: this.sim.admin.requests().length - logStart });
+    const mark = (label: string) => marks.push({ label, from: this.sim.admin.arrivals() });
     for (const [i, step] of this.scenario.steps.entries()) {
       mark(`step ${i + 1}, ${describeStep(step)}`);
       const outcome = await this.play(step);
@@ -159,10 +161,15 @@ class Run {
     await this.freeAbandonedLease();
     const afterSchedule = await this.checkpoint();
     this.phase('schedule');
-    const passes: PassRecord[] = [];
-    for (const label of ['pass 1', 'pass 2', 'pass 3']) passes.push(await this.pass(label, mark));
+    const windows: PassWindow[] = [];
+    for (const label of ['pass 1', 'pass 2', 'pass 3']) windows.push(await this.pass(label, mark));
 
     this.phase('passes');
+    const log = arrivalOrder(this.sim.admin.requests(), logFrom);
+    const passes: PassRecord[] = windows.map(({ from, to, ...pass }) => ({
+      ...pass,
+      cloudWrites: log.filter((r) => r.seq > from && r.seq <= to && r.method !== 'GET'),
+    }));
     const facts: RunFacts = {
       clusterId: this.harness.clusterId,
       prefix: this.prefix,
@@ -176,7 +183,7 @@ class Run {
       },
       start,
       afterSchedule,
-      log: this.sim.admin.requests().slice(logStart),
+      log,
       marks,
       passes,
       final: await this.checkpoint(),
@@ -294,9 +301,9 @@ class Run {
         const writes: number[] = [];
         for (let i = 0; i < 2; i++) {
           this.passCount += 1;
-          const since = this.sim.admin.requests().length;
+          const since = this.sim.admin.arrivals();
           await runInProcess(writerArgv('run', this.passArgs()), this.sim.url);
-          writes.push(this.sim.admin.requests().slice(since).filter((r) => r.method !== 'GET').length);
+          writes.push(arrivalOrder(this.sim.admin.requests(), since).filter((r) => r.method !== 'GET').length);
           if (writes.at(-1) === 0) break;
         }
         return `cloud writes per pass: ${writes.join(', ')}`;
@@ -531,9 +538,9 @@ class Run {
   // ---- passes and checkpoints ------------------------------------------------------------------
 
   /** One pass as the CronJob would make it, then `cleanup --yes`; both wait for a held Lease. */
-  private async pass(label: string, mark: (label: string) => void): Promise<PassRecord> {
+  private async pass(label: string, mark: (label: string) => void): Promise<PassWindow> {
     this.passCount += 1;
-    const since = this.sim.admin.requests().length;
+    const from = this.sim.admin.arrivals();
     // Kubernetes writes count in the last pass only (the one that must write nothing).
     const kubeBefore = label === 'pass 3' ? await this.kube() : undefined;
     const base = this.passArgs();
@@ -543,15 +550,16 @@ class Run {
     const afterRun = label === 'pass 1' || label === 'pass 2' ? await this.checkpoint() : undefined;
     mark(`${label}, cleanup`);
     const cleanup = await runInProcess(writerArgv('cleanup', base), this.sim.url);
-    const requests: RequestLogEntry[] = this.sim.admin.requests().slice(since);
+    const to = this.sim.admin.arrivals();
     const kubeAfter = kubeBefore === undefined ? undefined : await this.kube();
     return {
       label,
+      from,
+      to,
       run,
       cleanup,
       afterRun,
       runDocument: jsonDocument(run),
-      cloudWrites: requests.filter((r) => r.method !== 'GET'),
       kubeWrites: kubeBefore === undefined || kubeAfter === undefined ? [] : kubeWrites(kubeBefore, kubeAfter, this.refusing()),
     };
   }
@@ -575,6 +583,14 @@ class Run {
     for (const [name, service] of kube.services) this.uids.set(name, service.metadata!.uid!);
     return { cloud, kube };
   }
+}
+
+/** A pass before its cloud writes are known: the requests with `from < seq <= to` are its own. */
+type PassWindow = Omit<PassRecord, 'cloudWrites'> & { readonly from: number; readonly to: number };
+
+/** The requests that arrived after arrival number `after`, in the order they arrived. */
+export function arrivalOrder(log: readonly RequestLogEntry[], after: number): RequestLogEntry[] {
+  return log.filter((r) => r.seq > after).sort((a, b) => a.seq - b.seq);
 }
 
 /** The list form of a fault field. */
