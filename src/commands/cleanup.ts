@@ -1,14 +1,16 @@
 // `cloudscale-ccm cleanup`: deletes the load balancers this cluster left behind, or, with --all,
 // every load balancer of this cluster (before the cluster itself is deleted). Untagged load
-// balancers and those of other clusters are never touched, and Floating IPs are never deleted: a
-// deleted load balancer's Floating IPs stay in the project, unassigned. What counts as left
-// behind, and the evidence each deletion needs, is src/core/apply/cleanup.ts.
+// balancers and those of other clusters (another cluster id, or the same id and another
+// kube-system uid) are never touched, and Floating IPs are never deleted: a deleted load
+// balancer's Floating IPs stay in the project, unassigned. What counts as left behind, and the
+// evidence each deletion needs, is src/core/apply/cleanup.ts.
 import { stringify as toYaml } from 'yaml';
 import {
   deleteCleanupCandidates,
   findCleanupCandidates,
   type CleanupCandidate,
   type CleanupOutcome,
+  type KeptLoadBalancer,
 } from '../core/apply/cleanup.js';
 import { PartialFailureError, UsageError } from '../core/errors.js';
 import { resultDocument } from '../core/render/document.js';
@@ -31,6 +33,11 @@ export interface CleanupReport {
   readonly deleted: readonly string[];
   /** Candidates of the lists that a read by name or UUID showed to be still in use. */
   readonly kept: CleanupOutcome['kept'];
+  /**
+   * Load balancers tagged with this cluster id that nothing proves to be this cluster's (another
+   * cluster shares the id, or one without the kube-system uid tag): never deleted.
+   */
+  readonly withoutProof: readonly KeptLoadBalancer[];
 }
 
 export async function cleanupCommand(options: CleanupOptions, ctx: CommandContext): Promise<CleanupReport> {
@@ -40,14 +47,15 @@ export async function cleanupCommand(options: CleanupOptions, ctx: CommandContex
 
 async function cleanupPass(options: CleanupOptions, ctx: CommandContext): Promise<CleanupReport> {
   const deps = { conn: ctx.kube(), cloud: await ctx.cloudscale() };
-  const clusterId = await ctx.clusterId();
-  const findings = await findCleanupCandidates(deps, clusterId, options.all);
-  const { candidates } = findings;
+  const [clusterId, kubeSystemUid] = await Promise.all([ctx.clusterId(), ctx.kubeSystemUid()]);
+  const findings = await findCleanupCandidates(deps, { clusterId, kubeSystemUid }, options.all);
+  const { candidates, withoutProof } = findings;
 
   const text = ctx.globals.output === 'text';
   if (text) {
     if (candidates.length === 0) ctx.stdout.write(`nothing to clean up for cluster ${clusterId}\n`);
     for (const c of candidates) ctx.stdout.write(`load balancer ${c.name} (${c.uuid}): ${c.why}\n`);
+    for (const k of withoutProof) ctx.stdout.write(`kept load balancer ${k.name} (${k.uuid}): ${k.why}\n`);
   }
   const report = (outcome?: CleanupOutcome): CleanupReport => ({
     version: 1,
@@ -56,6 +64,7 @@ async function cleanupPass(options: CleanupOptions, ctx: CommandContext): Promis
     candidates,
     deleted: outcome?.deleted ?? [],
     kept: outcome?.kept ?? [],
+    withoutProof,
   });
   let outcome: CleanupOutcome | undefined;
   if (!options.dryRun && candidates.length > 0) {

@@ -11,14 +11,27 @@
 // - a stray is one tagged for a live Service that uses another load balancer (its
 //   `loadbalancer-uuid` names another one, which answers by UUID): what a pass killed between
 //   creating a load balancer and recording it leaves behind when the name changed meanwhile.
+// The cluster id is a configurable string two clusters may share by mistake, so a candidate is
+// deleted only with proof that it is this cluster's (cleanupOwnership in
+// src/core/lb/cluster-identity.ts): its kube-system uid tag is this cluster's, or, without that
+// tag, it is tagged for a live Service of this cluster or all its members are this cluster's
+// Nodes. Any other is kept and listed with the reason.
 import type { V1Service } from '@kubernetes/client-node';
 import type { CloudscaleClient } from '../cloudscale/client.js';
-import type { LoadBalancer } from '../cloudscale/types.js';
+import type { LoadBalancer, PoolMember } from '../cloudscale/types.js';
 import { CloudscaleApiError, errorMessage } from '../errors.js';
 import type { KubeConnection } from '../kube/connection.js';
+import { listNodeObjects } from '../kube/nodes.js';
 import { getService, listServices } from '../kube/services.js';
 import { loadBalancerReferences } from '../lb/actual.js';
 import { parseOwnershipTags } from '../lb/annotations.js';
+import {
+  cleanupOwnership,
+  nodeInterfaces,
+  taggedKubeSystemUid,
+  type ClusterIdentity,
+  type OwnershipEvidence,
+} from '../lb/cluster-identity.js';
 
 export interface CleanupCandidate {
   readonly name: string;
@@ -29,30 +42,84 @@ export interface CleanupCandidate {
   readonly why: string;
 }
 
-/** What cleanup found: the candidates, judged from the lists. */
+/** A load balancer cleanup keeps, and why. */
+export interface KeptLoadBalancer {
+  readonly uuid: string;
+  readonly name: string;
+  readonly why: string;
+}
+
+/** What cleanup found: the candidates proven to be this cluster's, and those kept without proof. */
 export interface CleanupFindings {
   readonly candidates: readonly CleanupCandidate[];
+  /** Candidates of the lists that nothing proves to be this cluster's: never deleted. */
+  readonly withoutProof: readonly KeptLoadBalancer[];
   readonly loadBalancers: ReadonlyMap<string, LoadBalancer>;
 }
 
-/** Reads the load balancers, then the Services (see the contract above), and judges them. */
+/**
+ * Reads the load balancers, then the Services (see the contract above), judges them, and keeps
+ * the candidates without proof of this cluster; the members of those without the kube-system
+ * uid tag are read, and the Nodes and servers, only when there are such candidates.
+ */
 export async function findCleanupCandidates(
   deps: { readonly conn: KubeConnection; readonly cloud: CloudscaleClient },
-  clusterId: string,
+  identity: ClusterIdentity,
   all: boolean,
 ): Promise<CleanupFindings> {
   const loadBalancers = await deps.cloud.loadBalancers.list();
   const services = await listServices(deps.conn);
-  return {
-    candidates: cleanupCandidates(loadBalancers, clusterId, services, all),
-    loadBalancers: new Map(loadBalancers.map((lb) => [lb.uuid, lb])),
+  const byLists = cleanupCandidates(loadBalancers, identity.clusterId, services, all);
+  const byUuid = new Map(loadBalancers.map((lb) => [lb.uuid, lb]));
+  const withoutTag = byLists.map((c) => byUuid.get(c.uuid)!).filter((lb) => taggedKubeSystemUid(lb) === null);
+  const evidence: OwnershipEvidence = {
+    liveServiceUids: new Set(services.flatMap((s) => (s.metadata?.uid === undefined ? [] : [s.metadata.uid]))),
+    ...(withoutTag.length === 0 ? { nodeInterfaces: new Set<string>(), members: new Map() } : await memberEvidence(deps, withoutTag)),
   };
+  return { ...provenCandidates(byLists, byUuid, identity, evidence), loadBalancers: byUuid };
+}
+
+/** The members of these load balancers, and the interfaces of the servers of this cluster's Nodes. */
+async function memberEvidence(
+  deps: { readonly conn: KubeConnection; readonly cloud: CloudscaleClient },
+  loadBalancers: readonly LoadBalancer[],
+): Promise<Pick<OwnershipEvidence, 'nodeInterfaces' | 'members'>> {
+  const wanted = new Set(loadBalancers.map((lb) => lb.uuid));
+  const [nodes, servers, pools] = await Promise.all([
+    listNodeObjects(deps.conn),
+    deps.cloud.servers.list(),
+    deps.cloud.pools.list(),
+  ]);
+  const members = new Map<string, PoolMember[]>();
+  for (const pool of pools.filter((p) => wanted.has(p.load_balancer.uuid))) {
+    // A pool that vanished since the list fails the read: no evidence, no deletion.
+    const poolMembers = await deps.cloud.poolMembers.list(pool.uuid);
+    members.set(pool.load_balancer.uuid, [...(members.get(pool.load_balancer.uuid) ?? []), ...poolMembers]);
+  }
+  return { nodeInterfaces: nodeInterfaces(nodes, servers), members };
+}
+
+/** Splits the candidates of the lists into those proven to be this cluster's and those kept. Pure. */
+export function provenCandidates(
+  candidates: readonly CleanupCandidate[],
+  loadBalancers: ReadonlyMap<string, LoadBalancer>,
+  identity: ClusterIdentity,
+  evidence: OwnershipEvidence,
+): Pick<CleanupFindings, 'candidates' | 'withoutProof'> {
+  const proven: CleanupCandidate[] = [];
+  const withoutProof: KeptLoadBalancer[] = [];
+  for (const candidate of candidates) {
+    const ownership = cleanupOwnership(loadBalancers.get(candidate.uuid)!, identity, evidence);
+    if (ownership.kind === 'this-cluster') proven.push(candidate);
+    else withoutProof.push({ uuid: candidate.uuid, name: candidate.name, why: ownership.why });
+  }
+  return { candidates: proven, withoutProof };
 }
 
 export interface CleanupOutcome {
   readonly deleted: readonly string[];
   /** Candidates of the lists that a read by name or UUID showed to be still in use. */
-  readonly kept: readonly { readonly uuid: string; readonly name: string; readonly why: string }[];
+  readonly kept: readonly KeptLoadBalancer[];
   readonly failures: readonly { readonly object: string; readonly error: Error }[];
 }
 
