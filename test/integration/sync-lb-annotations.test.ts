@@ -77,6 +77,29 @@ describe('sync-lb: annotations', () => {
       expect(service.status!.loadBalancer!.ingress!.map((i) => i.ip)).toEqual(state.lb.vip_addresses.map((v) => v.address));
     });
 
+    it('a Floating IP moved by hand to a server is taken back, said in plan and in a Warning Event naming the server', async () => {
+      const service = await readService(namespace, 'fip');
+      const [server] = await harness.cloud.servers.list();
+      await harness.cloud.floatingIps.update(FLOATING_IPS[0], { server: server!.uuid });
+      const holder = `server ${server!.name} (${server!.uuid})`;
+
+      const ctx = harness.context({ output: 'json' });
+      await planCommand(['service/fip'], { namespace, detailedExitcode: false }, ctx);
+      const plan = (JSON.parse(ctx.out()) as PlanDocument).services[0]!;
+      expect(plan.actions.map((a) => [a.kind, a.object, a.reason.from])).toEqual([['assign-floating-ip', `floating IP ${FLOATING_IPS[0]}`, holder]]);
+      expect(plan.warnings.map((w) => w.reason)).toEqual(['FloatingIPReassigned']);
+
+      const { simWrites } = await passOk(harness, ['fip'], pass);
+      expect(routes(simWrites)).toEqual(['PATCH /v1/floating-ips/{ip}']);
+      const state = await theLb(harness, service);
+      expect(state.floatingIps.map((f) => f.network).sort()).toEqual([FLOATING_IPS[0], FLOATING_IPS[3]].sort());
+      const events = (await warningsOf(service)).filter((e) => e.reason === 'FloatingIPReassigned');
+      expect(events.map((e) => e.message)).toEqual([
+        `Floating IP ${FLOATING_IPS[0]} is assigned to ${holder}, but the annotation ${key('loadbalancer-floating-ips')} of this Service lists it: it is moved to load balancer ${state.lb.name} (the annotation wins), and ${holder} no longer receives its traffic. To leave it there, remove it from the annotation.`,
+      ]);
+      await expectConverged(harness, ['fip'], pass);
+    });
+
     it('a second Service claiming a held Floating IP is refused (Warning event, nothing written); the holder stays in sync', async () => {
       const first = await reconciled('fip-first', {
         annotations: { [key('loadbalancer-floating-ips')]: JSON.stringify([FLOATING_IPS[1]]) },

@@ -508,12 +508,41 @@ describe('floating IPs', () => {
         floatingIp: { network: '192.0.2.50/32', ip: '192.0.2.50' },
         loadBalancer: { uuid: world.lbs[0]!.uuid },
       },
-      expect.objectContaining({ kind: 'assign-floating-ip', reason: expect.objectContaining({ from: 'server old-server' }) }),
+      expect.objectContaining({
+        kind: 'assign-floating-ip',
+        reason: {
+          text: 'listed in the annotation but assigned to server old-server (s9): taken from there (Warning FloatingIPReassigned), its traffic there stops',
+          field: `${P}loadbalancer-floating-ips`,
+          from: 'server old-server (s9)',
+          to: 'load balancer k8s-service-uid-web',
+        },
+      }),
+    ]);
+    // Said as a Warning (an Event on the Service), naming the IP, where it was and what happens.
+    expect(plan.warnings).toEqual([
+      {
+        reason: 'FloatingIPReassigned',
+        message: `Floating IP 192.0.2.51/32 is assigned to server old-server (s9), but the annotation ${P}loadbalancer-floating-ips of this Service lists it: it is moved to load balancer k8s-service-uid-web (the annotation wins), and server old-server (s9) no longer receives its traffic. To leave it there, remove it from the annotation.`,
+      },
     ]);
     world.apply(plan.actions);
     world.annotate({ 'loadbalancer-floating-ips': '[]' });
     expect(world.plan().actions).toEqual([]);
     expect(world.fips.every((f) => f.load_balancer?.uuid === world.lbs[0]!.uuid)).toBe(true);
+  });
+
+  test('a Floating IP moved by hand to another load balancer is taken back, with a warning naming that load balancer', () => {
+    const world = converged(svc(undefined, { [`${P}loadbalancer-floating-ips`]: '["192.0.2.50/32"]' }), (w) => (w.fips = [fip('192.0.2.50/32')]));
+    expect(world.plan().warnings).toEqual([]);
+    world.fips[0]!.load_balancer = { href: '', uuid: 'lb-by-hand', name: 'by-hand' };
+    const plan = world.plan();
+    expect(shape(plan)).toEqual(['update assign-floating-ip floating IP 192.0.2.50/32 [minimal]']);
+    expect(plan.actions[0]!.reason.from).toBe('load balancer by-hand (lb-by-hand)');
+    expect(plan.warnings).toEqual([
+      { reason: 'FloatingIPReassigned', message: expect.stringContaining('Floating IP 192.0.2.50/32 is assigned to load balancer by-hand (lb-by-hand)') },
+    ]);
+    world.apply(plan.actions);
+    expect(world.plan()).toMatchObject({ actions: [], warnings: [] });
   });
 
   test('a Floating IP that does not exist → problem naming it; the rest is still planned', () => {

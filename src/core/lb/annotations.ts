@@ -366,7 +366,7 @@ export const LB_ANNOTATIONS = {
     defaultText: '`[]`',
     impact: 'minimal',
     writtenBy: 'user',
-    doc: 'Floating IPs to assign to the load balancer. Never unassigned; two Services claiming one IP are refused.',
+    doc: 'Floating IPs to assign to the load balancer. Never unassigned; two Services claiming one IP are refused. One found on a server or another load balancer (moved by hand) is assigned back, with a Warning Event `FloatingIPReassigned`.',
     parse: (raw) => parseCidrList(raw, 'an IP in CIDR notation (e.g. "192.0.2.1/32")'),
   }),
   poolAlgorithm: define('loadbalancer-pool-algorithm', {

@@ -611,20 +611,29 @@ class EnsurePlanner {
         });
         continue;
       }
-      const from = fip.load_balancer
-        ? `load balancer ${fip.load_balancer.name}`
+      const holder = fip.load_balancer
+        ? `load balancer ${fip.load_balancer.name} (${fip.load_balancer.uuid})`
         : fip.server
-          ? `server ${fip.server.name}`
-          : 'unassigned';
+          ? `server ${fip.server.name} (${fip.server.uuid})`
+          : null;
+      const from = holder ?? 'unassigned';
+      if (holder !== null) {
+        // Taken as the Go CCM does (the annotation wins), but never silently: someone moved it there
+        // by hand, or another load balancer holds it, and its traffic there stops.
+        this.warnings.push({
+          reason: 'FloatingIPReassigned',
+          message: `Floating IP ${network} is assigned to ${holder}, but the annotation ${LB_ANNOTATIONS.floatingIps.key} of this Service lists it: it is moved to load balancer ${desired.name} (the annotation wins), and ${holder} no longer receives its traffic. To leave it there, remove it from the annotation.`,
+        });
+      }
       this.actions.push(
         build({
           kind: 'assign-floating-ip',
           object: `floating IP ${network}`,
           reason: {
             text:
-              from === 'unassigned'
+              holder === null
                 ? 'listed in the annotation; traffic arrives within ~20 s'
-                : `listed in the annotation; moved from ${from}, whose traffic to it stops`,
+                : `listed in the annotation but assigned to ${holder}: taken from there (Warning FloatingIPReassigned), its traffic there stops`,
             field: LB_ANNOTATIONS.floatingIps.key,
             from,
             to: `load balancer ${desired.name}`,

@@ -69,6 +69,8 @@ export interface PlanWarning {
     /** An annotation was accepted but will not do what it says (unknown JSON field, overridden). */
     | 'AnnotationWarning'
     /** A load balancer found only by a custom name, never adopted: left alone when the Service goes. */
-    | 'UnownedLoadBalancer';
+    | 'UnownedLoadBalancer'
+    /** A Floating IP the annotation lists was on a server or another load balancer: it is moved back. */
+    | 'FloatingIPReassigned';
   readonly message: string;
 }
