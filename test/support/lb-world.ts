@@ -86,6 +86,8 @@ export class World {
   nodes: V1Node[] = [node(1), node(2)];
   others: V1Service[] = [];
   apiServerMinor: number | null = 34;
+  /** This cluster's kube-system uid; undefined: not tagged nor checked (most tests). */
+  kubeSystemUid: string | undefined = undefined;
   /** Reads by UUID of load balancers missing from the list (the pass makes them; see snapshot.ts). */
   uuidLookups = new Map<string, UuidLookup>();
   private seq = 0;
@@ -125,6 +127,7 @@ export class World {
       subnets: this.subnets,
       otherServices: this.others,
       clusterId: CLUSTER,
+      kubeSystemUid: this.kubeSystemUid,
       apiServerMinor: this.apiServerMinor,
       uuidLookups: this.uuidLookups,
     });
