@@ -7,13 +7,20 @@ import {
   type V1Service,
 } from '@kubernetes/client-node';
 import { KubeApiError } from '../errors.js';
+import { abortableSleep } from '../sleep.js';
 import { kubeCall, kubeWrite, type KubeConnection } from './connection.js';
 
 const LIST_PAGE_SIZE = 250;
 /** A continue token expires (410) when etcd compacts; the list then starts over, this often. */
 const LIST_RESTARTS = 3;
-/** Re-reads after a 409 on a finalizer change before giving up. */
-const FINALIZER_ATTEMPTS = 5;
+/** Attempts of a finalizer change, each from a fresh read, before a run of 409s gives up. */
+export const FINALIZER_ATTEMPTS = 5;
+/**
+ * Pause before the re-read after a 409, doubled after each (10, 20, 40, 80 ms, each ±10 %, as
+ * client-go's retry on conflict): a burst of another writer's edits passes instead of taking
+ * every attempt within a few milliseconds.
+ */
+const CONFLICT_PAUSE_MS = 10;
 
 const mergePatch = () => setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
@@ -68,9 +75,10 @@ export interface ServiceMetadataChange {
  * Changes annotations and/or one finalizer of a Service and returns the stored result.
  *
  * Finalizer changes carry the resourceVersion they were computed from, so a finalizer another
- * writer added or removed in between is never overwritten: the server answers 409 and the change
- * is recomputed from a fresh read (at most FINALIZER_ATTEMPTS times). Annotation-only changes
- * need no such guard: a merge patch touches only the named keys.
+ * writer added or removed in between is never overwritten: the server answers 409 (for any change
+ * of the Service in between: a label, an annotation, its status) and the change is recomputed
+ * from a fresh read after a short pause, at most FINALIZER_ATTEMPTS times in all. Annotation-only
+ * changes need no such guard: a merge patch touches only the named keys.
  */
 export async function patchServiceMetadata(
   conn: KubeConnection,
@@ -110,7 +118,19 @@ export async function patchServiceMetadata(
         conn.core.patchNamespacedService({ namespace, name, body: { metadata } }, mergePatch()),
       );
     } catch (error) {
-      if (!(error instanceof KubeApiError && error.isConflict) || attempt >= FINALIZER_ATTEMPTS) throw error;
+      if (!(error instanceof KubeApiError && error.isConflict)) throw error;
+      if (attempt >= FINALIZER_ATTEMPTS) {
+        throw new KubeApiError(
+          `${what}: another writer changed the Service between each of ${FINALIZER_ATTEMPTS} reads and the write that followed it (409 Conflict: ${error.message})`,
+          {
+            status: error.status,
+            ...(error.reason === undefined ? {} : { reason: error.reason }),
+            cause: error,
+            hint: 'something writes this Service continuously (another controller, a script); the next pass tries again from a fresh read',
+          },
+        );
+      }
+      await abortableSleep(CONFLICT_PAUSE_MS * 2 ** (attempt - 1) * (0.9 + Math.random() * 0.2));
     }
   }
 }
