@@ -65,7 +65,7 @@ describe('sync-lb: failures', () => {
       ['bad-http', 'loadbalancer-health-monitor-http', '{"version": "2.0"}', '"version" "2.0"', 'JSON object with optional fields'],
       ['bad-selector', 'loadbalancer-node-selector', 'env in (prod', '', 'a Kubernetes label selector'],
       ['bad-vip', 'loadbalancer-vip-addresses', '[{"address": "10.20.0.9"}]', 'has no "subnet" UUID', '{"subnet": "<subnet UUID>"'],
-      ['empty-name', 'loadbalancer-name', '', 'must not be empty', 'a non-empty load balancer name'],
+      ['empty-name', 'loadbalancer-name', '', 'must not be empty', 'a load balancer name: 1 to 255 characters'],
       ['bad-hostname', 'loadbalancer-force-hostname', 'not a host', 'not a DNS hostname', 'a DNS hostname'],
     ] as const;
 
