@@ -10,7 +10,9 @@ export {
   type SimulatorOptions,
   type RequestLogEntry,
   type RouteCount,
+  type ProbeRequest,
 } from './server.js';
+export type { DataPlaneTimings, PortServing, ProbeResult } from './dataplane.js';
 export {
   loadSeedFile,
   parseSeed,

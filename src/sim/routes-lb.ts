@@ -14,7 +14,7 @@ import { LB_LIMITS } from '../core/cloudscale/limits.js';
 import { isZone, LB_FLAVORS, PUBLIC_VIP_NETWORKS, ZONES, type Zone } from './catalog.js';
 import { ApiError, badRequest, Fields, isDict, notFound, referenceProblem, type Dict } from './fields.js';
 import { cidrContains, firstFreeAddress, parseCidr, parseIp, type IpAddress } from './net.js';
-import type { LoadBalancerRecord, MemberRecord, MonitorRecord } from './state.js';
+import type { ListenerRecord, LoadBalancerRecord, MemberRecord, MonitorRecord, SimState } from './state.js';
 import { created, find, list, noContent, now, ok, type RequestContext, type Route } from './routing.js';
 
 const ALGORITHMS: readonly PoolAlgorithm[] = ['round_robin', 'least_connections', 'source_ip'];
@@ -135,6 +135,7 @@ export const loadBalancerRoutes: Route[] = [
         readyAt: ctx.state.now() + ctx.lbProvisionMs,
       };
       ctx.state.loadBalancers.set(lb.uuid, lb);
+      ctx.state.dataPlane.loadBalancerCreated(lb.uuid, ctx.state.now(), lb.readyAt);
       return created(ctx.state.renderLoadBalancer(lb));
     },
   },
@@ -235,6 +236,19 @@ export const poolRoutes: Route[] = [
   },
 ];
 
+/** The data plane learns the member as it is now. */
+function memberConfigured(state: SimState, member: MemberRecord): void {
+  state.configured(state.pools.get(member.poolUuid)!.loadBalancerUuid, {
+    kind: 'member',
+    uuid: member.uuid,
+    poolUuid: member.poolUuid,
+    address: member.address.text,
+    port: member.protocolPort,
+    monitorPort: member.monitorPort,
+    enabled: member.enabled,
+  });
+}
+
 function findMember(ctx: RequestContext): MemberRecord {
   const pool = find(ctx.state.pools, ctx.params.pool);
   const member = find(ctx.state.members, ctx.params.uuid);
@@ -302,6 +316,7 @@ export const memberRoutes: Route[] = [
         tags: tags ?? {},
       };
       state.members.set(member.uuid, member);
+      memberConfigured(state, member);
       return created(state.renderMember(member));
     },
   },
@@ -320,6 +335,7 @@ export const memberRoutes: Route[] = [
       if (typeof name === 'string') member.name = name;
       if (typeof enabled === 'boolean') member.enabled = enabled;
       if (tags !== undefined) member.tags = tags;
+      if (typeof enabled === 'boolean') memberConfigured(ctx.state, member);
       return noContent;
     },
   },
@@ -328,7 +344,9 @@ export const memberRoutes: Route[] = [
     pattern: '/v1/load-balancers/pools/{pool}/members/{uuid}',
     lockKey: (ctx) => lbOfPool(ctx, ctx.params.pool),
     handle: (ctx) => {
-      ctx.state.members.delete(findMember(ctx).uuid);
+      const member = findMember(ctx);
+      ctx.state.members.delete(member.uuid);
+      ctx.state.configured(lbOfPool(ctx, member.poolUuid)!, { kind: 'member-deleted', uuid: member.uuid });
       return noContent;
     },
   },
@@ -344,6 +362,17 @@ function listenerTimeouts(fields: Fields): { client?: number; connect?: number; 
     connect: read('timeout_member_connect_ms'),
     data: read('timeout_member_data_ms'),
   };
+}
+
+/** The data plane learns the listener's port and pool as they are now. */
+function listenerConfigured(state: SimState, listener: ListenerRecord): void {
+  state.configured(listener.loadBalancerUuid, {
+    kind: 'listener',
+    uuid: listener.uuid,
+    protocol: listener.protocol,
+    port: listener.protocolPort,
+    poolUuid: listener.poolUuid,
+  });
 }
 
 function checkListenerPortFree(ctx: RequestContext, lbUuid: string, protocol: string, port: number, except?: string): void {
@@ -399,6 +428,7 @@ export const listenerRoutes: Route[] = [
         tags: tags ?? {},
       };
       ctx.state.listeners.set(listener.uuid, listener);
+      listenerConfigured(ctx.state, listener);
       return created(ctx.state.renderListener(listener));
     },
   },
@@ -434,6 +464,7 @@ export const listenerRoutes: Route[] = [
       if (timeouts.connect !== undefined) listener.timeoutMemberConnectMs = timeouts.connect;
       if (timeouts.data !== undefined) listener.timeoutMemberDataMs = timeouts.data;
       if (tags !== undefined) listener.tags = tags;
+      if (protocol || typeof protocolPort === 'number') listenerConfigured(ctx.state, listener);
       return noContent;
     },
   },
@@ -442,7 +473,9 @@ export const listenerRoutes: Route[] = [
     pattern: '/v1/load-balancers/listeners/{uuid}',
     lockKey: (ctx) => ctx.state.listeners.get(ctx.params.uuid?.toLowerCase() ?? '')?.loadBalancerUuid,
     handle: (ctx) => {
-      ctx.state.listeners.delete(find(ctx.state.listeners, ctx.params.uuid).uuid);
+      const listener = find(ctx.state.listeners, ctx.params.uuid);
+      ctx.state.listeners.delete(listener.uuid);
+      ctx.state.configured(listener.loadBalancerUuid, { kind: 'listener-deleted', uuid: listener.uuid });
       return noContent;
     },
   },
@@ -485,6 +518,18 @@ function monitorNumbers(fields: Fields) {
     upThreshold: fields.integer('up_threshold', LB_LIMITS.up_threshold) ?? undefined,
     downThreshold: fields.integer('down_threshold', LB_LIMITS.down_threshold) ?? undefined,
   };
+}
+
+/** The data plane learns the monitor's timings as they are now. */
+function monitorConfigured(state: SimState, monitor: MonitorRecord): void {
+  state.configured(state.pools.get(monitor.poolUuid)!.loadBalancerUuid, {
+    kind: 'monitor',
+    uuid: monitor.uuid,
+    poolUuid: monitor.poolUuid,
+    delayS: monitor.delayS,
+    upThreshold: monitor.upThreshold,
+    downThreshold: monitor.downThreshold,
+  });
 }
 
 function lbOfMonitor(ctx: RequestContext): string | undefined {
@@ -538,6 +583,7 @@ export const monitorRoutes: Route[] = [
         tags: tags ?? {},
       };
       ctx.state.monitors.set(monitor.uuid, monitor);
+      monitorConfigured(ctx.state, monitor);
       return created(ctx.state.renderMonitor(monitor));
     },
   },
@@ -571,6 +617,7 @@ export const monitorRoutes: Route[] = [
       if (numbers.downThreshold !== undefined) monitor.downThreshold = numbers.downThreshold;
       monitor.http = http;
       if (tags !== undefined) monitor.tags = tags;
+      if (Object.values(numbers).some((n) => n !== undefined)) monitorConfigured(ctx.state, monitor);
       return noContent;
     },
   },
@@ -579,7 +626,9 @@ export const monitorRoutes: Route[] = [
     pattern: '/v1/load-balancers/health-monitors/{uuid}',
     lockKey: lbOfMonitor,
     handle: (ctx) => {
-      ctx.state.monitors.delete(find(ctx.state.monitors, ctx.params.uuid).uuid);
+      const monitor = find(ctx.state.monitors, ctx.params.uuid);
+      ctx.state.monitors.delete(monitor.uuid);
+      ctx.state.configured(lbOfPool(ctx, monitor.poolUuid)!, { kind: 'monitor-deleted', uuid: monitor.uuid });
       return noContent;
     },
   },

@@ -331,8 +331,10 @@ export function serverAction(state: SimState, uuid: string, action: 'start' | 's
   if (state.serverStatus(server) === 'changing') {
     throw badRequest('The server is changing its state; try again once it has finished.');
   }
-  server.status = action === 'stop' ? 'stopped' : 'running';
-  server.changingUntil = state.now() + durationMs;
+  state.changeServer(server, () => {
+    server.status = action === 'stop' ? 'stopped' : 'running';
+    server.changingUntil = state.now() + durationMs;
+  });
 }
 
 /** A floating IP may point at `server` only while fewer than the maximum already do. */

@@ -8,6 +8,7 @@ import { LineCounter, parseDocument } from 'yaml';
 import { ConfigError, errorMessage } from '../core/errors.js';
 import type { ServerFlavor, Tags } from '../core/cloudscale/types.js';
 import { isZone, REGIONS, regionOfZone, serverFlavor, ZONES, type Zone } from './catalog.js';
+import { DEFAULT_DATA_PLANE, readDataPlaneTimings, type DataPlaneTimings } from './dataplane.js';
 import { cidrContains, parseCidr, parseIp, type CidrNetwork, type IpAddress } from './net.js';
 
 // ---- the seed as written (snake_case, like the API) ---------------------------------------
@@ -16,6 +17,8 @@ export interface SimSeed {
   networks?: SeedNetwork[];
   servers?: SeedServer[];
   floating_ips?: SeedFloatingIp[];
+  /** The data plane's timings (docs/sim.md, "Data plane"); the defaults keep it instant. */
+  dataPlane?: Partial<DataPlaneTimings>;
 }
 
 export interface SeedNetwork {
@@ -71,6 +74,7 @@ export interface ValidSeed {
   networks: ValidNetwork[];
   servers: ValidServer[];
   floatingIps: ValidFloatingIp[];
+  dataPlane: DataPlaneTimings;
 }
 
 export interface ValidNetwork {
@@ -259,12 +263,17 @@ function uuidOf(entry: Dict, where: string, fallbackKey: string, seen: Set<strin
 }
 
 function collect(data: unknown, problems: Problems): ValidSeed {
-  const seed: ValidSeed = { networks: [], servers: [], floatingIps: [] };
+  const seed: ValidSeed = { networks: [], servers: [], floatingIps: [], dataPlane: { ...DEFAULT_DATA_PLANE } };
   if (!isDict(data)) {
     problems.push('the seed must be a mapping with "networks", "servers" and "floating_ips"');
     return seed;
   }
-  checkKeys(data, ['networks', 'servers', 'floating_ips'], 'seed', problems);
+  checkKeys(data, ['networks', 'servers', 'floating_ips', 'dataPlane'], 'seed', problems);
+  if (data.dataPlane !== undefined && data.dataPlane !== null) {
+    const read = readDataPlaneTimings(data.dataPlane, DEFAULT_DATA_PLANE, 'dataPlane');
+    problems.push(...read.problems);
+    seed.dataPlane = read.timings;
+  }
   const seenUuids = new Set<string>();
 
   optionalList(data, 'networks', 'seed', problems).forEach((raw, index) => {

@@ -5,8 +5,10 @@ import { createServer, type IncomingMessage, type Server as HttpServer, type Ser
 import type { AddressInfo } from 'node:net';
 import { CcmError } from '../core/errors.js';
 import { API_ROUTES, serverAction, type ApiResult, type RequestContext, type Route } from './api.js';
+import { readDataPlaneTimings, type DataPlaneTimings, type PortServing, type ProbeResult } from './dataplane.js';
 import { Faults, FaultConfigError, type FaultConfig, type FaultDecision } from './faults.js';
 import { ApiError, isDict, type Dict } from './fields.js';
+import { parseIp } from './net.js';
 import { validateSeed, type SimSeed } from './seed.js';
 import { DEFAULT_BEHAVIOUR, SimState, type SimBehaviour } from './state.js';
 
@@ -26,6 +28,19 @@ export interface SimulatorOptions {
   token?: string;
   /** Behaviour switches; the defaults follow the real API. Changeable later via the admin API. */
   behaviour?: Partial<SimBehaviour>;
+  /**
+   * The data plane's timings, over the seed's `dataPlane` (docs/sim.md, "Data plane"). The
+   * defaults (propagationMs 0, healthChecks false) make it follow the API at once.
+   */
+  dataPlane?: Partial<DataPlaneTimings>;
+}
+
+export interface ProbeRequest {
+  /** A VIP of a load balancer, or a floating IP assigned to one. */
+  address: string;
+  port: number;
+  /** Default `tcp`. */
+  protocol?: 'tcp' | 'udp';
 }
 
 export interface RequestLogEntry {
@@ -84,6 +99,25 @@ export interface SimulatorAdmin {
   setTokens(tokens: Record<string, string> | null): void;
   /** The names of the accepted tokens; null when any request is accepted. */
   tokenNames(): string[] | null;
+  /**
+   * Per listener port of the load balancer, the intervals from its creation (or `since`, epoch
+   * ms) to now in which the port could serve, and the longest outage after it first served.
+   * Throws SimAdminError for a load balancer the simulator never had.
+   */
+  serving(lbUuid: string, options?: { since?: number }): { ports: PortServing[] };
+  /** Where a connection to `address:port` would go now, as the data plane has it. */
+  probe(request: ProbeRequest): ProbeResult;
+  /**
+   * Makes the health checks of `address:port` fail (`healthy` false) or pass again, e.g. a
+   * node without local endpoints under externalTrafficPolicy Local. The port is the one the
+   * monitor checks: the member's monitor_port, or its protocol_port.
+   */
+  setEndpointHealth(address: string, port: number, healthy: boolean): void;
+  /** The endpoints marked as failing. */
+  failingEndpoints(): { address: string; port: number }[];
+  /** Changes the given data-plane timings from now on; returns all of them. */
+  setDataPlane(timings: Partial<DataPlaneTimings>): DataPlaneTimings;
+  dataPlane(): DataPlaneTimings;
 }
 
 export interface Simulator {
@@ -114,6 +148,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const url = `http://127.0.0.1:${port}`;
   const state = new SimState(url, seed);
   state.behaviour = behaviour;
+  state.dataPlane.setTimings(checkDataPlane(options.dataPlane ?? {}, seed.dataPlane, 'dataPlane'));
   const sim = new RunningSimulator(http, state, options);
   http.on('request', (req, res) => {
     sim.handle(req, res).catch((error: unknown) => {
@@ -225,7 +260,44 @@ class RunningSimulator {
         this.tokens = tokens === null ? null : checkTokens(tokens);
       },
       tokenNames: () => (this.tokens === null ? null : [...this.tokens.values()]),
+      serving: (lbUuid, options = {}) => {
+        const ports = this.state.dataPlane.serving(lbUuid.toLowerCase(), options.since);
+        if (ports === undefined) {
+          throw new SimAdminError(`no simulated load balancer has uuid ${lbUuid}`, { hint: 'GET /v1/load-balancers lists them.' });
+        }
+        return { ports };
+      },
+      probe: (request) => this.probe(request),
+      setEndpointHealth: (address, port, healthy) => {
+        const ip = parseIp(address);
+        if (ip === undefined) throw new SimAdminError(`endpoint health: "${address}" is not an IP address`);
+        if (!Number.isInteger(port) || port < 1 || port > 65535) {
+          throw new SimAdminError(`endpoint health: port ${port} is not a port number from 1 to 65535`);
+        }
+        this.state.dataPlane.setEndpointHealth(ip.text, port, healthy);
+      },
+      failingEndpoints: () => this.state.dataPlane.failingEndpoints(),
+      setDataPlane: (timings) => {
+        this.state.dataPlane.setTimings(checkDataPlane(timings, this.state.dataPlane.timings, 'dataPlane'));
+        return this.state.dataPlane.timings;
+      },
+      dataPlane: () => this.state.dataPlane.timings,
     };
+  }
+
+  /** The load balancer that has `address` as VIP or assigned floating IP, then its data plane's answer. */
+  private probe(request: ProbeRequest): ProbeResult {
+    const protocol = request.protocol ?? 'tcp';
+    if (protocol !== 'tcp' && protocol !== 'udp') throw new SimAdminError(`probe: protocol "${String(protocol)}" is not tcp or udp`);
+    if (!Number.isInteger(request.port) || request.port < 1 || request.port > 65535) {
+      throw new SimAdminError(`probe: port ${request.port} is not a port number from 1 to 65535`);
+    }
+    const ip = parseIp(request.address);
+    if (ip === undefined) throw new SimAdminError(`probe: address "${request.address}" is not an IP address`);
+    const byVip = [...this.state.loadBalancers.values()].find((lb) => lb.vips.some((vip) => vip.ip.text === ip.text));
+    const lbUuid = byVip?.uuid ?? this.state.floatingIps.get(ip.text)?.loadBalancerUuid ?? undefined;
+    if (lbUuid === undefined) return { served: false, reason: `no load balancer has the address ${ip.text}` };
+    return this.state.dataPlane.probe(lbUuid, protocol, request.port);
   }
 
   private knownServer(uuid: string): void {
@@ -276,7 +348,7 @@ class RunningSimulator {
     if (pathname.length > 1 && pathname.endsWith('/')) pathname = pathname.slice(0, -1);
 
     if (pathname === '/_sim' || pathname.startsWith('/_sim/')) {
-      await this.handleAdmin(req, res, method, pathname);
+      await this.handleAdmin(req, res, method, pathname, rawQuery);
       return;
     }
 
@@ -457,11 +529,59 @@ class RunningSimulator {
 
   // ---- admin ---------------------------------------------------------------------------------
 
-  private async handleAdmin(req: IncomingMessage, res: ServerResponse, method: string, pathname: string): Promise<void> {
+  private async handleAdmin(
+    req: IncomingMessage,
+    res: ServerResponse,
+    method: string,
+    pathname: string,
+    rawQuery: string,
+  ): Promise<void> {
     const bodyText = await readBody(req);
     const parts = pathname.split('/').slice(2);
     const admin = this.admin();
     try {
+      if (parts.length === 3 && parts[0] === 'load-balancers' && parts[2] === 'serving' && method === 'GET') {
+        const since = queryValue(rawQuery, 'since');
+        const sinceMs = since === undefined ? undefined : parseSince(since);
+        return send(res, 200, admin.serving(decodeURIComponent(parts[1]!), { since: sinceMs }));
+      }
+      if (parts.length === 1 && parts[0] === 'probe' && method === 'GET') {
+        const address = queryValue(rawQuery, 'address');
+        const port = queryValue(rawQuery, 'port');
+        if (address === undefined || port === undefined) {
+          return send(res, 400, { detail: 'probe: give ?address=VIP&port=N (and &protocol=tcp|udp, default tcp)' });
+        }
+        const protocol = queryValue(rawQuery, 'protocol') ?? 'tcp';
+        const answer = admin.probe({ address, port: /^\d+$/.test(port) ? Number(port) : NaN, protocol: protocol as 'tcp' });
+        return send(res, answer.served ? 200 : 503, answer);
+      }
+      // Settings that GET shows and PATCH (or PUT) changes in part, answering all of them.
+      const settings: Record<string, { get(): unknown; set(changes: Dict): unknown }> = {
+        behaviour: { get: () => admin.behaviour(), set: (changes) => admin.setBehaviour(changes) },
+        'data-plane': { get: () => admin.dataPlane(), set: (changes) => admin.setDataPlane(changes) },
+      };
+      const setting = parts.length === 1 && Object.hasOwn(settings, parts[0]!) ? settings[parts[0]!] : undefined;
+      if (setting !== undefined) {
+        if (method === 'GET') return send(res, 200, setting.get());
+        if (method === 'PATCH' || method === 'PUT') {
+          const parsed = parseJsonBody(bodyText);
+          if ('error' in parsed) return send(res, 400, parsed.error);
+          return send(res, 200, setting.set(parsed.body));
+        }
+      }
+      if (parts.length === 1 && parts[0] === 'endpoint-health') {
+        if (method === 'GET') return send(res, 200, { failing: admin.failingEndpoints() });
+        if (method === 'PUT') {
+          const parsed = parseJsonBody(bodyText);
+          if ('error' in parsed) return send(res, 400, parsed.error);
+          const { address, port, healthy } = parsed.body;
+          if (typeof address !== 'string' || typeof port !== 'number' || typeof healthy !== 'boolean') {
+            return send(res, 400, { detail: 'endpoint-health: expected {"address": "10.0.0.5", "port": 30080, "healthy": false}' });
+          }
+          admin.setEndpointHealth(address, port, healthy);
+          return send(res, 204);
+        }
+      }
       if (parts[0] === 'servers' && parts.length >= 2) {
         const uuid = decodeURIComponent(parts[1]!);
         if (parts.length === 3 && method === 'POST' && (parts[2] === 'stop' || parts[2] === 'start')) {
@@ -487,14 +607,6 @@ class RunningSimulator {
           if ('error' in parsed) return send(res, 400, parsed.error);
           admin.setFaults(parsed.body as FaultConfig);
           return send(res, 204);
-        }
-      }
-      if (parts.length === 1 && parts[0] === 'behaviour') {
-        if (method === 'GET') return send(res, 200, admin.behaviour());
-        if (method === 'PATCH' || method === 'PUT') {
-          const parsed = parseJsonBody(bodyText);
-          if ('error' in parsed) return send(res, 400, parsed.error);
-          return send(res, 200, admin.setBehaviour(parsed.body));
         }
       }
       if (parts.length === 1 && parts[0] === 'tokens') {
@@ -523,7 +635,7 @@ class RunningSimulator {
       send(res, 404, { detail: `No admin endpoint ${method} ${pathname}; see docs/sim.md.` });
     } catch (error) {
       if (error instanceof SimAdminError) {
-        send(res, error.message.startsWith('no simulated server') ? 404 : 400, { detail: error.message });
+        send(res, error.message.startsWith('no simulated ') ? 404 : 400, { detail: error.message });
         return;
       }
       throw error;
@@ -536,6 +648,25 @@ type Answer = (
   | { drop?: undefined; status: number; body?: unknown; headers?: Record<string, string>; fault?: RequestLogEntry['fault'] }
   | { drop: 'reset' | 'unanswered'; fault: RequestLogEntry['fault'] }
 ) & { token?: string };
+
+/** `current` with the timings of `changes`; SimAdminError names every bad field. */
+function checkDataPlane(changes: unknown, current: DataPlaneTimings, where: string): DataPlaneTimings {
+  const { timings, problems } = readDataPlaneTimings(changes, current, where);
+  if (problems.length > 0) throw new SimAdminError(problems.join('; '), { hint: 'docs/sim.md, "Data plane", lists the timings.' });
+  return timings;
+}
+
+/** The first value of query parameter `name`. */
+function queryValue(rawQuery: string, name: string): string | undefined {
+  return parseQuery(rawQuery).find(([key]) => key === name)?.[1];
+}
+
+/** `since` as epoch milliseconds or an ISO-8601 time. */
+function parseSince(text: string): number {
+  const value = /^\d+$/.test(text) ? Number(text) : Date.parse(text);
+  if (!Number.isFinite(value)) throw new SimAdminError(`since: "${text}" is neither epoch milliseconds nor an ISO-8601 time`);
+  return value;
+}
 
 /** Token → name, checked; SimAdminError names the first problem. */
 function checkTokens(tokens: unknown): Map<string, string> {

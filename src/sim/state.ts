@@ -24,6 +24,7 @@ import type {
   Tags,
 } from '../core/cloudscale/types.js';
 import { DEFAULT_IMAGE, LB_FLAVORS, PUBLIC_PREFIX, PUBLIC_VIP_NETWORKS, ZONES, type ServerImage, type Zone } from './catalog.js';
+import { DataPlane, DEFAULT_DATA_PLANE, type ConfigChange } from './dataplane.js';
 import { addressAt, enclosingNetwork, parseCidr, type CidrNetwork, type IpAddress } from './net.js';
 import { seededUuid, type ValidSeed } from './seed.js';
 
@@ -190,12 +191,15 @@ export class SimState {
   pinnedLbStatus = new Map<string, PinnedLbStatus>();
   /** Behaviour switches (docs/sim.md, "Behaviour switches"). */
   behaviour: SimBehaviour = { ...DEFAULT_BEHAVIOUR };
+  /** What the load balancers do, behind the API (docs/sim.md, "Data plane"). */
+  readonly dataPlane: DataPlane;
 
   constructor(
     readonly baseUrl: string,
     seed: ValidSeed,
     readonly now: () => number = Date.now,
   ) {
+    this.dataPlane = new DataPlane(seed.dataPlane ?? DEFAULT_DATA_PLANE, now, (address, at) => this.serverHealthyAt(address, at));
     const createdAt = apiTimestamp(now());
     for (const zone of ZONES) {
       const vipNetworks = PUBLIC_VIP_NETWORKS[zone];
@@ -324,13 +328,26 @@ export class SimState {
   private serverIndex: Map<string, ServerRecord> | undefined;
 
   addServer(server: ServerRecord): void {
-    this.servers.set(server.uuid, server);
-    this.serverIndex = undefined;
+    this.changeServer(server, () => this.servers.set(server.uuid, server));
   }
 
   setServerInterfaces(server: ServerRecord, interfaces: ServerInterfaceRecord[]): void {
-    server.interfaces = interfaces;
+    this.changeServer(server, () => {
+      server.interfaces = interfaces;
+    });
+  }
+
+  /**
+   * Every change of a server (status, addresses, existence) goes through here: the data plane
+   * catches up with the server as it was, then learns which addresses changed.
+   */
+  changeServer(server: ServerRecord, change: () => void): void {
+    this.dataPlane.beforeServerChange();
+    const addresses = new Set(serverAddresses(server));
+    change();
     this.serverIndex = undefined;
+    for (const address of serverAddresses(server)) addresses.add(address);
+    this.dataPlane.serverChanged([...addresses], server.changingUntil);
   }
 
   /** The server that has `address` on one of its interfaces. */
@@ -371,16 +388,30 @@ export class SimState {
   }
 
   /**
-   * `no_monitor` without a health monitor, `unknown` for a disabled member; otherwise `up` while
-   * the server with the member's address is `running`, `down` while it is stopped or changing.
-   * An address of no server counts as healthy: nothing here answers probes.
+   * Whether a health check of `address` succeeds at `at` (not before the latest server change):
+   * the server with that address is `running` and not `changing`. An address of no server
+   * counts as healthy: nothing here answers probes.
+   */
+  serverHealthyAt(address: string, at: number): boolean {
+    const server = this.serverWithAddress(address);
+    return server === undefined || (server.status === 'running' && at >= server.changingUntil);
+  }
+
+  /**
+   * What the data plane says (docs/sim.md, "Data plane"); before the member reached it:
+   * `no_monitor` in a pool without health monitor, `unknown` when disabled, `changing` otherwise.
    */
   memberMonitorStatus(member: MemberRecord): MonitorStatus {
+    const known = this.dataPlane.monitorStatus(member.uuid);
+    if (known !== undefined) return known;
     const monitored = [...this.monitors.values()].some((monitor) => monitor.poolUuid === member.poolUuid);
     if (!monitored) return 'no_monitor';
-    if (!member.enabled) return 'unknown';
-    const server = this.serverWithAddress(member.address.text);
-    return server === undefined || this.serverStatus(server) === 'running' ? 'up' : 'down';
+    return member.enabled ? 'changing' : 'unknown';
+  }
+
+  /** Tells the data plane about a configuration change of load balancer `lbUuid` the API just took. */
+  configured(lbUuid: string, change: ConfigChange): void {
+    this.dataPlane.configure(lbUuid, change);
   }
 
   // ---- cascades ------------------------------------------------------------------------------
@@ -395,6 +426,7 @@ export class SimState {
       if (floatingIp.loadBalancerUuid === uuid) floatingIp.loadBalancerUuid = null;
     }
     this.loadBalancers.delete(uuid);
+    this.configured(uuid, { kind: 'lb-deleted' });
   }
 
   /**
@@ -402,6 +434,10 @@ export class SimState {
    * `poolDeleteKeepsListeners` the listeners stay, with `pool: null`.
    */
   deletePool(uuid: string): void {
+    const lbUuid = this.pools.get(uuid)?.loadBalancerUuid;
+    if (lbUuid !== undefined) {
+      this.configured(lbUuid, { kind: 'pool-deleted', uuid, keepListeners: this.behaviour.poolDeleteKeepsListeners });
+    }
     for (const member of [...this.members.values()]) if (member.poolUuid === uuid) this.members.delete(member.uuid);
     for (const monitor of [...this.monitors.values()]) if (monitor.poolUuid === uuid) this.monitors.delete(monitor.uuid);
     for (const listener of [...this.listeners.values()]) {
@@ -417,8 +453,8 @@ export class SimState {
     for (const floatingIp of this.floatingIps.values()) {
       if (floatingIp.serverUuid === uuid) floatingIp.serverUuid = null;
     }
-    this.servers.delete(uuid);
-    this.serverIndex = undefined;
+    const server = this.servers.get(uuid);
+    if (server !== undefined) this.changeServer(server, () => this.servers.delete(uuid));
   }
 
   // ---- rendering -----------------------------------------------------------------------------
@@ -633,6 +669,10 @@ export class SimState {
       tags: { ...monitor.tags },
     };
   }
+}
+
+function serverAddresses(server: ServerRecord): string[] {
+  return server.interfaces.flatMap((iface) => iface.addresses.map((address) => address.ip.text));
 }
 
 /** `192.0.2.10/32` → `192.0.2.10`: how floating IPs are named in paths. */

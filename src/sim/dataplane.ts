@@ -1,0 +1,720 @@
+// The simulated data plane: what the load balancers actually do, as opposed to what the API
+// says. Configuration changes reach it `propagationMs` after the API answered; health monitors
+// check members every `delay_s` and turn them `up` or `down` after their thresholds; a listener
+// port serves while its pool has an enabled member that takes traffic. Every change of a port's
+// serving state is kept, so a test (or a user in the sandbox) can measure downtime instead of
+// asserting it. docs/sim.md ("Data plane") describes the model and which parts are guesses.
+//
+// The model is event-driven and lazy: nothing runs in the background. Every API change, admin
+// change and query first advances the data plane to the current time, processing the due events
+// (configuration that became effective, health inputs that changed, members that crossed a
+// threshold) in time order. Health checks are not simulated one by one: a member's next status
+// change is computed from its counters and scheduled as one event, so an idle simulator costs
+// nothing and a stable member costs nothing per check.
+
+import type { ListenerProtocol, MonitorStatus } from '../core/cloudscale/types.js';
+
+export interface DataPlaneTimings {
+  /** How long after the API answered a configuration change reaches the data plane. */
+  propagationMs: number;
+  /**
+   * false: a monitored, enabled member is `up` while its server runs, at once (the simulator's
+   * behaviour before it had a data plane). true: health monitors check members every `delay_s`.
+   */
+  healthChecks: boolean;
+}
+
+export const DEFAULT_DATA_PLANE: DataPlaneTimings = { propagationMs: 0, healthChecks: false };
+
+/**
+ * `base` with the timings of `value` (the seed's `dataPlane`, the admin API's body) applied;
+ * `problems` names each bad field under `where`, and is empty when all are fine.
+ */
+export function readDataPlaneTimings(
+  value: unknown,
+  base: DataPlaneTimings,
+  where: string,
+): { timings: DataPlaneTimings; problems: string[] } {
+  const timings = { ...base };
+  const problems: string[] = [];
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return { timings, problems: [`${where}: expected a mapping with propagationMs and/or healthChecks`] };
+  }
+  for (const [key, field] of Object.entries(value)) {
+    if (key === 'propagationMs') {
+      if (typeof field === 'number' && Number.isFinite(field) && field >= 0 && field <= 3_600_000) timings.propagationMs = field;
+      else problems.push(`${where}.propagationMs: expected milliseconds from 0 to 3600000, got ${JSON.stringify(field)}`);
+    } else if (key === 'healthChecks') {
+      if (typeof field === 'boolean') timings.healthChecks = field;
+      else problems.push(`${where}.healthChecks: expected true or false, got ${JSON.stringify(field)}`);
+    } else {
+      problems.push(`${where}: unknown field "${key}" (expected one of: propagationMs, healthChecks)`);
+    }
+  }
+  return { timings, problems };
+}
+
+/** One configuration change of a load balancer, with the values it had when the API took it. */
+export type ConfigChange =
+  | { kind: 'listener'; uuid: string; protocol: ListenerProtocol; port: number; poolUuid: string | null }
+  | { kind: 'listener-deleted'; uuid: string }
+  | { kind: 'pool-deleted'; uuid: string; keepListeners: boolean }
+  | {
+      kind: 'member';
+      uuid: string;
+      poolUuid: string;
+      address: string;
+      port: number;
+      monitorPort: number | null;
+      enabled: boolean;
+    }
+  | { kind: 'member-deleted'; uuid: string }
+  | { kind: 'monitor'; uuid: string; poolUuid: string; delayS: number; upThreshold: number; downThreshold: number }
+  | { kind: 'monitor-deleted'; uuid: string }
+  | { kind: 'lb-deleted' };
+
+/** Whether a member's checked endpoint answers at a given time: its server runs, no admin mark. */
+export type HealthInput = (address: string, port: number, at: number) => boolean;
+
+// ---- pure parts: health-check arithmetic and intervals --------------------------------------
+
+export type CheckedStatus = 'changing' | 'up' | 'down';
+
+export interface CheckCounters {
+  status: CheckedStatus;
+  /** Consecutive successful checks (0 after a failure). */
+  ok: number;
+  /** Consecutive failed checks (0 after a success). */
+  failed: number;
+}
+
+export interface MonitorTiming {
+  delayMs: number;
+  upThreshold: number;
+  downThreshold: number;
+}
+
+/** How many checks fall in (from, to] when checks run at anchor + k × delay, k ≥ 1. */
+export function checksBetween(anchor: number, delayMs: number, from: number, to: number): number {
+  if (to <= from) return 0;
+  const index = (t: number): number => (t < anchor ? 0 : Math.floor((t - anchor) / delayMs));
+  return index(to) - index(from);
+}
+
+/** The counters after `count` checks that all succeeded (`healthy`) or all failed. */
+export function applyChecks(counters: CheckCounters, count: number, healthy: boolean, timing: MonitorTiming): CheckCounters {
+  if (count <= 0) return counters;
+  if (healthy) {
+    const ok = counters.ok + count;
+    return { status: ok >= timing.upThreshold ? 'up' : counters.status, ok, failed: 0 };
+  }
+  const failed = counters.failed + count;
+  return { status: failed >= timing.downThreshold ? 'down' : counters.status, ok: 0, failed };
+}
+
+/**
+ * When the status next changes if every check after `now` gives `healthy`: the time of the check
+ * that reaches the threshold, or undefined when the status is already where that leads.
+ */
+export function nextStatusChange(
+  counters: CheckCounters,
+  healthy: boolean,
+  anchor: number,
+  now: number,
+  timing: MonitorTiming,
+): number | undefined {
+  if (healthy ? counters.status === 'up' : counters.status === 'down') return undefined;
+  const needed = Math.max(1, healthy ? timing.upThreshold - counters.ok : timing.downThreshold - counters.failed);
+  const firstIndex = (now < anchor ? 0 : Math.floor((now - anchor) / timing.delayMs)) + 1;
+  return anchor + (firstIndex + needed - 1) * timing.delayMs;
+}
+
+/** A change of a port's serving state, in time order; the first is the load balancer's creation. */
+export interface Transition {
+  at: number;
+  serving: boolean;
+}
+
+export interface ServingInterval {
+  from: number;
+  /** null: still so now. */
+  to: number | null;
+  serving: boolean;
+}
+
+/** The intervals of [since, now], adjacent equal states merged; the last one is open (to null). */
+export function servingIntervals(transitions: readonly Transition[], since: number, now: number): ServingInterval[] {
+  const intervals: ServingInterval[] = [];
+  if (transitions.length === 0 || since > now) return intervals;
+  const start = Math.max(since, transitions[0]!.at);
+  for (let i = 0; i < transitions.length; i++) {
+    const current = transitions[i]!;
+    const end = transitions[i + 1]?.at ?? Infinity;
+    if (end <= start || current.at > now) continue;
+    const from = Math.max(current.at, start);
+    const last = intervals.at(-1);
+    if (last !== undefined && last.serving === current.serving) {
+      last.to = end === Infinity || end > now ? null : end;
+      continue;
+    }
+    if (last !== undefined) last.to = from;
+    intervals.push({ from, to: end === Infinity || end > now ? null : end, serving: current.serving });
+  }
+  return intervals;
+}
+
+/**
+ * The longest interval without serving within [since, now], counted only after the port first
+ * served (at any time, also before `since`): a port that never served has no outage yet. An
+ * outage still going on counts up to `now`.
+ */
+export function longestOutageMs(transitions: readonly Transition[], since: number, now: number): number {
+  const firstServed = transitions.find((t) => t.serving)?.at;
+  if (firstServed === undefined) return 0;
+  let longest = 0;
+  for (const interval of servingIntervals(transitions, Math.max(since, firstServed), now)) {
+    if (!interval.serving) longest = Math.max(longest, (interval.to ?? now) - interval.from);
+  }
+  return longest;
+}
+
+// ---- the data plane ------------------------------------------------------------------------
+
+interface MemberPlane {
+  uuid: string;
+  lbUuid: string;
+  poolUuid: string;
+  address: string;
+  port: number;
+  monitorPort: number | null;
+  enabled: boolean;
+  counters: CheckCounters;
+  /** Checks run at anchor + k × delay; set when checking (re)starts. */
+  anchor: number;
+  /** Checks up to this time are in the counters. */
+  countedUntil: number;
+  /** The health input since countedUntil. */
+  healthy: boolean;
+  /** Whether the member takes traffic (enabled, and up or unmonitored). */
+  serving: boolean;
+  /** Bumped whenever its scheduled status change is replaced. */
+  version: number;
+}
+
+interface PoolPlane {
+  members: Map<string, MemberPlane>;
+  monitor: ({ uuid: string } & MonitorTiming) | null;
+  servingMembers: number;
+}
+
+interface ListenerPlane {
+  protocol: ListenerProtocol;
+  port: number;
+  poolUuid: string | null;
+}
+
+interface PortHistory {
+  protocol: ListenerProtocol;
+  port: number;
+  transitions: Transition[];
+}
+
+interface LbPlane {
+  createdAt: number;
+  /** Nothing reaches the data plane before the LB runs (only with a non-default timing). */
+  readyAt: number;
+  /** The effective time of the latest change: later changes never overtake earlier ones. */
+  lastEffective: number;
+  listeners: Map<string, ListenerPlane>;
+  pools: Map<string, PoolPlane>;
+  ports: Map<string, PortHistory>;
+  roundRobin: Map<string, number>;
+}
+
+type DataPlaneEvent =
+  | { kind: 'config'; lbUuid: string; change: ConfigChange }
+  | { kind: 'input'; addresses: readonly string[] }
+  | { kind: 'status'; memberUuid: string; version: number };
+
+interface Queued {
+  at: number;
+  seq: number;
+  event: DataPlaneEvent;
+}
+
+export interface PortServing {
+  protocol: ListenerProtocol;
+  port: number;
+  intervals: { from: string; to: string | null; serving: boolean }[];
+  longestOutageMs: number;
+}
+
+export type ProbeResult =
+  | { served: true; member: { uuid: string; address: string; protocol_port: number } }
+  | { served: false; reason: string };
+
+const portKey = (protocol: string, port: number): string => `${protocol}/${port}`;
+
+export class DataPlane {
+  private readonly lbs = new Map<string, LbPlane>();
+  private readonly members = new Map<string, MemberPlane>();
+  private readonly membersByAddress = new Map<string, Set<string>>();
+  /** Endpoints (`address/port`) an admin marked as failing their health checks. */
+  private readonly failing = new Set<string>();
+  private readonly queue = new EventQueue();
+  private clock: number;
+
+  constructor(
+    private timingsInForce: DataPlaneTimings,
+    private readonly now: () => number,
+    private readonly serverHealthy: (address: string, at: number) => boolean,
+  ) {
+    this.clock = now();
+  }
+
+  get timings(): DataPlaneTimings {
+    return { ...this.timingsInForce };
+  }
+
+  /**
+   * New timings from now on. Changes already taken keep their effective time; switching health
+   * checks on or off checks every member afresh.
+   */
+  setTimings(timings: DataPlaneTimings): void {
+    const now = this.now();
+    this.advance(now);
+    const restart = timings.healthChecks !== this.timingsInForce.healthChecks;
+    this.timingsInForce = { ...timings };
+    if (!restart) return;
+    for (const member of this.members.values()) {
+      this.restartChecks(member, now);
+      this.recheck(member, now);
+    }
+  }
+
+  // ---- input from the API and the admin --------------------------------------------------
+
+  loadBalancerCreated(lbUuid: string, createdAt: number, readyAt: number): void {
+    this.lbs.set(lbUuid, {
+      createdAt,
+      readyAt,
+      lastEffective: createdAt,
+      listeners: new Map(),
+      pools: new Map(),
+      ports: new Map(),
+      roundRobin: new Map(),
+    });
+  }
+
+  /** A configuration change the API just took; it reaches the data plane after the propagation delay. */
+  configure(lbUuid: string, change: ConfigChange): void {
+    const now = this.now();
+    this.advance(now);
+    const lb = this.lbPlane(lbUuid, now);
+    if (change.kind === 'listener') this.portHistory(lb, change.protocol, change.port);
+    const realistic = this.timingsInForce.propagationMs > 0 || this.timingsInForce.healthChecks;
+    const effective = Math.max(now + this.timingsInForce.propagationMs, realistic ? lb.readyAt : now, lb.lastEffective);
+    lb.lastEffective = effective;
+    this.queue.push(effective, { kind: 'config', lbUuid, change });
+    this.advance(now);
+  }
+
+  /**
+   * Call before a server changes (status, addresses, existence): the data plane catches up with
+   * the server as it was. Then call `serverChanged` with the addresses involved.
+   */
+  beforeServerChange(): void {
+    this.advance(this.now());
+  }
+
+  /** The servers with these addresses changed now; `settlesAt`: when a `changing` status ends. */
+  serverChanged(addresses: readonly string[], settlesAt: number): void {
+    const now = this.now();
+    this.queue.push(now, { kind: 'input', addresses });
+    if (settlesAt > now) this.queue.push(settlesAt, { kind: 'input', addresses });
+    this.advance(now);
+  }
+
+  /** Marks an endpoint (the member's monitor port, or its port) as failing its checks, or not. */
+  setEndpointHealth(address: string, port: number, healthy: boolean): void {
+    const now = this.now();
+    this.advance(now);
+    if (healthy) this.failing.delete(`${address}/${port}`);
+    else this.failing.add(`${address}/${port}`);
+    this.queue.push(now, { kind: 'input', addresses: [address] });
+    this.advance(now);
+  }
+
+  failingEndpoints(): { address: string; port: number }[] {
+    return [...this.failing].map((key) => {
+      const slash = key.lastIndexOf('/');
+      return { address: key.slice(0, slash), port: Number(key.slice(slash + 1)) };
+    });
+  }
+
+  // ---- queries ---------------------------------------------------------------------------
+
+  /**
+   * The member's `monitor_status` as the data plane has it; undefined when the member has not
+   * reached the data plane yet (the API then shows what it can tell without it).
+   */
+  monitorStatus(memberUuid: string): MonitorStatus | undefined {
+    this.advance(this.now());
+    const member = this.members.get(memberUuid);
+    if (member === undefined) return undefined;
+    const pool = this.lbs.get(member.lbUuid)?.pools.get(member.poolUuid);
+    if (pool?.monitor == null) return 'no_monitor';
+    if (!member.enabled) return 'unknown';
+    return member.counters.status;
+  }
+
+  hasLoadBalancer(lbUuid: string): boolean {
+    return this.lbs.has(lbUuid);
+  }
+
+  /** Per listener port, the intervals of [since, now] in which it could serve. */
+  serving(lbUuid: string, since?: number): PortServing[] | undefined {
+    const now = this.now();
+    this.advance(now);
+    const lb = this.lbs.get(lbUuid);
+    if (lb === undefined) return undefined;
+    const from = since ?? lb.createdAt;
+    return [...lb.ports.values()]
+      .sort((a, b) => a.protocol.localeCompare(b.protocol) || a.port - b.port)
+      .map((history) => ({
+        protocol: history.protocol,
+        port: history.port,
+        intervals: servingIntervals(history.transitions, from, now).map((interval) => ({
+          from: new Date(interval.from).toISOString(),
+          to: interval.to === null ? null : new Date(interval.to).toISOString(),
+          serving: interval.serving,
+        })),
+        longestOutageMs: longestOutageMs(history.transitions, from, now),
+      }));
+  }
+
+  /** Where a connection to the load balancer's port would go now (round robin over serving members). */
+  probe(lbUuid: string, protocol: ListenerProtocol, port: number): ProbeResult {
+    this.advance(this.now());
+    const lb = this.lbs.get(lbUuid);
+    const listener = lb === undefined ? undefined : [...lb.listeners.values()].find((l) => l.protocol === protocol && l.port === port);
+    if (lb === undefined || listener === undefined) {
+      return { served: false, reason: `no ${protocol} listener on port ${port} has reached the data plane` };
+    }
+    const pool = listener.poolUuid === null ? undefined : lb.pools.get(listener.poolUuid);
+    const candidates = pool === undefined ? [] : [...pool.members.values()].filter((m) => m.serving);
+    if (pool === undefined || candidates.length === 0) {
+      const why = pool?.monitor == null ? 'no enabled member' : 'no enabled member that is up';
+      return { served: false, reason: `the ${protocol} listener on port ${port} has ${why} in the data plane` };
+    }
+    const key = portKey(protocol, port);
+    const turn = lb.roundRobin.get(key) ?? 0;
+    lb.roundRobin.set(key, turn + 1);
+    const member = candidates[turn % candidates.length]!;
+    return { served: true, member: { uuid: member.uuid, address: member.address, protocol_port: member.port } };
+  }
+
+  // ---- the clock -------------------------------------------------------------------------
+
+  /** Processes every event due by `until`, in time order. */
+  private advance(until: number): void {
+    for (let next = this.queue.peek(); next !== undefined && next.at <= until; next = this.queue.peek()) {
+      this.queue.pop();
+      this.clock = Math.max(this.clock, next.at);
+      this.process(next.event, this.clock);
+    }
+    this.clock = Math.max(this.clock, until);
+  }
+
+  private process(event: DataPlaneEvent, at: number): void {
+    switch (event.kind) {
+      case 'config':
+        this.apply(event.lbUuid, event.change, at);
+        return;
+      case 'input':
+        for (const address of event.addresses) {
+          for (const uuid of this.membersByAddress.get(address) ?? []) this.recheck(this.members.get(uuid)!, at);
+        }
+        return;
+      case 'status': {
+        const member = this.members.get(event.memberUuid);
+        if (member !== undefined && member.version === event.version) this.recheck(member, at);
+        return;
+      }
+    }
+  }
+
+  // ---- configuration ---------------------------------------------------------------------
+
+  private lbPlane(lbUuid: string, now: number): LbPlane {
+    if (!this.lbs.has(lbUuid)) this.loadBalancerCreated(lbUuid, now, now);
+    return this.lbs.get(lbUuid)!;
+  }
+
+  private portHistory(lb: LbPlane, protocol: ListenerProtocol, port: number): PortHistory {
+    const key = portKey(protocol, port);
+    let history = lb.ports.get(key);
+    if (history === undefined) {
+      history = { protocol, port, transitions: [{ at: lb.createdAt, serving: false }] };
+      lb.ports.set(key, history);
+    }
+    return history;
+  }
+
+  private pool(lb: LbPlane, poolUuid: string): PoolPlane {
+    let pool = lb.pools.get(poolUuid);
+    if (pool === undefined) {
+      pool = { members: new Map(), monitor: null, servingMembers: 0 };
+      lb.pools.set(poolUuid, pool);
+    }
+    return pool;
+  }
+
+  private apply(lbUuid: string, change: ConfigChange, at: number): void {
+    const lb = this.lbPlane(lbUuid, at);
+    switch (change.kind) {
+      case 'listener': {
+        const before = lb.listeners.get(change.uuid);
+        lb.listeners.set(change.uuid, { protocol: change.protocol, port: change.port, poolUuid: change.poolUuid });
+        if (before !== undefined) this.refreshPort(lb, before.protocol, before.port, at);
+        this.refreshPort(lb, change.protocol, change.port, at);
+        return;
+      }
+      case 'listener-deleted':
+        this.deleteListener(lb, change.uuid, at);
+        return;
+      case 'pool-deleted': {
+        const pool = lb.pools.get(change.uuid);
+        for (const member of pool?.members.values() ?? []) this.forgetMember(member);
+        lb.pools.delete(change.uuid);
+        for (const [uuid, listener] of lb.listeners) {
+          if (listener.poolUuid !== change.uuid) continue;
+          if (change.keepListeners) {
+            listener.poolUuid = null;
+            this.refreshPort(lb, listener.protocol, listener.port, at);
+          } else this.deleteListener(lb, uuid, at);
+        }
+        return;
+      }
+      case 'member':
+        this.applyMember(lb, lbUuid, change, at);
+        return;
+      case 'member-deleted': {
+        const member = this.members.get(change.uuid);
+        if (member === undefined) return;
+        const pool = this.pool(lb, member.poolUuid);
+        this.setServing(lb, member, false, at);
+        pool.members.delete(member.uuid);
+        this.forgetMember(member);
+        return;
+      }
+      case 'monitor':
+        this.applyMonitor(lb, change, at);
+        return;
+      case 'monitor-deleted':
+        for (const pool of lb.pools.values()) {
+          if (pool.monitor?.uuid !== change.uuid) continue;
+          pool.monitor = null;
+          for (const member of pool.members.values()) this.recheck(member, at);
+        }
+        return;
+      case 'lb-deleted':
+        for (const uuid of [...lb.listeners.keys()]) this.deleteListener(lb, uuid, at);
+        for (const pool of lb.pools.values()) for (const member of pool.members.values()) this.forgetMember(member);
+        lb.pools.clear();
+        return;
+    }
+  }
+
+  private deleteListener(lb: LbPlane, uuid: string, at: number): void {
+    const listener = lb.listeners.get(uuid);
+    if (listener === undefined) return;
+    lb.listeners.delete(uuid);
+    this.refreshPort(lb, listener.protocol, listener.port, at);
+  }
+
+  private applyMember(lb: LbPlane, lbUuid: string, change: Extract<ConfigChange, { kind: 'member' }>, at: number): void {
+    const existing = this.members.get(change.uuid);
+    if (existing !== undefined) {
+      if (existing.enabled === change.enabled) return;
+      existing.enabled = change.enabled;
+      // A re-enabled member is checked afresh (a guess: the real platform may keep its state).
+      if (change.enabled) this.restartChecks(existing, at);
+      this.recheck(existing, at);
+      return;
+    }
+    const member: MemberPlane = {
+      uuid: change.uuid,
+      lbUuid,
+      poolUuid: change.poolUuid,
+      address: change.address,
+      port: change.port,
+      monitorPort: change.monitorPort,
+      enabled: change.enabled,
+      counters: { status: 'changing', ok: 0, failed: 0 },
+      anchor: at,
+      countedUntil: at,
+      healthy: this.inputAt(change.address, change.monitorPort ?? change.port, at),
+      serving: false,
+      version: 0,
+    };
+    this.members.set(member.uuid, member);
+    let sameAddress = this.membersByAddress.get(member.address);
+    if (sameAddress === undefined) {
+      sameAddress = new Set();
+      this.membersByAddress.set(member.address, sameAddress);
+    }
+    sameAddress.add(member.uuid);
+    this.pool(lb, member.poolUuid).members.set(member.uuid, member);
+    this.recheck(member, at);
+  }
+
+  private applyMonitor(lb: LbPlane, change: Extract<ConfigChange, { kind: 'monitor' }>, at: number): void {
+    const pool = this.pool(lb, change.poolUuid);
+    const timing = { delayMs: change.delayS * 1000, upThreshold: change.upThreshold, downThreshold: change.downThreshold };
+    const before = pool.monitor;
+    if (before?.uuid === change.uuid) {
+      // New timings: the checks so far count with the old ones, later checks run with the new.
+      for (const member of pool.members.values()) this.settle(member, before, at);
+      pool.monitor = { uuid: change.uuid, ...timing };
+      for (const member of pool.members.values()) {
+        member.anchor = at;
+        this.recheck(member, at);
+      }
+      return;
+    }
+    // A new monitor checks every member from scratch.
+    pool.monitor = { uuid: change.uuid, ...timing };
+    for (const member of pool.members.values()) {
+      this.restartChecks(member, at);
+      this.recheck(member, at);
+    }
+  }
+
+  private forgetMember(member: MemberPlane): void {
+    this.members.delete(member.uuid);
+    member.version++;
+    const sameAddress = this.membersByAddress.get(member.address);
+    sameAddress?.delete(member.uuid);
+    if (sameAddress?.size === 0) this.membersByAddress.delete(member.address);
+  }
+
+  // ---- health ----------------------------------------------------------------------------
+
+  private inputAt(address: string, port: number, at: number): boolean {
+    return !this.failing.has(`${address}/${port}`) && this.serverHealthy(address, at);
+  }
+
+  private restartChecks(member: MemberPlane, at: number): void {
+    member.counters = { status: 'changing', ok: 0, failed: 0 };
+    member.anchor = at;
+    member.countedUntil = at;
+  }
+
+  /** Counts the checks up to `at` with the input they saw. */
+  private settle(member: MemberPlane, monitor: MonitorTiming, at: number): void {
+    if (!this.timingsInForce.healthChecks) return;
+    const count = checksBetween(member.anchor, monitor.delayMs, member.countedUntil, at);
+    member.counters = applyChecks(member.counters, count, member.healthy, monitor);
+    member.countedUntil = Math.max(member.countedUntil, at);
+  }
+
+  /**
+   * Brings a member up to date at `at`: counts its checks, reads its health input afresh,
+   * updates whether it takes traffic, and schedules its next status change.
+   */
+  private recheck(member: MemberPlane, at: number): void {
+    const lb = this.lbs.get(member.lbUuid)!;
+    const pool = this.pool(lb, member.poolUuid);
+    const monitor = pool.monitor;
+    member.version++;
+    const healthy = this.inputAt(member.address, member.monitorPort ?? member.port, at);
+    if (monitor !== null && member.enabled) {
+      if (this.timingsInForce.healthChecks) {
+        this.settle(member, monitor, at);
+        member.healthy = healthy;
+        const next = nextStatusChange(member.counters, healthy, member.anchor, at, monitor);
+        if (next !== undefined) this.queue.push(next, { kind: 'status', memberUuid: member.uuid, version: member.version });
+      } else {
+        member.healthy = healthy;
+        member.counters = { status: healthy ? 'up' : 'down', ok: 0, failed: 0 };
+      }
+    } else {
+      member.healthy = healthy;
+    }
+    const serving = member.enabled && (monitor === null || member.counters.status === 'up');
+    this.setServing(lb, member, serving, at);
+  }
+
+  private setServing(lb: LbPlane, member: MemberPlane, serving: boolean, at: number): void {
+    if (member.serving === serving) return;
+    member.serving = serving;
+    const pool = this.pool(lb, member.poolUuid);
+    const before = pool.servingMembers > 0;
+    pool.servingMembers += serving ? 1 : -1;
+    if (pool.servingMembers > 0 === before) return;
+    for (const listener of lb.listeners.values()) {
+      if (listener.poolUuid === member.poolUuid) this.refreshPort(lb, listener.protocol, listener.port, at);
+    }
+  }
+
+  private refreshPort(lb: LbPlane, protocol: ListenerProtocol, port: number, at: number): void {
+    const serving = [...lb.listeners.values()].some(
+      (l) => l.protocol === protocol && l.port === port && l.poolUuid !== null && (lb.pools.get(l.poolUuid)?.servingMembers ?? 0) > 0,
+    );
+    const history = this.portHistory(lb, protocol, port);
+    const last = history.transitions.at(-1)!;
+    if (last.serving === serving) return;
+    if (last.at === at) {
+      history.transitions.pop();
+      if (history.transitions.at(-1)?.serving === serving) return;
+    }
+    history.transitions.push({ at, serving });
+  }
+}
+
+/** A binary min-heap of events by time, then by order of insertion. */
+class EventQueue {
+  private readonly heap: Queued[] = [];
+  private seq = 0;
+
+  push(at: number, event: DataPlaneEvent): void {
+    const heap = this.heap;
+    heap.push({ at, seq: this.seq++, event });
+    let i = heap.length - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (!before(heap[i]!, heap[parent]!)) break;
+      [heap[i], heap[parent]] = [heap[parent]!, heap[i]!];
+      i = parent;
+    }
+  }
+
+  peek(): Queued | undefined {
+    return this.heap[0];
+  }
+
+  pop(): Queued | undefined {
+    const heap = this.heap;
+    const top = heap[0];
+    const last = heap.pop();
+    if (heap.length === 0 || last === undefined) return top;
+    heap[0] = last;
+    let i = 0;
+    for (;;) {
+      const left = 2 * i + 1;
+      const right = left + 1;
+      let smallest = i;
+      if (left < heap.length && before(heap[left]!, heap[smallest]!)) smallest = left;
+      if (right < heap.length && before(heap[right]!, heap[smallest]!)) smallest = right;
+      if (smallest === i) break;
+      [heap[i], heap[smallest]] = [heap[smallest]!, heap[i]!];
+      i = smallest;
+    }
+    return top;
+  }
+}
+
+function before(a: Queued, b: Queued): boolean {
+  return a.at < b.at || (a.at === b.at && a.seq < b.seq);
+}
