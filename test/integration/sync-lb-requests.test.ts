@@ -63,7 +63,7 @@ describe('sync-lb: requests per pass', () => {
 
     const noop = await passOk(harness, names, { namespace });
     const requests = (await noop.ctx.client()).requests.summary();
-    expect(noop.report.requests).toEqual({ total: LIST_ROUTES.length + count, reads: LIST_ROUTES.length + count, writes: 0, retries: 0 });
+    expect(noop.report.requests).toEqual({ total: LIST_ROUTES.length + count, reads: LIST_ROUTES.length + count, writes: 0, retries: 0, throttled: 0, waitedMs: expect.any(Number) });
     expect(Object.fromEntries(requests.byRoute.map((r) => [r.route, r.count]))).toEqual({
       ...Object.fromEntries(LIST_ROUTES.map((route) => [route, 1])),
       [MEMBER_LIST_ROUTE]: count,

@@ -36,14 +36,20 @@ export function planLbPass(
   proposed: readonly V1Service[] = [],
 ): PlannedService[] {
   const lbServices = snapshot.services.filter((s) => s.spec?.type === 'LoadBalancer');
+  // A pool whose members could not be read is assembled as empty; its Service's actions are dropped below.
+  const membersByPool =
+    snapshot.unreadablePools.size === 0
+      ? snapshot.membersByPool
+      : { ...Object.fromEntries([...snapshot.unreadablePools.keys()].map((pool) => [pool, []])), ...snapshot.membersByPool };
   return servicesInPlay(snapshot.services, selection, proposed).map((service) => {
     let actual = null;
+    let lb: LoadBalancer | undefined;
     try {
-      const lb = findLoadBalancer(service, snapshot.loadBalancers, snapshot.clusterId);
+      lb = findLoadBalancer(service, snapshot.loadBalancers, snapshot.clusterId);
       if (lb !== undefined) {
         actual = assembleActualLoadBalancer(lb, {
           pools: snapshot.pools,
-          membersByPool: snapshot.membersByPool,
+          membersByPool,
           listeners: snapshot.listeners,
           monitors: snapshot.monitors,
           floatingIps: snapshot.floatingIps,
@@ -69,8 +75,29 @@ export function planLbPass(
       apiServerMinor: snapshot.ipModeKept ? snapshot.apiServerMinor : null,
       uuidLookups: snapshot.uuidLookups,
     });
-    return { plan, service };
+    return { plan: lb === undefined ? plan : withoutUnreadMembers(plan, lb, snapshot), service };
   });
+}
+
+/**
+ * A Service whose load balancer has a pool whose members could not be read is not planned: which
+ * members to create or delete would be a guess. It fails with what the read answered; the other
+ * Services of the pass go on, and the next pass reads the members again.
+ */
+function withoutUnreadMembers(plan: ServicePlan, lb: LoadBalancer, snapshot: LbPassSnapshot): ServicePlan {
+  if (plan.mode !== 'ensure' || snapshot.unreadablePools.size === 0) return plan;
+  const unread = snapshot.pools.flatMap((pool) => {
+    const error = pool.load_balancer.uuid === lb.uuid ? snapshot.unreadablePools.get(pool.uuid) : undefined;
+    return error === undefined ? [] : [{ pool, error }];
+  });
+  if (unread.length === 0) return plan;
+  const problem: Problem = {
+    kind: 'lookup',
+    subject: `load balancer ${lb.name}`,
+    message: `load balancer ${lb.name} (${lb.uuid}): the members of pool ${unread.map(({ pool }) => pool.name).join(', ')} could not be read (${unread[0]!.error}); nothing is changed until they are known`,
+    hint: 'The next pass reads them again. If it persists, check the API status and the load balancer in the cloudscale control panel.',
+  };
+  return { ...plan, actions: [], problems: [...plan.problems, problem] };
 }
 
 export type ServiceOutcome =
@@ -242,27 +269,45 @@ export async function reconcileLoadBalancers(
     if (restructured.length === 0 || options.signal?.aborted) break;
     await options.afterRound?.(round);
     const again: ServiceSelection = { names: restructured.map((o) => o.planned.plan.service) };
-    snapshot = await readBackSnapshot(deps, again, { previous: first.snapshot, createdPools });
+    try {
+      snapshot = await readBackSnapshot(deps, again, { previous: first.snapshot, createdPools });
+    } catch (error) {
+      // The writes stand, unverified: those Services fail with the read's error, the others keep theirs.
+      if (!(error instanceof CcmError) || options.signal?.aborted) throw error;
+      for (const { planned: item } of restructured) {
+        const unverified = new CcmError(`the state could not be read back to verify the changes: ${errorMessage(error)}`, {
+          hint: 'the changes were made; the next pass reads the state again and repairs what differs',
+          cause: error,
+        });
+        failService(results, item.plan, unverified, options);
+      }
+      break;
+    }
     planned = planLbPass(snapshot, again).filter((p) => p.plan.actions.some((a) => a.verb !== 'refuse'));
     if (planned.length === 0) break;
     if (round === MAX_ROUNDS) {
       for (const { plan } of planned) {
-        const previous = results.get(serviceKey(plan))!;
         const error = new InternalError(
           `the state read back after ${MAX_ROUNDS} rounds still differs: ${plan.actions.map((a) => `${a.kind} ${a.object}`).join(', ')}`,
           {
             hint: 'something else changes this load balancer concurrently, or the API does not keep what it was sent; run with -v and check the load balancer in the cloudscale control panel',
           },
         );
-        const failed: ServiceOutcome = { status: 'failed', planned: previous.planned, execution: previous.execution, errors: [error] };
-        results.set(serviceKey(plan), failed);
-        options.onServiceDone?.(failed);
+        failService(results, plan, error, options);
       }
       break;
     }
     for (const { plan } of planned) options.onRequeued?.(plan);
   }
   return [...results.values()];
+}
+
+/** Ends a Service's outcome over the rounds as failed with `error`, keeping what it executed. */
+function failService(results: Map<string, ServiceOutcome>, plan: ServicePlan, error: Error, options: Pick<SyncPassOptions, 'onServiceDone'>): void {
+  const previous = results.get(serviceKey(plan))!;
+  const failed: ServiceOutcome = { status: 'failed', planned: previous.planned, execution: previous.execution, errors: [error] };
+  results.set(serviceKey(plan), failed);
+  options.onServiceDone?.(failed);
 }
 
 function serviceKey(plan: ServicePlan): string {

@@ -21,6 +21,8 @@ interface Waiter {
 export class ReadinessWatch {
   private readonly waiters = new Set<Waiter>();
   private polling: Promise<void> | undefined;
+  /** Why the last list of load balancers failed, while no list has succeeded since. */
+  private listFailure: CcmError | undefined;
 
   constructor(
     private readonly cloud: CloudscaleClient,
@@ -60,13 +62,25 @@ export class ReadinessWatch {
 
   /**
    * The current state of the awaited load balancers: one by UUID, several with one list. One
-   * missing from the list is read by UUID (a list is no evidence that it is gone).
+   * missing from the list is read by UUID (a list is no evidence that it is gone). A list that
+   * fails after its retries concerns no load balancer in particular: this round learns nothing,
+   * every waiter keeps waiting (until its deadline, which then names the failure), and the next
+   * round lists again.
    */
   private async read(uuids: readonly string[]): Promise<Map<string, LoadBalancer | Error>> {
     const seen = new Map<string, LoadBalancer | Error>();
     if (uuids.length > 1) {
       const wanted = new Set(uuids);
-      for (const lb of await this.cloud.loadBalancers.list()) if (wanted.has(lb.uuid)) seen.set(lb.uuid, lb);
+      let listed: readonly LoadBalancer[];
+      try {
+        listed = await this.cloud.loadBalancers.list();
+      } catch (error) {
+        if (!(error instanceof CcmError) || this.options.signal?.aborted) throw error;
+        this.listFailure = error;
+        return seen;
+      }
+      this.listFailure = undefined;
+      for (const lb of listed) if (wanted.has(lb.uuid)) seen.set(lb.uuid, lb);
     }
     for (const uuid of uuids) {
       if (seen.has(uuid)) continue;
@@ -88,7 +102,8 @@ export class ReadinessWatch {
       this.settle(waiter, () =>
         waiter.reject(
           new LoadBalancerNotReadyError(
-            `load balancer ${lb.name} (${lb.uuid}) is still "${lb.status}" after ${Math.round(waiter.timeoutMs / 1000)} s`,
+            `load balancer ${lb.name} (${lb.uuid}) is still "${lb.status}" after ${Math.round(waiter.timeoutMs / 1000)} s` +
+              (this.listFailure === undefined ? '' : ` (the last list of load balancers failed: ${this.listFailure.message})`),
             {
               hint: 'the next pass continues where this one stopped; raise --wait-timeout if provisioning is slow, or check the load balancer in the cloudscale control panel',
             },

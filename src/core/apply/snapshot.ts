@@ -37,6 +37,12 @@ export interface LbPassSnapshot extends CloudLists {
   readonly nodes: readonly V1Node[];
   /** Members of every pool of the load balancers found for the Services in play. */
   readonly membersByPool: Readonly<Record<string, readonly MemberState[]>>;
+  /**
+   * Pools whose members could not be read (the read failed after its retries), with the error:
+   * only the Service of that load balancer is affected, and it is not planned (its members are
+   * unknown, so creating or deleting any would be a guess); every other Service goes on.
+   */
+  readonly unreadablePools: ReadonlyMap<string, string>;
   readonly clusterId: string;
   /** The uid of namespace kube-system, tagged beside the cluster id (src/core/lb/cluster-identity.ts). */
   readonly kubeSystemUid: string;
@@ -189,10 +195,10 @@ async function readLoadBalancersInPlay(
   inPlay: readonly V1Service[],
   clusterId: string,
   known?: ReadonlyMap<string, readonly MemberState[]>,
-): Promise<Pick<LbPassSnapshot, 'loadBalancers' | 'uuidLookups' | 'membersByPool'>> {
+): Promise<Pick<LbPassSnapshot, 'loadBalancers' | 'uuidLookups' | 'membersByPool' | 'unreadablePools'>> {
   const { loadBalancers, uuidLookups } = await confirmMissingByUuid(cloud, lists.loadBalancers, inPlay);
-  const membersByPool = await readMembers(cloud, { ...lists, loadBalancers }, inPlay, clusterId, known);
-  return { loadBalancers, uuidLookups, membersByPool };
+  const { membersByPool, unreadablePools } = await readMembers(cloud, { ...lists, loadBalancers }, inPlay, clusterId, known);
+  return { loadBalancers, uuidLookups, membersByPool, unreadablePools };
 }
 
 const UUID_FORMAT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -218,13 +224,10 @@ async function confirmMissingByUuid(
       uuidLookups.set(uuid, { kind: 'gone' });
       return;
     }
-    try {
-      found.push(await cloud.loadBalancers.get(uuid));
-    } catch (error) {
-      if (error instanceof CloudscaleApiError && error.isNotFound) uuidLookups.set(uuid, { kind: 'gone' });
-      else if (error instanceof CcmError) uuidLookups.set(uuid, { kind: 'unreadable', error: error.message });
-      else throw error;
-    }
+    const read = await readOrReason(() => cloud.loadBalancers.get(uuid));
+    if (read.ok) found.push(read.value);
+    else if (read.error instanceof CloudscaleApiError && read.error.isNotFound) uuidLookups.set(uuid, { kind: 'gone' });
+    else uuidLookups.set(uuid, { kind: 'unreadable', error: read.error.message });
   });
   return { loadBalancers: found.length === 0 ? listed : [...listed, ...found], uuidLookups };
 }
@@ -235,7 +238,7 @@ async function readMembers(
   services: readonly V1Service[],
   clusterId: string,
   known: ReadonlyMap<string, readonly MemberState[]> = new Map(),
-): Promise<Record<string, readonly MemberState[]>> {
+): Promise<Pick<LbPassSnapshot, 'membersByPool' | 'unreadablePools'>> {
   const lbUuids = new Set<string>();
   for (const service of services) {
     try {
@@ -248,10 +251,26 @@ async function readMembers(
   }
   const pools = lists.pools.filter((pool) => lbUuids.has(pool.load_balancer.uuid));
   const compact = memberCompactor();
-  const members = await mapConcurrent(
-    pools,
-    8,
-    async (pool): Promise<readonly MemberState[]> => known.get(pool.uuid) ?? (await cloud.poolMembers.list(pool.uuid)).map(compact),
-  );
-  return Object.fromEntries(pools.map((pool, i) => [pool.uuid, members[i]!]));
+  const membersByPool: Record<string, readonly MemberState[]> = {};
+  const unreadablePools = new Map<string, string>();
+  await mapConcurrent(pools, 8, async (pool) => {
+    const read = await readOrReason(async () => known.get(pool.uuid) ?? (await cloud.poolMembers.list(pool.uuid)).map(compact));
+    if (read.ok) membersByPool[pool.uuid] = read.value;
+    else unreadablePools.set(pool.uuid, read.error.message);
+  });
+  return { membersByPool, unreadablePools };
+}
+
+/**
+ * A read of one object (or one pool's members) that concerns one Service: its failure is that
+ * Service's, not the pass's. Only the client's own errors (the API refused or did not answer
+ * after the retries) are such; anything else is a bug and stops the pass.
+ */
+async function readOrReason<T>(read: () => Promise<T>): Promise<{ ok: true; value: T } | { ok: false; error: CcmError }> {
+  try {
+    return { ok: true, value: await read() };
+  } catch (error) {
+    if (error instanceof CcmError) return { ok: false, error };
+    throw error;
+  }
 }
