@@ -14,6 +14,7 @@ import {
 } from '../core/apply/cleanup.js';
 import { PartialFailureError, UsageError } from '../core/errors.js';
 import { resultDocument } from '../core/render/document.js';
+import { escapeUnprintable } from '../core/render/untrusted.js';
 import type { CommandContext } from './context.js';
 import { asWriter, type WriterOptions } from './writer.js';
 
@@ -54,8 +55,8 @@ async function cleanupPass(options: CleanupOptions, ctx: CommandContext): Promis
   const text = ctx.globals.output === 'text';
   if (text) {
     if (candidates.length === 0) ctx.stdout.write(`nothing to clean up for cluster ${clusterId}\n`);
-    for (const c of candidates) ctx.stdout.write(`load balancer ${c.name} (${c.uuid}): ${c.why}\n`);
-    for (const k of withoutProof) ctx.stdout.write(`kept load balancer ${k.name} (${k.uuid}): ${k.why}\n`);
+    for (const c of candidates) ctx.stdout.write(`${escapeUnprintable(`load balancer ${c.name} (${c.uuid}): ${c.why}`)}\n`);
+    for (const k of withoutProof) ctx.stdout.write(`${escapeUnprintable(`kept load balancer ${k.name} (${k.uuid}): ${k.why}`)}\n`);
   }
   const report = (outcome?: CleanupOutcome): CleanupReport => ({
     version: 1,
@@ -84,8 +85,8 @@ async function cleanupPass(options: CleanupOptions, ctx: CommandContext): Promis
       signal: ctx.signal,
       ...(text
         ? {
-            onDeleted: (lb) => ctx.stdout.write(`deleted load balancer ${lb.name}\n`),
-            onKept: (lb, why) => ctx.stdout.write(`kept load balancer ${lb.name}: ${why}\n`),
+            onDeleted: (lb) => ctx.stdout.write(`deleted load balancer ${escapeUnprintable(lb.name)}\n`),
+            onKept: (lb, why) => ctx.stdout.write(`${escapeUnprintable(`kept load balancer ${lb.name}: ${why}`)}\n`),
           }
         : {}),
     });

@@ -8,6 +8,7 @@ import { counted } from '../core/nodes/wording.js';
 import { PartialFailureError, UsageError, errorMessage } from '../core/errors.js';
 import { parseLabelSelector } from '../core/lb/selector.js';
 import { resultDocument } from '../core/render/document.js';
+import { escapeUnprintable } from '../core/render/untrusted.js';
 import type { CommandContext } from './context.js';
 import { asWriter, type WriterOptions } from './writer.js';
 
@@ -55,7 +56,7 @@ async function initNodesPass(nodeNames: string[], options: InitNodesOptions, ctx
   );
 
   print(result, ctx);
-  for (const warning of result.warnings) ctx.stderr.write(`warning: ${warning}\n`);
+  for (const warning of result.warnings) ctx.stderr.write(`warning: ${escapeUnprintable(warning)}\n`);
   if (interrupted) {
     throw new PartialFailureError('init-nodes interrupted: nodes after the last line were not processed', failures, result);
   }
@@ -100,7 +101,7 @@ function print(result: InitNodesResult, ctx: CommandContext): void {
       ctx.stdout.write(toYaml(jsonDocument(result)));
       return;
     case 'text':
-      for (const node of result.nodes) ctx.stdout.write(`${node.object} ${node.text}\n`);
+      for (const node of result.nodes) ctx.stdout.write(`${escapeUnprintable(`${node.object} ${node.text}`)}\n`);
       if (result.deletions.refusal !== null) {
         ctx.stdout.write(`node deletions refused: ${result.deletions.refusal}\n`);
       }

@@ -10,6 +10,7 @@ import type { PlannedAction } from '../core/lb/actions.js';
 import { sharedClusterIdWarning, sharingClusterId } from '../core/lb/cluster-identity.js';
 import { resultDocument } from '../core/render/document.js';
 import { createPassReporter, reporterMode } from '../core/render/progress.js';
+import { escapeUnprintable } from '../core/render/untrusted.js';
 import type { CommandContext } from './context.js';
 import { parseServiceArgs, type ServiceName } from './service-args.js';
 import { asWriter } from './writer.js';
@@ -82,7 +83,7 @@ async function syncLbPass(names: readonly ServiceName[], options: SyncLbOptions,
     sharing.length === 0
       ? null
       : { message: sharedClusterIdWarning(sharing.length, { clusterId, kubeSystemUid }), loadBalancers: sharing.map((lb) => lb.uuid) };
-  if (sharedClusterId !== null) ctx.stderr.write(`warning: ${sharedClusterId.message}\n`);
+  if (sharedClusterId !== null) ctx.stderr.write(`warning: ${escapeUnprintable(sharedClusterId.message)}\n`);
   const first = { snapshot, planned: planLbPass(snapshot, selection) };
   // A named Service that does not exist is an error (a typo must not pass silently, as in plan).
   const missing = names.filter(
@@ -112,7 +113,7 @@ async function syncLbPass(names: readonly ServiceName[], options: SyncLbOptions,
           outcome.status === 'failed' ? outcome.errors.map(errorMessage).join('; ') : null,
         ),
       onRequeued: (plan) => reporter.onRequeued(serviceLabel(plan), plan.actions.length),
-      onEventError: (error) => ctx.stderr.write(`warning: could not record an event: ${error.message}\n`),
+      onEventError: (error) => ctx.stderr.write(`warning: could not record an event: ${escapeUnprintable(error.message)}\n`),
       ...(options.afterRound === undefined ? {} : { afterRound: options.afterRound }),
     });
   } finally {

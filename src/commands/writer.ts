@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { CCM_LEASE_NAME, CCM_NAMESPACE, GO_CCM_LEASE_NAME } from '../core/deploy/manifests.js';
 import { holdLease } from '../core/kube/lease.js';
+import { escapeUnprintable } from '../core/render/untrusted.js';
 import type { CommandContext } from './context.js';
 
 /** The Lease this tool holds for a pass, and the Go CCM's; the generated Role grants exactly these. */
@@ -51,8 +52,8 @@ export async function asWriter<T>(
       leaseDurationSeconds: options.leaseSeconds ?? DEFAULT_LEASE_SECONDS,
       wait: options.wait ?? false,
       signal: ctx.signal,
-      onWaiting: (message) => ctx.stderr.write(`waiting: ${message}\n`),
-      onWarning: (message) => ctx.stderr.write(`warning: ${message}\n`),
+      onWaiting: (message) => ctx.stderr.write(`waiting: ${escapeUnprintable(message)}\n`),
+      onWarning: (message) => ctx.stderr.write(`warning: ${escapeUnprintable(message)}\n`),
     },
     async (signal, lease) => {
       const disarm = ctx.writeFence.arm(lease);

@@ -4,6 +4,7 @@
 import type { V1Service } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planCommand } from '../../src/commands/plan.js';
+import { hasUnprintable } from '../../src/core/render/untrusted.js';
 import type { PlanDocument } from '../../src/core/render/plan.js';
 import { startHarness, type Harness } from '../support/ccm.js';
 import {
@@ -569,6 +570,26 @@ describe('sync-lb: annotations', () => {
       await passOk(harness, ['named'], pass);
       expect((await theLb(harness, service)).lb.uuid).toBe(first.lb.uuid);
       await expectConverged(harness, ['named'], pass);
+    });
+
+    it('a load balancer named by hand with control characters is adopted and renamed; plan and the progress lines show the name escaped', async () => {
+      const raw = `${prefix}-by\nhand\u001b[2J\u202e`;
+      const shown = `${prefix}-by\\nhand\\u001b[2J\\u202e`;
+      const lb = await harness.cloud.loadBalancers.create({ name: raw, flavor: 'lb-standard', zone: 'rma1', vip_addresses: [] });
+      await createLoadBalancerService(namespace, 'hand-named', { annotations: { [key('loadbalancer-uuid')]: lb.uuid } });
+
+      const ctx = harness.context();
+      await planCommand(['service/hand-named'], { namespace, detailedExitcode: false }, ctx);
+      expect(ctx.out()).toMatch(new RegExp(`rename-lb +load balancer ${shown.replace(/[\\[\]]/g, '\\$&')}\n`));
+      expect(hasUnprintable(ctx.out().replaceAll('\n', ''))).toBe(false);
+
+      const { ctx: passCtx } = await passOk(harness, ['hand-named'], pass);
+      expect(passCtx.out()).toContain(`rename-lb load balancer ${shown}`);
+      expect(hasUnprintable(passCtx.out().replaceAll('\n', ''))).toBe(false);
+      const renamed = await theLb(harness, await readService(namespace, 'hand-named'));
+      expect(renamed.lb.uuid).toBe(lb.uuid);
+      expect(renamed.lb.name).not.toBe(raw);
+      await expectConverged(harness, ['hand-named'], pass);
     });
   });
 });
