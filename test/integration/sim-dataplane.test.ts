@@ -1,0 +1,294 @@
+// The simulator's data plane over HTTP, in real time: monitor_status as health checks see it,
+// configuration that reaches the data plane late, and the serving history and probe that measure
+// downtime. Timings are small (delay_s 1, propagation 300–400 ms) so the file runs in seconds.
+// Each API call is bracketed by the test's clock, so a boundary the simulator recorded can be
+// checked to lie within [before, after] of the call plus the modelled delay.
+
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, describe, expect, test } from 'vitest';
+import type { DataPlaneTimings } from '../../src/sim/index.js';
+import { loadSeedFile, startSimulator, type Simulator } from '../../src/sim/index.js';
+
+let sim: Simulator | undefined;
+
+afterEach(async () => {
+  await sim?.stop();
+  sim = undefined;
+});
+
+async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const response = await fetch(path.startsWith('http') ? path : `${sim!.url}${path}`, {
+    method,
+    headers: { 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text === '' ? undefined : JSON.parse(text) };
+}
+
+/** Runs an API call and gives the window in which the simulator took it. */
+async function timed(method: string, path: string, body?: unknown): Promise<{ body: any; before: number; after: number }> {
+  const before = Date.now();
+  const answer = await call(method, path, body);
+  const after = Date.now();
+  expect(answer.status, `${method} ${path}: ${JSON.stringify(answer.body)}`).toBeLessThan(300);
+  return { body: answer.body, before, after };
+}
+
+interface World {
+  lb: { uuid: string; vip: string };
+  pool: string;
+  subnet: string;
+  servers: { uuid: string; name: string; address: string }[];
+}
+
+/** A simulator with the example cloud, a running load balancer and one tcp pool. */
+async function world(dataPlane: Partial<DataPlaneTimings>): Promise<World> {
+  sim = await startSimulator({ seed: await loadSeedFile('examples/sim-seed.yaml'), lbProvisionMs: 0, dataPlane });
+  const subnet = (await call('GET', '/v1/subnets')).body[0].uuid as string;
+  const servers = ((await call('GET', '/v1/servers')).body as any[]).map((s) => ({
+    uuid: s.uuid as string,
+    name: s.name as string,
+    address: s.interfaces[1].addresses[0].address as string,
+  }));
+  const lb = (await timed('POST', '/v1/load-balancers', { name: 'lb', flavor: 'lb-standard', zone: 'rma1' })).body;
+  const pool = (await timed('POST', '/v1/load-balancers/pools', { name: 'p', load_balancer: lb.uuid, algorithm: 'round_robin', protocol: 'tcp' })).body;
+  return { lb: { uuid: lb.uuid, vip: lb.vip_addresses[0].address }, pool: pool.uuid, subnet, servers };
+}
+
+const addMember = (w: World, server: number, port = 30080) =>
+  timed('POST', `/v1/load-balancers/pools/${w.pool}/members`, {
+    name: w.servers[server]!.name,
+    protocol_port: port,
+    address: w.servers[server]!.address,
+    subnet: w.subnet,
+  });
+const addListener = (w: World, port = 80) =>
+  timed('POST', '/v1/load-balancers/listeners', { name: `tcp/${port}`, pool: w.pool, protocol: 'tcp', protocol_port: port });
+const addMonitor = (w: World, timing: { delay_s: number; up_threshold: number; down_threshold: number }) =>
+  timed('POST', '/v1/load-balancers/health-monitors', { pool: w.pool, type: 'tcp', timeout_s: 1, ...timing });
+const memberStatus = async (href: string): Promise<string> => (await call('GET', href)).body.monitor_status;
+const probe = (w: World, port = 80) => call('GET', `/_sim/probe?address=${w.lb.vip}&port=${port}&protocol=tcp`);
+
+/** The port's intervals as epoch ms. */
+function intervalsOf(w: World, port = 80, since?: number) {
+  const ports = sim!.admin.serving(w.lb.uuid, { since }).ports;
+  const found = ports.find((p) => p.protocol === 'tcp' && p.port === port)!;
+  return {
+    longestOutageMs: found.longestOutageMs,
+    intervals: found.intervals.map((i) => ({ from: Date.parse(i.from), to: i.to === null ? null : Date.parse(i.to), serving: i.serving })),
+  };
+}
+
+async function waitFor<T>(read: () => Promise<T>, wanted: T, timeoutMs: number): Promise<number> {
+  const start = Date.now();
+  while ((await read()) !== wanted) {
+    if (Date.now() - start > timeoutMs) throw new Error(`still not ${String(wanted)} after ${timeoutMs} ms`);
+    await sleep(25);
+  }
+  return Date.now();
+}
+
+describe('health checks', () => {
+  test('a new member is changing, then up after up_threshold × delay_s; the port serves from then on', async () => {
+    const w = await world({ healthChecks: true });
+    await addMonitor(w, { delay_s: 1, up_threshold: 2, down_threshold: 1 });
+    const member = await addMember(w, 1);
+    await addListener(w);
+    expect(member.body.monitor_status).toBe('changing');
+    expect((await probe(w)).status).toBe(503);
+    await sleep(1500);
+    expect(await memberStatus(member.body.href)).toBe('changing');
+    const upSeen = await waitFor(() => memberStatus(member.body.href), 'up', 1500);
+    expect(upSeen - member.before).toBeGreaterThanOrEqual(2000);
+    const { intervals } = intervalsOf(w);
+    expect(intervals).toHaveLength(2);
+    expect(intervals[1]!.serving).toBe(true);
+    expect(intervals[1]!.from).toBeGreaterThanOrEqual(member.before + 2000);
+    expect(intervals[1]!.from).toBeLessThanOrEqual(member.after + 2000);
+    expect((await probe(w)).body).toEqual({ served: true, member: { uuid: member.body.uuid, address: w.servers[1]!.address, protocol_port: 30080 } });
+  });
+
+  test('a stopped server stays up until down_threshold checks failed, then the port stops serving', async () => {
+    const w = await world({ healthChecks: true });
+    await addMonitor(w, { delay_s: 1, up_threshold: 1, down_threshold: 2 });
+    const member = await addMember(w, 1);
+    await addListener(w);
+    await waitFor(() => memberStatus(member.body.href), 'up', 1500);
+    const stoppedAt = Date.now();
+    sim!.admin.stopServer(w.servers[1]!.uuid);
+    expect(await memberStatus(member.body.href)).toBe('up');
+    await waitFor(() => memberStatus(member.body.href), 'down', 3000);
+    const { intervals, longestOutageMs } = intervalsOf(w);
+    expect(intervals.map((i) => i.serving)).toEqual([false, true, false]);
+    // Two failed checks: the first after the stop is at most 1 s later, the second 1 s after it.
+    const downAt = intervals[2]!.from;
+    expect(downAt - stoppedAt).toBeGreaterThan(1000);
+    expect(downAt - stoppedAt).toBeLessThanOrEqual(2000 + 50);
+    expect(longestOutageMs).toBeGreaterThanOrEqual(Date.now() - downAt - 50);
+    expect(await probe(w)).toEqual({ status: 503, body: { served: false, reason: 'the tcp listener on port 80 has no enabled member that is up in the data plane' } });
+  });
+
+  test('an endpoint marked failing over HTTP (externalTrafficPolicy Local without endpoints) goes down; cleared, it comes back', async () => {
+    const w = await world({ healthChecks: true });
+    await addMonitor(w, { delay_s: 1, up_threshold: 1, down_threshold: 1 });
+    const member = await addMember(w, 2);
+    await addListener(w);
+    await waitFor(() => memberStatus(member.body.href), 'up', 1500);
+    const mark = { address: w.servers[2]!.address, port: 30080, healthy: false };
+    expect((await call('PUT', '/_sim/endpoint-health', mark)).status).toBe(204);
+    expect((await call('GET', '/_sim/endpoint-health')).body).toEqual({ failing: [{ address: mark.address, port: 30080 }] });
+    await waitFor(() => memberStatus(member.body.href), 'down', 1500);
+    expect((await call('PUT', '/_sim/endpoint-health', { ...mark, healthy: true })).status).toBe(204);
+    await waitFor(() => memberStatus(member.body.href), 'up', 1500);
+    expect(intervalsOf(w).intervals.map((i) => i.serving)).toEqual([false, true, false, true]);
+  });
+});
+
+describe('propagation', () => {
+  test('a new listener serves propagationMs after the API answered; the API shows it at once', async () => {
+    const w = await world({ propagationMs: 400 });
+    const member = await addMember(w, 0);
+    expect(member.body.monitor_status).toBe('no_monitor');
+    const listener = await addListener(w);
+    expect((await call('GET', listener.body.href)).status).toBe(200);
+    expect(await probe(w)).toEqual({ status: 503, body: { served: false, reason: 'no tcp listener on port 80 has reached the data plane' } });
+    await sleep(listener.after + 400 - Date.now() + 20);
+    expect((await probe(w)).status).toBe(200);
+    const { intervals } = intervalsOf(w);
+    expect(intervals[1]!.from).toBeGreaterThanOrEqual(listener.before + 400);
+    expect(intervals[1]!.from).toBeLessThanOrEqual(listener.after + 400);
+  });
+
+  test('a monitored member created with propagation is changing until it reached the data plane, with instant checks then up', async () => {
+    const w = await world({ propagationMs: 300 });
+    await addMonitor(w, { delay_s: 5, up_threshold: 3, down_threshold: 3 });
+    const member = await addMember(w, 0);
+    expect(member.body.monitor_status).toBe('changing');
+    await sleep(member.after + 300 - Date.now() + 20);
+    expect(await memberStatus(member.body.href)).toBe('up');
+  });
+
+  test('deleting and re-creating a listener is an outage as long as the gap between the calls, shifted by the propagation', async () => {
+    const w = await world({ propagationMs: 300 });
+    await addMember(w, 0);
+    const first = await addListener(w);
+    await sleep(first.after + 300 - Date.now() + 50);
+    const removed = await timed('DELETE', first.body.href);
+    await sleep(500);
+    const again = await addListener(w);
+    await sleep(again.after + 300 - Date.now() + 50);
+    expect((await probe(w)).status).toBe(200);
+    const { intervals, longestOutageMs } = intervalsOf(w);
+    expect(intervals.map((i) => i.serving)).toEqual([false, true, false, true]);
+    const outage = intervals[2]!;
+    expect(outage.from).toBeGreaterThanOrEqual(removed.before + 300);
+    expect(outage.from).toBeLessThanOrEqual(removed.after + 300);
+    expect(outage.to!).toBeGreaterThanOrEqual(again.before + 300);
+    expect(outage.to!).toBeLessThanOrEqual(again.after + 300);
+    expect(longestOutageMs).toBe(outage.to! - outage.from);
+    expect(longestOutageMs).toBeGreaterThanOrEqual(again.before - removed.after);
+    expect(longestOutageMs).toBeLessThanOrEqual(again.after - removed.before);
+  });
+
+  test('a disabled member stops serving once the PATCH reached the data plane; a listener port PATCH moves the serving port', async () => {
+    const w = await world({ propagationMs: 300 });
+    const a = await addMember(w, 0);
+    const b = await addMember(w, 1);
+    const listener = await addListener(w);
+    await sleep(listener.after + 300 - Date.now() + 20);
+    const picked = [];
+    for (let i = 0; i < 4; i++) picked.push((await probe(w)).body.member.uuid);
+    expect(picked).toEqual([a.body.uuid, b.body.uuid, a.body.uuid, b.body.uuid]);
+    await timed('PATCH', a.body.href, { enabled: false });
+    expect((await call('GET', a.body.href)).body.enabled).toBe(false);
+    await sleep(350);
+    for (let i = 0; i < 3; i++) expect((await probe(w)).body.member.uuid).toBe(b.body.uuid);
+    const disabled = await timed('PATCH', b.body.href, { enabled: false });
+    await sleep(disabled.after + 300 - Date.now() + 20);
+    expect((await probe(w)).body.reason).toBe('the tcp listener on port 80 has no enabled member in the data plane');
+    const { intervals } = intervalsOf(w);
+    expect(intervals.map((i) => i.serving)).toEqual([false, true, false]);
+    expect(intervals[2]!.from).toBeGreaterThanOrEqual(disabled.before + 300);
+
+    await timed('PATCH', b.body.href, { enabled: true });
+    const moved = await timed('PATCH', listener.body.href, { protocol_port: 8080 });
+    await sleep(moved.after + 300 - Date.now() + 20);
+    expect((await probe(w, 80)).status).toBe(503);
+    expect((await probe(w, 8080)).status).toBe(200);
+    expect(intervalsOf(w, 8080).intervals.map((i) => i.serving)).toEqual([false, true]);
+  });
+});
+
+describe('the serving history and the probe', () => {
+  test('serving merges intervals, answers the same over HTTP, honours since, and counts the longest outage after the first serving', async () => {
+    const w = await world({});
+    const member = await addMember(w, 0);
+    await sleep(100); // not serving yet: no listener; this wait is no outage
+    await addListener(w);
+    await sleep(50);
+    await timed('PATCH', member.body.href, { name: 'renamed' }); // no change of the data plane, no new interval
+    const disabled = await timed('PATCH', member.body.href, { enabled: false });
+    await sleep(200);
+    const enabled = await timed('PATCH', member.body.href, { enabled: true });
+    await sleep(50);
+    const inProcess = sim!.admin.serving(w.lb.uuid);
+    const port = inProcess.ports[0]!;
+    expect(port.intervals.map((i) => i.serving)).toEqual([false, true, false, true]);
+    expect(port.longestOutageMs).toBeGreaterThanOrEqual(enabled.before - disabled.after);
+    expect(port.longestOutageMs).toBeLessThanOrEqual(enabled.after - disabled.before);
+    const overHttp = await call('GET', `/_sim/load-balancers/${w.lb.uuid}/serving`);
+    expect(overHttp.status).toBe(200);
+    expect(overHttp.body.ports[0].intervals).toEqual(port.intervals);
+    expect(overHttp.body.ports[0].longestOutageMs).toBe(port.longestOutageMs);
+
+    const since = await call('GET', `/_sim/load-balancers/${w.lb.uuid}/serving?since=${enabled.after}`);
+    expect(since.body).toEqual({
+      ports: [{ protocol: 'tcp', port: 80, intervals: [{ from: new Date(enabled.after).toISOString(), to: null, serving: true }], longestOutageMs: 0 }],
+    });
+    const sinceIso = await call('GET', `/_sim/load-balancers/${w.lb.uuid}/serving?since=${new Date(enabled.after).toISOString()}`);
+    expect(sinceIso.body).toEqual(since.body);
+    expect((await call('GET', `/_sim/load-balancers/${w.lb.uuid}/serving?since=yesterday`)).status).toBe(400);
+    expect(await call('GET', '/_sim/load-balancers/11111111-2222-4333-8444-555555555555/serving')).toEqual({
+      status: 404,
+      body: { detail: 'no simulated load balancer has uuid 11111111-2222-4333-8444-555555555555' },
+    });
+  });
+
+  test('the probe answers 200 with a member, 503 with the reason, 400 for a malformed question', async () => {
+    const w = await world({});
+    expect(await call('GET', '/_sim/probe?address=192.0.2.99&port=80')).toEqual({
+      status: 503,
+      body: { served: false, reason: 'no load balancer has the address 192.0.2.99' },
+    });
+    expect((await probe(w)).body.reason).toBe('no tcp listener on port 80 has reached the data plane');
+    await addListener(w);
+    expect((await probe(w)).body.reason).toBe('the tcp listener on port 80 has no enabled member in the data plane');
+    const member = await addMember(w, 2);
+    expect(await call('GET', `/_sim/probe?address=${w.lb.vip}&port=80`)).toEqual({
+      status: 200,
+      body: { served: true, member: { uuid: member.body.uuid, address: w.servers[2]!.address, protocol_port: 30080 } },
+    });
+    expect((await call('GET', `/_sim/probe?address=${w.lb.vip}&port=80&protocol=udp`)).status).toBe(503);
+    expect((await call('GET', `/_sim/probe?address=${w.lb.vip}`)).status).toBe(400);
+    expect((await call('GET', `/_sim/probe?address=${w.lb.vip}&port=http`)).status).toBe(400);
+    expect((await call('GET', `/_sim/probe?address=not-an-ip&port=80`)).status).toBe(400);
+    // A deleted load balancer serves nothing any more; its history stays readable.
+    await timed('DELETE', `/v1/load-balancers/${w.lb.uuid}`);
+    expect((await probe(w)).body.reason).toBe(`no load balancer has the address ${w.lb.vip}`);
+    expect(intervalsOf(w).intervals.map((i) => i.serving)).toEqual([false, true, false]);
+  });
+
+  test('timings come from the seed, startSimulator overrides them, and the admin API changes them', async () => {
+    const seed = { ...(await loadSeedFile('examples/sim-seed.yaml')), dataPlane: { propagationMs: 15000, healthChecks: true } };
+    sim = await startSimulator({ seed, dataPlane: { propagationMs: 200 } });
+    expect(sim.admin.dataPlane()).toEqual({ propagationMs: 200, healthChecks: true });
+    expect(await call('PATCH', '/_sim/data-plane', { healthChecks: false })).toEqual({ status: 200, body: { propagationMs: 200, healthChecks: false } });
+    expect(await call('PATCH', '/_sim/data-plane', { propagationMs: -5 })).toEqual({
+      status: 400,
+      body: { detail: 'dataPlane.propagationMs: expected milliseconds from 0 to 3600000, got -5' },
+    });
+    expect((await call('GET', '/_sim/data-plane')).body).toEqual({ propagationMs: 200, healthChecks: false });
+    await expect(startSimulator({ dataPlane: { propagationMs: Number.NaN } })).rejects.toThrow('dataPlane.propagationMs');
+  });
+});
