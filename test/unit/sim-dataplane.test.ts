@@ -242,6 +242,21 @@ describe('DataPlane on an injected clock', () => {
     expect(plane.monitorStatus('m1')).toBe('up');
   });
 
+  it('realistic timings: a new pool with the monitor defaults serves 15 s + 2 × 2 s = 19 s after the API answered', () => {
+    const { plane, clock } = planeAt({ propagationMs: 15_000, healthChecks: true });
+    plane.configure('lb', monitor);
+    plane.configure('lb', member('m1', '10.0.0.1'));
+    plane.configure('lb', listener);
+    clock.now = 18_999;
+    expect(plane.monitorStatus('m1')).toBe('changing');
+    clock.now = 60_000;
+    expect(plane.monitorStatus('m1')).toBe('up');
+    expect(plane.serving('lb')![0]!.intervals.map((i) => [Date.parse(i.from), i.serving])).toEqual([
+      [0, false],
+      [19_000, true],
+    ]);
+  });
+
   it('with the defaults a monitored member follows its server at once', () => {
     const { plane, clock, stopped } = planeAt({ propagationMs: 0, healthChecks: false });
     plane.configure('lb', monitor);
