@@ -158,24 +158,26 @@ servers:
     }
   });
 
-  it("B's cleanup --dry-run lists only B's orphan, and A's load balancers as kept, also one made before the uid tag", async () => {
+  it("B's cleanup --dry-run lists only B's orphan, and A's load balancers as kept, also without the uid tag", async () => {
     // B's Service disappears without its load balancer (finalizer removed by force).
     await connB.core.patchNamespacedService(
       { namespace: 'default', name: 'gone', body: { metadata: { finalizers: null } } },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
     await connB.core.deleteNamespacedService({ namespace: 'default', name: 'gone' });
-    // A's api as an older version left it: no kube-system uid tag (its members are A's Nodes).
-    const api = await harness.cloud.loadBalancers.get(lbsOfA.api);
-    const { [OWNER_KUBE_SYSTEM_UID_TAG]: _dropped, ...olderTags } = api.tags;
-    await harness.cloud.loadBalancers.update(lbsOfA.api, { tags: olderTags });
+    // A's api and B's orphan as an older version left them: no kube-system uid tag. Their
+    // members tell them apart: A's are on A's Nodes, B's on B's.
+    for (const uuid of [lbsOfA.api, orphanOfB]) {
+      const { [OWNER_KUBE_SYSTEM_UID_TAG]: _dropped, ...olderTags } = (await harness.cloud.loadBalancers.get(uuid)).tags;
+      await harness.cloud.loadBalancers.update(uuid, { tags: olderTags });
+    }
 
     const b = await inClusterB('text');
     const report = await cleanupCommand({ all: false, yes: false, dryRun: true }, b.ctx);
     expect(report.candidates.map((c) => c.uuid)).toEqual([orphanOfB]);
     expect(Object.fromEntries(report.withoutProof.map((k) => [k.uuid, k.why]))).toEqual({
       [lbsOfA.web]: expect.stringMatching(`^belongs to another cluster that shares the cluster id ${SHARED_ID} \\(its kube-system UID `),
-      [lbsOfA.api]: expect.stringMatching(`^has no ${OWNER_KUBE_SYSTEM_UID_TAG} tag .*not all its members are this cluster's Nodes`),
+      [lbsOfA.api]: expect.stringMatching(`^has no ${OWNER_KUBE_SYSTEM_UID_TAG} tag .*a member is on a server that is no Node of this cluster`),
     });
     expect(b.out()).toContain(`kept load balancer k8s-service-`);
     expect(b.out()).toMatch(new RegExp(`\\(${lbsOfA.web}\\): belongs to another cluster that shares the cluster id ${SHARED_ID}`));

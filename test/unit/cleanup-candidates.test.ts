@@ -56,9 +56,11 @@ describe('provenCandidates: a candidate is deleted only with proof that it is th
       new RegExp(`belongs to another cluster that shares the cluster id ${CLUSTER} \\(its kube-system UID ${UID_THERE}, this cluster's ${UID_HERE}\\)`),
     ],
     ['no uid tag, tagged for a live Service of this cluster: deleted', ours('web'), { services: ['web'] }, null],
-    ['no uid tag, every member is a Node of this cluster: deleted', ours('gone'), { members: [member(SUBNET, '10.0.0.1'), member(SUBNET, '10.0.0.2')] }, null],
-    ['no uid tag, one member is not a Node of this cluster: kept', ours('gone'), { members: [member(SUBNET, '10.0.0.1'), member(SUBNET, '10.0.0.9')] }, /not all its members are this cluster's Nodes/],
-    ['no uid tag, a Node\'s address in another subnet: kept', ours('gone'), { members: [member(OTHER_SUBNET, '10.0.0.1')] }, /not all its members/],
+    ['no uid tag, every member on a Node of this cluster: deleted', ours('gone'), { members: [member(SUBNET, '10.0.0.1'), member(SUBNET, '10.0.0.2')] }, null],
+    ['no uid tag, on a Node and on an address no server has (a deleted Node): deleted', ours('gone'), { members: [member(SUBNET, '10.0.0.1'), member(SUBNET, '10.0.0.50')] }, null],
+    ['no uid tag, one member on a server that is no Node here: kept', ours('gone'), { members: [member(SUBNET, '10.0.0.1'), member(SUBNET, '10.0.0.9')] }, /a member is on a server that is no Node of this cluster/],
+    ['no uid tag, a Node\'s address in another subnet: kept', ours('gone'), { members: [member(OTHER_SUBNET, '10.0.0.1')] }, /none of its members is on this cluster's Nodes/],
+    ['no uid tag, members only on addresses no server has: kept', ours('gone'), { members: [member(SUBNET, '10.0.0.50')] }, /none of its members is on this cluster's Nodes/],
     ['no uid tag, no members: kept', ours('gone'), {}, /has no k8s\.cloudscale\.ch\/kube-system-uid tag .*it has no members/],
     ['an empty uid tag counts as none: kept without members', withUid(''), {}, /has no k8s\.cloudscale\.ch\/kube-system-uid tag/],
   ])('%s', (_name, tags, { services = [], members = [] }, kept) => {
@@ -66,7 +68,11 @@ describe('provenCandidates: a candidate is deleted only with proof that it is th
     const candidate = { name: loadBalancer.name, uuid: UUID_A, service: 'shop/gone', kind: 'orphan' as const, why: '' };
     const evidence = {
       liveServiceUids: new Set(services),
-      nodeInterfaces: new Set([`${SUBNET} 10.0.0.1`, `${SUBNET} 10.0.0.2`]),
+      serverInterfaces: new Map([
+        [`${SUBNET} 10.0.0.1`, 'node' as const],
+        [`${SUBNET} 10.0.0.2`, 'node' as const],
+        [`${SUBNET} 10.0.0.9`, 'other' as const],
+      ]),
       members: new Map([[UUID_A, members]]),
     };
     const judged = provenCandidates([candidate], new Map([[UUID_A, loadBalancer]]), identity, evidence);

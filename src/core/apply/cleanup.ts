@@ -14,8 +14,8 @@
 // The cluster id is a configurable string two clusters may share by mistake, so a candidate is
 // deleted only with proof that it is this cluster's (cleanupOwnership in
 // src/core/lb/cluster-identity.ts): its kube-system uid tag is this cluster's, or, without that
-// tag, it is tagged for a live Service of this cluster or all its members are this cluster's
-// Nodes. Any other is kept and listed with the reason.
+// tag, it is tagged for a live Service of this cluster or its members are on this cluster's
+// Nodes and on no other server. Any other is kept and listed with the reason.
 import type { V1Service } from '@kubernetes/client-node';
 import type { CloudscaleClient } from '../cloudscale/client.js';
 import type { LoadBalancer, PoolMember } from '../cloudscale/types.js';
@@ -27,7 +27,7 @@ import { loadBalancerReferences } from '../lb/actual.js';
 import { parseOwnershipTags } from '../lb/annotations.js';
 import {
   cleanupOwnership,
-  nodeInterfaces,
+  serverInterfaces,
   taggedKubeSystemUid,
   type ClusterIdentity,
   type OwnershipEvidence,
@@ -74,16 +74,16 @@ export async function findCleanupCandidates(
   const withoutTag = byLists.map((c) => byUuid.get(c.uuid)!).filter((lb) => taggedKubeSystemUid(lb) === null);
   const evidence: OwnershipEvidence = {
     liveServiceUids: new Set(services.flatMap((s) => (s.metadata?.uid === undefined ? [] : [s.metadata.uid]))),
-    ...(withoutTag.length === 0 ? { nodeInterfaces: new Set<string>(), members: new Map() } : await memberEvidence(deps, withoutTag)),
+    ...(withoutTag.length === 0 ? { serverInterfaces: new Map(), members: new Map() } : await memberEvidence(deps, withoutTag)),
   };
   return { ...provenCandidates(byLists, byUuid, identity, evidence), loadBalancers: byUuid };
 }
 
-/** The members of these load balancers, and the interfaces of the servers of this cluster's Nodes. */
+/** The members of these load balancers, and the interfaces of the project's servers (of Nodes or not). */
 async function memberEvidence(
   deps: { readonly conn: KubeConnection; readonly cloud: CloudscaleClient },
   loadBalancers: readonly LoadBalancer[],
-): Promise<Pick<OwnershipEvidence, 'nodeInterfaces' | 'members'>> {
+): Promise<Pick<OwnershipEvidence, 'serverInterfaces' | 'members'>> {
   const wanted = new Set(loadBalancers.map((lb) => lb.uuid));
   const [nodes, servers, pools] = await Promise.all([
     listNodeObjects(deps.conn),
@@ -96,7 +96,7 @@ async function memberEvidence(
     const poolMembers = await deps.cloud.poolMembers.list(pool.uuid);
     members.set(pool.load_balancer.uuid, [...(members.get(pool.load_balancer.uuid) ?? []), ...poolMembers]);
   }
-  return { nodeInterfaces: nodeInterfaces(nodes, servers), members };
+  return { serverInterfaces: serverInterfaces(nodes, servers), members };
 }
 
 /** Splits the candidates of the lists into those proven to be this cluster's and those kept. Pure. */

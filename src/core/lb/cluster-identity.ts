@@ -53,9 +53,12 @@ export function sharedClusterIdWarning(count: number, identity: ClusterIdentity)
 export interface OwnershipEvidence {
   /** Uids of this cluster's live Services (random, so no other cluster has them). */
   readonly liveServiceUids: ReadonlySet<string>;
-  /** `<subnet uuid> <address>` of every interface of the servers of this cluster's Nodes. */
-  readonly nodeInterfaces: ReadonlySet<string>;
-  /** The members of the load balancer's pools, when they were read; undefined when not. */
+  /**
+   * `<subnet uuid> <address>` of every interface of the project's servers: `node` for the
+   * servers this cluster's Nodes map to, `other` for the rest (serverInterfaces).
+   */
+  readonly serverInterfaces: ReadonlyMap<string, 'node' | 'other'>;
+  /** The members of the pools of each load balancer read (by load balancer UUID); one not read has none here. */
   readonly members: ReadonlyMap<string, readonly Pick<PoolMember, 'address' | 'subnet'>[]>;
 }
 
@@ -67,8 +70,9 @@ export type CleanupOwnership =
  * Whether cleanup may take a load balancer tagged with this cluster's id for this cluster's:
  * - its kube-system uid tag equals this cluster's uid (another uid: another cluster's, kept);
  * - without that tag (made by an older version or adopted from the Go CCM and not synced
- *   since), its service-uid tag names a live Service of this cluster, or it has members and
- *   every one is an address of a server of this cluster's Nodes (in the same subnet);
+ *   since), its service-uid tag names a live Service of this cluster, or a member is on a
+ *   server of this cluster's Nodes (same subnet and address) and none is on any other server of
+ *   the project (a member whose address no server has any more, a deleted Node's, is neutral);
  * - else nothing proves it, and it is kept.
  */
 export function cleanupOwnership(lb: LoadBalancer, identity: ClusterIdentity, evidence: OwnershipEvidence): CleanupOwnership {
@@ -86,16 +90,22 @@ export function cleanupOwnership(lb: LoadBalancer, identity: ClusterIdentity, ev
   if (owner.kind === 'tagged' && owner.serviceUid !== null && evidence.liveServiceUids.has(owner.serviceUid)) {
     return { kind: 'this-cluster' };
   }
-  const members = evidence.members.get(lb.uuid) ?? [];
-  if (members.length > 0 && members.every((m) => evidence.nodeInterfaces.has(interfaceKey(m.subnet.uuid, m.address)))) {
-    return { kind: 'this-cluster' };
-  }
+  const memberServers = (evidence.members.get(lb.uuid) ?? []).map((m) => evidence.serverInterfaces.get(interfaceKey(m.subnet.uuid, m.address)));
+  const onNodes = memberServers.includes('node');
+  const onOthers = memberServers.includes('other');
+  if (onNodes && !onOthers) return { kind: 'this-cluster' };
+  const memberFinding =
+    memberServers.length === 0
+      ? 'it has no members'
+      : onOthers
+        ? 'a member is on a server that is no Node of this cluster'
+        : "none of its members is on this cluster's Nodes";
   return {
     kind: 'not-proven',
     why:
       `has no ${OWNER_KUBE_SYSTEM_UID_TAG} tag and nothing else proves it is this cluster's (no live Service of this cluster ` +
-      `is tagged on it, and ${members.length === 0 ? 'it has no members' : "not all its members are this cluster's Nodes"}): ` +
-      'another cluster with the same cluster id may own it; check it in the cloudscale control panel and delete it there if it is unused',
+      `is tagged on it, and ${memberFinding}): another cluster with the same cluster id may own it; check it in the cloudscale ` +
+      'control panel and delete it there if it is unused',
   };
 }
 
@@ -104,18 +114,21 @@ export function interfaceKey(subnetUuid: string, address: string): string {
   return `${subnetUuid} ${address}`;
 }
 
-/** The interfaces (subnet and address) of the servers this cluster's Nodes map to. */
-export function nodeInterfaces(nodes: readonly V1Node[], servers: readonly Server[]): Set<string> {
-  const keys = new Set<string>();
+/** The interfaces (subnet and address) of the project's servers: those of this cluster's Nodes, and the others. */
+export function serverInterfaces(nodes: readonly V1Node[], servers: readonly Server[]): Map<string, 'node' | 'other'> {
+  const ofNodes = new Set<string>();
   for (const node of nodes) {
     // One Node at a time: a Node whose server is gone proves nothing, and stops nothing either.
     const mapping = mapNodesToServers([node], servers);
-    if (!mapping.ok) continue;
-    for (const { server } of mapping.mapped) {
-      for (const iface of server.interfaces) {
-        for (const address of iface.addresses) keys.add(interfaceKey(address.subnet.uuid, address.address));
+    if (mapping.ok) for (const { server } of mapping.mapped) ofNodes.add(server.uuid);
+  }
+  const interfaces = new Map<string, 'node' | 'other'>();
+  for (const server of servers) {
+    for (const iface of server.interfaces) {
+      for (const address of iface.addresses) {
+        interfaces.set(interfaceKey(address.subnet.uuid, address.address), ofNodes.has(server.uuid) ? 'node' : 'other');
       }
     }
   }
-  return keys;
+  return interfaces;
 }
