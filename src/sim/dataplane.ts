@@ -277,8 +277,9 @@ export class DataPlane {
   }
 
   /**
-   * New timings from now on. Changes already taken keep their effective time; switching health
-   * checks on or off checks every member afresh.
+   * New timings from now on. Changes already taken keep their effective time. Switching health
+   * checks on or off keeps each member's status and counts checks from now on (no artificial
+   * outage in the history).
    */
   setTimings(timings: DataPlaneTimings): void {
     const now = this.now();
@@ -287,7 +288,8 @@ export class DataPlane {
     this.timingsInForce = { ...timings };
     if (!restart) return;
     for (const member of this.members.values()) {
-      this.restartChecks(member, now);
+      member.anchor = now;
+      member.countedUntil = now;
       this.recheck(member, now);
     }
   }

@@ -14,6 +14,7 @@ import {
   type DataPlaneTimings,
   type Transition,
 } from '../../src/sim/dataplane.js';
+import { validateSeed } from '../../src/sim/seed.js';
 
 const timing = { delayMs: 1000, upThreshold: 2, downThreshold: 3 };
 const fresh: CheckCounters = { status: 'changing', ok: 0, failed: 0 };
@@ -255,6 +256,38 @@ describe('DataPlane on an injected clock', () => {
       [0, false],
       [19_000, true],
     ]);
+  });
+
+  it('switching health checks on keeps up members up, and a stopped server then goes down only after its checks', () => {
+    const { plane, clock, stopped } = planeAt({ propagationMs: 0, healthChecks: false });
+    plane.configure('lb', monitor);
+    plane.configure('lb', member('m1', '10.0.0.1'));
+    plane.configure('lb', listener);
+    clock.now = 1000;
+    plane.setTimings({ propagationMs: 0, healthChecks: true });
+    expect(plane.monitorStatus('m1')).toBe('up');
+    plane.beforeServerChange();
+    stopped.add('10.0.0.1');
+    plane.serverChanged(['10.0.0.1'], 1000);
+    clock.now = 6999;
+    expect(plane.monitorStatus('m1')).toBe('up');
+    clock.now = 7000;
+    expect(plane.monitorStatus('m1')).toBe('down');
+    expect(plane.serving('lb')![0]!.intervals.map((i) => [Date.parse(i.from), i.serving])).toEqual([
+      [0, true],
+      [7000, false],
+    ]);
+  });
+
+  it('a seed may set the timings; bad ones are refused with the seed problems', () => {
+    expect(validateSeed({ dataPlane: { propagationMs: 15000, healthChecks: true } }, 'seed.yaml').dataPlane).toEqual({
+      propagationMs: 15000,
+      healthChecks: true,
+    });
+    expect(validateSeed({}, 'seed.yaml').dataPlane).toEqual({ propagationMs: 0, healthChecks: false });
+    expect(() => validateSeed({ dataPlane: { healthChecks: 1 } }, 'seed.yaml')).toThrow(
+      'seed.yaml: dataPlane.healthChecks: expected true or false, got 1',
+    );
   });
 
   it('with the defaults a monitored member follows its server at once', () => {
