@@ -6,6 +6,7 @@ import {
   CoreV1Api,
   EventsV1Api,
   KubeConfig,
+  type Cluster,
   VersionApi,
 } from '@kubernetes/client-node';
 import { existsSync } from 'node:fs';
@@ -97,6 +98,7 @@ export function connectKube(options: KubeConnectionOptions = {}): KubeConnection
             'set certificate-authority(-data) instead',
         ]
       : [];
+  shareConnections(config);
   return {
     config,
     warnings,
@@ -106,6 +108,26 @@ export function connectKube(options: KubeConnectionOptions = {}): KubeConnection
     version: config.makeApiClient(VersionApi),
     source,
     ...(options.fence === undefined ? {} : { fence: options.fence }),
+  };
+}
+
+/**
+ * client-node 2.0 gives every request an undici Agent of its own, so every call opens a TLS
+ * connection of its own and leaves it open until it idles out: a pass over 1,000 Services held
+ * some 370 at once, with their TLS and HTTP/2 buffers outside the JS heap. Requests with the
+ * same cluster and TLS options (those of the kubeconfig; an exec plugin may rotate the client
+ * certificate) share one Agent and its connections instead.
+ */
+function shareConnections(config: KubeConfig): void {
+  type CreateDispatcher = (cluster: Cluster | null, options: Record<string, unknown>) => unknown;
+  const target = config as unknown as { createDispatcher: CreateDispatcher };
+  const create = target.createDispatcher.bind(config);
+  const shared = new Map<string, unknown>();
+  target.createDispatcher = (cluster, options) => {
+    const tls = ['ca', 'cert', 'key', 'pfx', 'passphrase', 'rejectUnauthorized', 'servername'].map((name) => String(options[name] ?? ''));
+    const key = [cluster?.name, cluster?.server, cluster?.proxyUrl, ...tls].join('\0');
+    if (!shared.has(key)) shared.set(key, create(cluster, options));
+    return shared.get(key);
   };
 }
 
