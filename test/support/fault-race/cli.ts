@@ -1,7 +1,10 @@
 // Running the tool's writers the way a user or the CronJob does: through the CLI's argv parsing
 // (src/cli.ts runCli) in this process, which is fast, or as a process of the built CLI (dist/)
-// when the schedule kills it with SIGKILL at a chosen moment.
+// when the schedule kills it (SIGKILL), pauses it (SIGSTOP, then SIGCONT) or skews its clock.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { Readable, Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import { formatTopLevelError, runCli } from '../../../src/cli.js';
 import type { Simulator } from '../../../src/sim/index.js';
 import { TEST_TOKEN } from '../ccm.js';
@@ -112,27 +115,45 @@ export interface StartedProcess {
   readonly pid: number;
   /** Resolves once the process made its first cloudscale API request (or ended before). */
   readonly talking: Promise<void>;
-  readonly done: Promise<CliResult>;
+  /** With a pause: resolves once the process is stopped (true), or ended before its moment (false). */
+  readonly paused: Promise<boolean>;
+  readonly done: Promise<CliResult & { readonly pause?: PauseOutcome }>;
+}
+
+/** What a pause did: when the process was stopped and continued, by the simulator's arrival count. */
+export interface PauseOutcome {
+  readonly forMs: number;
+  /** The arrival count when SIGSTOP was sent and when SIGCONT was. */
+  readonly stoppedAt: number;
+  readonly continuedAt: number;
+}
+
+export interface ProcessOptions {
+  /** Its own API token, so that the simulator's log names its requests (see Simulator.setTokens). */
+  readonly token: { readonly name: string; readonly value: string };
+  /** SIGKILL at this moment. */
+  readonly kill?: KillSpec;
+  /** SIGSTOP at `at`, SIGCONT `forMs` later; `whilePaused` runs meanwhile (it must not throw). */
+  readonly pause?: { readonly at: KillSpec; readonly forMs: number; readonly whilePaused?: (until: Promise<void>) => Promise<void> };
+  /** Its wall clock this many seconds off (libfaketime; the monotonic clock stays true). */
+  readonly skewSeconds?: number;
 }
 
 /**
- * Starts the built CLI and SIGKILLs it at the kill moment: after the `count`-th matching request
- * in the simulator's log (counted from the start), or `ms` after its first request. If the process
- * ends first, it was not killed.
+ * Starts the built CLI as a process with its own token. A moment (`kill.at`, `pause.at`) is
+ * either after the `count`-th matching request of this process in the simulator's log, or `ms`
+ * after its first request; if the process ends first, the moment never comes.
  */
-export function startKilledProcess(argv: readonly string[], sim: Simulator, kill: KillSpec): StartedProcess {
-  const since = sim.admin.requests().length;
-  const { child, done } = spawnBinary(argv, { apiUrl: sim.url });
+export function startProcess(argv: readonly string[], sim: Simulator, options: ProcessOptions): StartedProcess {
+  const { child, done } = spawnWriterProcess(argv, sim.url, options);
   let exited = false;
   const finished = done.then((result) => {
     exited = true;
     return result;
   });
+  const own = options.token.name;
   const seen = (match: (method: string, route: string) => boolean) =>
-    sim.admin
-      .requests()
-      .slice(since)
-      .filter((r) => match(r.method, r.route)).length;
+    sim.admin.requests().filter((r) => r.token === own && match(r.method, r.route)).length;
   const until = async (condition: () => boolean): Promise<boolean> => {
     while (!exited) {
       if (condition()) return true;
@@ -140,29 +161,92 @@ export function startKilledProcess(argv: readonly string[], sim: Simulator, kill
     }
     return false;
   };
+  const reached = async (moment: KillSpec): Promise<boolean> =>
+    moment.after === 'request'
+      ? until(() => seen((m, r) => m === moment.method && r === moment.route) >= moment.count)
+      : (await until(() => seen(() => true) > 0)) && (await sleepUnless(moment.ms, () => exited));
   const talking = until(() => seen(() => true) > 0).then(() => undefined);
-  const killed = (async () => {
-    const reached =
-      kill.after === 'request'
-        ? await until(() => seen((m, r) => m === kill.method && r === kill.route) >= kill.count)
-        : (await until(() => seen(() => true) > 0)) && (await sleepUnless(kill.ms, () => exited));
-    if (reached && !exited) {
-      child.kill('SIGKILL');
-      return true;
-    }
-    return false;
+
+  let pauseOutcome: PauseOutcome | undefined;
+  let markPaused: (stopped: boolean) => void = () => {};
+  const paused = new Promise<boolean>((resolve) => (markPaused = resolve));
+  const pausing = (async () => {
+    const pause = options.pause;
+    if (pause === undefined) return markPaused(false);
+    if (!(await reached(pause.at)) || exited) return markPaused(false);
+    child.kill('SIGSTOP');
+    const stoppedAt = sim.admin.arrivals();
+    markPaused(true);
+    const over = new Promise<void>((resolve) => setTimeout(resolve, pause.forMs));
+    await Promise.all([over, pause.whilePaused?.(over)]);
+    child.kill('SIGCONT');
+    pauseOutcome = { forMs: pause.forMs, stoppedAt, continuedAt: sim.admin.arrivals() };
+  })();
+  const killing = (async () => {
+    if (options.kill === undefined || !(await reached(options.kill)) || exited) return false;
+    child.kill('SIGKILL');
+    return true;
   })();
   return {
     pid: child.pid!,
     talking,
-    done: Promise.all([finished, killed]).then(([result, wasKilled]) => ({
+    paused,
+    done: Promise.all([finished, killing, pausing]).then(([result, wasKilled]) => ({
       code: result.code,
       killed: wasKilled && result.signal === 'SIGKILL',
       stdout: result.stdout,
       stderr: result.stderr,
+      ...(pauseOutcome === undefined ? {} : { pause: pauseOutcome }),
     })),
   };
 }
+
+/** Where Debian's faketime package puts the library that `faketime` preloads. */
+const LIBFAKETIME = ['/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1', '/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1'];
+
+/**
+ * The built CLI as a child process of node itself (not of a `faketime` wrapper, which forks:
+ * signals and the Lease's holder identity must reach the CLI's own process). A skewed clock is
+ * what `faketime -f +Ns` sets up: libfaketime preloaded, FAKETIME, and the monotonic clock left
+ * true (FAKETIME_DONT_FAKE_MONOTONIC=1), as on a host whose wall clock is off.
+ */
+function spawnWriterProcess(
+  argv: readonly string[],
+  apiUrl: string,
+  options: ProcessOptions,
+): { child: ChildProcess; done: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> } {
+  const skew = options.skewSeconds ?? 0;
+  const library = LIBFAKETIME.find((path) => existsSync(path));
+  if (skew !== 0 && library === undefined) {
+    throw new Error(`libfaketime is not installed (looked for ${LIBFAKETIME.join(', ')}): apt-get install faketime, as test/run-tests.sh does`);
+  }
+  const child = spawn(process.execPath, [binaryPath, ...argv], {
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      KUBECONFIG: testKubeconfig(),
+      CLOUDSCALE_API_TOKEN: options.token.value,
+      CLOUDSCALE_API_URL: apiUrl,
+      CLOUDSCALE_API_TIMEOUT: '3',
+      NO_COLOR: '1',
+      ...(skew === 0
+        ? {}
+        : { LD_PRELOAD: library, FAKETIME: `${skew > 0 ? '+' : ''}${skew}s`, FAKETIME_DONT_FAKE_MONOTONIC: '1' }),
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
+  return { child, done };
+}
+
+const binaryPath = fileURLToPath(new URL('../../../bin/cloudscale-ccm.js', import.meta.url));
 
 async function sleepUnless(ms: number, stop: () => boolean): Promise<boolean> {
   const deadline = Date.now() + ms;

@@ -8,6 +8,13 @@
 //                                   Service not refused by design has its tagged LB and status
 //   no load balancer lost           nothing deleted but the true orphan of this cluster
 //   refused Service unharmed        a Service refused by design keeps its LB and Floating IPs
+//   one writer at a time            the cloud writes of two writers never interleave (by arrival)
+//   no write after a pause past the renew deadline
+//                                   a writer stopped longer than its renew deadline sends no cloud
+//                                   write once continued, above all when another took the Lease
+//
+// Requests are told apart by the API token they carry: every writer of a step has its own, and
+// the simulator's log names it (the harness's own checkpoints and passes use `default`).
 import type { V1Service } from '@kubernetes/client-node';
 import type { LoadBalancer } from '../../../src/core/cloudscale/types.js';
 import type { RequestLogEntry } from '../../../src/sim/index.js';
@@ -25,6 +32,8 @@ export const INVARIANTS = [
   'converged within two passes, then zero writes',
   'no load balancer lost',
   'refused Service unharmed',
+  'one writer at a time',
+  'no write after a pause past the renew deadline',
 ] as const;
 
 export type Invariant = (typeof INVARIANTS)[number];
@@ -71,6 +80,29 @@ export interface RunFacts {
   readonly passes: readonly PassRecord[];
   readonly serverUuids: ReadonlyMap<number, string>;
   readonly deletedServers: ReadonlySet<number>;
+  /** Writers the schedule stopped (SIGSTOP) past their renew deadline and continued. */
+  readonly pauses: readonly PauseRecord[];
+}
+
+/** A writer process stopped past its Lease's renew deadline, then continued. */
+export interface PauseRecord {
+  /** The name of its API token: the simulator's log names its requests so. */
+  readonly token: string;
+  readonly forMs: number;
+  /** The simulator's arrival count when it was stopped and when it was continued. */
+  readonly stoppedAt: number;
+  readonly continuedAt: number;
+  /** Who took the writers' Lease while it was stopped, and the arrival count when that was seen. */
+  readonly holder?: string;
+  readonly atSeq?: number;
+  /** How it ended (outcomeLine), and all it printed. */
+  readonly outcome: string;
+  readonly output: string;
+}
+
+/** The LeaseLostError of a writer that finds itself frozen past its renew deadline, in its output. */
+export function stoppedByFence(output: string): boolean {
+  return /past its renew deadline[^\n]*writes nothing more/.test(output);
 }
 
 const CLUSTER_TAG = 'k8s.cloudscale.ch/cluster';
@@ -99,6 +131,8 @@ export function checkInvariants(facts: RunFacts): Findings {
     ...converged(facts),
     ...noneLost(facts),
     ...refusedUnharmed(facts),
+    ...oneWriterAtATime(facts),
+    ...silentAfterPause(facts),
   ];
   return { violations, notes: [] };
 }
@@ -329,6 +363,57 @@ function refusedUnharmed(facts: RunFacts): Violation[] {
   return violations;
 }
 
+// ---- the Lease -------------------------------------------------------------------------------
+
+/**
+ * Two writers never write at once: for every two writer tokens, their cloud writes do not
+ * interleave by arrival (one writer's last write arrived before the other's first). The
+ * harness's own token (`default`: converging steps, the three passes) runs alone anyway.
+ */
+function oneWriterAtATime(facts: RunFacts): Violation[] {
+  const spans = new Map<string, { first: RequestLogEntry; last: RequestLogEntry }>();
+  for (const entry of facts.log) {
+    if (entry.method === 'GET' || entry.token === undefined || entry.token === 'default') continue;
+    const span = spans.get(entry.token);
+    if (span === undefined) spans.set(entry.token, { first: entry, last: entry });
+    else span.last = entry;
+  }
+  const violations: Violation[] = [];
+  const tokens = [...spans.keys()];
+  for (const [i, a] of tokens.entries()) {
+    for (const b of tokens.slice(i + 1)) {
+      const [x, y] = [spans.get(a)!, spans.get(b)!];
+      if (x.last.seq < y.first.seq || y.last.seq < x.first.seq) continue;
+      const [early, late] = x.first.seq < y.first.seq ? [[a, x], [b, y]] as const : [[b, y], [a, x]] as const;
+      violations.push({
+        invariant: 'one writer at a time',
+        evidence:
+          `writer ${late[0]} wrote ${logLine(facts, late[1].first)} while writer ${early[0]} was still writing ` +
+          `(its last write ${logLine(facts, early[1].last)})`,
+      });
+    }
+  }
+  return violations;
+}
+
+/** A paused writer sends no cloud write after it was continued (every pause is past its renew deadline). */
+function silentAfterPause(facts: RunFacts): Violation[] {
+  return facts.pauses.flatMap((pause): Violation[] => {
+    const late = facts.log.filter((e) => e.token === pause.token && e.method !== 'GET' && e.seq > pause.continuedAt);
+    if (late.length === 0) return [];
+    const takeover =
+      pause.holder === undefined ? 'nobody took the Lease meanwhile' : `${pause.holder} took the Lease while it was stopped`;
+    return [
+      {
+        invariant: 'no write after a pause past the renew deadline',
+        evidence:
+          `writer ${pause.token}, stopped ${pause.forMs} ms (${takeover}), sent ${late.length} cloud write(s) once continued: ` +
+          `${late.slice(0, 4).map((e) => logLine(facts, e)).join('; ')}; it ended: ${pause.outcome}`,
+      },
+    ];
+  });
+}
+
 // ---- helpers ---------------------------------------------------------------------------------
 
 function refusingNames(facts: RunFacts): Set<string> {
@@ -364,5 +449,6 @@ function describeLb(lb: LoadBalancer): string {
 function logLine(facts: RunFacts, entry: RequestLogEntry): string {
   const during = [...facts.marks].reverse().find((m) => m.from < entry.seq)?.label ?? 'setup';
   const fault = entry.fault === undefined ? '' : ` [${entry.fault}]`;
-  return `${entry.method} ${entry.path} → ${entry.status}${fault} (during ${during})`;
+  const by = entry.token === undefined ? '' : ` by ${entry.token}`;
+  return `${entry.method} ${entry.path} → ${entry.status}${fault}${by} (arrival ${entry.seq}, during ${during})`;
 }

@@ -4,8 +4,9 @@
 import { randomUUID } from 'node:crypto';
 import { PatchStrategy, V1MicroTime, setHeaderOptions, type V1Service } from '@kubernetes/client-node';
 import { RUN_LEASE } from '../../../src/commands/run.js';
+import { createCloudscaleClient } from '../../../src/core/cloudscale/client.js';
 import type { FaultConfig, RequestLogEntry } from '../../../src/sim/index.js';
-import { startHarness, type Harness } from '../ccm.js';
+import { startHarness, TEST_TOKEN, type Harness } from '../ccm.js';
 import {
   UNINITIALIZED_TAINT_KEY,
   createLoadBalancerService,
@@ -22,16 +23,19 @@ import {
   jsonDocument,
   outcomeLine,
   runInProcess,
-  startKilledProcess,
+  startProcess,
+  type PauseOutcome,
   writerArgv,
   type CliResult,
   type Features,
 } from './cli.js';
-import { checkInvariants, type PassRecord, type RunFacts, type Violation } from './invariants.js';
+import { checkInvariants, stoppedByFence, type PassRecord, type PauseRecord, type RunFacts, type Violation } from './invariants.js';
 import { foreignSnapshot, kubeWrites, readCloud, readKube, type KubeState } from './observe.js';
 import {
   describeStep,
   generateScenario,
+  PAUSED_LEASE_SECONDS,
+  runsAsProcess,
   type EditSpec,
   type FaultSpec,
   type Scenario,
@@ -63,8 +67,19 @@ export interface RunRecord {
   /** The commands of every step with two writers at once, e.g. `sync-lb ∥ run`. */
   readonly pairs: readonly string[];
   readonly passes: number;
-  /** Leases a killed writer left held, which the harness expired instead of waiting. */
-  readonly leasesExpired: number;
+  /** Leases a killed or paused writer left held, which the harness released instead of waiting. */
+  readonly leasesReleased: number;
+  /** The adversaries on top of the case (scenario.adversaries). */
+  readonly adversaries: readonly string[];
+  /** Writers paused past their renew deadline, and pauses planned that did not land (the process ended first). */
+  readonly pauses: number;
+  readonly pausesMissed: number;
+  /** Pauses during which another writer took the Lease over. */
+  readonly takeoversWhilePaused: number;
+  /** Paused writers that stopped with the LeaseLostError ("past its renew deadline … writes nothing more"). */
+  readonly pausedStoppedByFence: number;
+  /** Writers run with a skewed clock. */
+  readonly skews: number;
   /** Wall time per phase: building the world, the schedule, the three passes, the checks. */
   readonly ms: Readonly<Record<'world' | 'schedule' | 'passes' | 'checks', number>>;
 }
@@ -103,7 +118,13 @@ class Run {
   private killsMissed = 0;
   private processes = 0;
   private passCount = 0;
-  private leasesExpired = 0;
+  private leasesReleased = 0;
+  private writerSteps = 0;
+  private pausesMissed = 0;
+  private skews = 0;
+  private readonly pauses: PauseRecord[] = [];
+  /** The simulator's accepted tokens by name: the harness's own (`default`) and one per writer of a step. */
+  private readonly tokens: Record<string, string> = { default: TEST_TOKEN };
   private readonly oneOff: FaultSpec[] = [];
   private readonly persistent: FaultSpec[] = [];
   private readonly serverUuids = new Map<number, string>();
@@ -158,7 +179,8 @@ class Run {
     // Faults are one-off: whatever the schedule did not use up goes now. A load balancer pinned
     // in `error` stays so (the case is about passes that meet it).
     this.applyFaults(this.persistent);
-    await this.freeAbandonedLease();
+    // No writer runs now: a Lease still held was left by a killed or paused one.
+    await this.releaseLeaseIf(() => true);
     const afterSchedule = await this.checkpoint();
     this.phase('schedule');
     const windows: PassWindow[] = [];
@@ -189,6 +211,7 @@ class Run {
       final: await this.checkpoint(),
       serverUuids: this.serverUuids,
       deletedServers: this.deletedServers,
+      pauses: this.pauses,
     };
     const { violations, notes } = checkInvariants(facts);
     this.phase('checks');
@@ -207,7 +230,13 @@ class Run {
       faultsFired: fired,
       pairs: this.pairs,
       passes: this.passCount,
-      leasesExpired: this.leasesExpired,
+      leasesReleased: this.leasesReleased,
+      adversaries: this.scenario.adversaries,
+      pauses: this.pauses.length,
+      pausesMissed: this.pausesMissed,
+      takeoversWhilePaused: this.pauses.filter((p) => p.holder !== undefined).length,
+      pausedStoppedByFence: this.pauses.filter((p) => stoppedByFence(p.output)).length,
+      skews: this.skews,
       ms: this.phases,
     };
   }
@@ -335,7 +364,17 @@ class Run {
     const lb = await cloud.loadBalancers.get((await annotations(first))[key('loadbalancer-uuid')]!);
     await cloud.deleteByHref(lb.href);
     for (let i = 0; i < 2; i++) await cloud.loadBalancers.create({ name: lb.name, flavor: 'lb-standard', zone: 'rma1', vip_addresses: [] });
-    await cloud.loadBalancers.update(this.foreign.handMade, { name: `${this.prefix}-renamed-by-hand` });
+    // Two writers at once, the first of them as if continued after a pause: each with a token of
+    // its own, renaming the hand-made load balancer in turns.
+    const [one, two] = [this.allowToken('sabotage-writer1'), this.allowToken('sabotage-writer2')].map((token) => ({
+      token,
+      cloud: createCloudscaleClient({ baseUrl: this.sim.url, token: token.value, retry: { baseDelayMs: 5, maxDelayMs: 50 } }),
+    })) as [Writer, Writer];
+    const now = this.sim.admin.arrivals();
+    this.pauses.push({ token: one.token.name, forMs: 0, stoppedAt: now, continuedAt: now, outcome: 'a breach made by the harness', output: '' });
+    for (const [writer, name] of [[one, 'by-hand'], [two, 'by-hand-too'], [one, 'renamed-by-hand']] as const) {
+      await writer.cloud.loadBalancers.update(this.foreign.handMade, { name: `${this.prefix}-${name}` });
+    }
     await deleteNodeForced(serverName(this.prefix, 1));
     await cloud.floatingIps.update(refused.floatingIp!.split('/')[0]!, { server: this.serverUuids.get(2)! });
   }
@@ -380,6 +419,15 @@ class Run {
           break;
         case 'lb-error':
           config.stuckLoadBalancers = { ...config.stuckLoadBalancers, [this.lbNameOf(fault.service)]: 'error' };
+          break;
+        case 'storm-429':
+          config.errorRate.push({
+            pathPattern: '/v1/**',
+            status: 429,
+            rate: fault.rate,
+            count: fault.count,
+            retryAfterSeconds: fault.retryAfterSeconds,
+          });
           break;
       }
     }
@@ -458,77 +506,117 @@ class Run {
 
   private async writers(specs: readonly WriterSpec[]): Promise<string> {
     if (specs.length === 2) this.pairs.push(specs.map((w) => w.command).join(' ∥ '));
-    const victim = specs.find((w) => w.kill !== undefined);
-    const results: Promise<CliResult>[] = [];
-    let started: Promise<void> = Promise.resolve();
-    if (victim !== undefined) {
+    this.writerSteps += 1;
+    const proc = specs.find(runsAsProcess);
+    const inProcess = specs.filter((spec) => spec !== proc);
+    const tokens = new Map(specs.map((spec, i) => [spec, this.allowToken(`step${this.writerSteps}-${spec === proc ? 'process' : `writer${i + 1}`}`)]));
+    const startInProcess = () =>
+      inProcess.map((spec) => runInProcess(writerArgv(spec.command, this.args(spec, 'inProcess')), this.sim.url, { token: tokens.get(spec)!.value }));
+    const startProc = (spec: WriterSpec) => {
       this.processes += 1;
-      const process = startKilledProcess(
-        writerArgv(victim.command, this.args(victim, 'binary')),
-        this.sim,
-        victim.kill!,
-      );
-      started = process.talking;
-      // Time passes for the killed writer's Lease at once: the harness expires it instead of
-      // letting the others wait for it (--wait) or be refused until it runs out.
-      results.push(process.done.then(async (result) => (result.killed ? (await this.expireLease(process.pid), result) : result)));
-    }
-    // The in-process writers start once the process talks to the API: otherwise the process's
-    // start-up (about a second) would put them one after the other instead of at once.
-    await started;
-    for (const spec of specs) {
-      if (spec === victim) continue;
-      results.push(runInProcess(writerArgv(spec.command, this.args(spec, 'inProcess')), this.sim.url));
+      const token = tokens.get(spec)!;
+      const takeover: { holder?: string; atSeq?: number } = {};
+      const started = startProcess(writerArgv(spec.command, this.args(spec, 'binary')), this.sim, {
+        token,
+        ...(spec.kill === undefined ? {} : { kill: spec.kill }),
+        ...(spec.skewSeconds === undefined ? {} : { skewSeconds: spec.skewSeconds }),
+        ...(spec.pause === undefined
+          ? {}
+          : { pause: { ...spec.pause, whilePaused: (over: Promise<void>) => this.watchTakeover(started.pid, over, takeover) } }),
+      });
+      const done = started.done.then(async (result) => {
+        // Time passes for a killed writer's Lease at once: the harness releases it instead of
+        // letting the others wait for it (--wait) or be refused until it runs out.
+        if (result.killed) await this.releaseLeaseIf((holder) => holder.includes(`/${started.pid}-`));
+        if (result.pause !== undefined) {
+          this.pauses.push({ token: token.name, ...result.pause, ...takeover, outcome: outcomeLine(result), output: result.stdout + result.stderr });
+        }
+        return result;
+      });
+      return { started, done };
+    };
+
+    let results: Promise<CliResult & { pause?: PauseOutcome }>[];
+    if (proc === undefined) {
+      results = startInProcess();
+    } else if (proc.startsSecond) {
+      // The others first: the process starts once one of them talks to the API (holds the Lease).
+      const others = startInProcess();
+      const first = new Set(inProcess.map((spec) => tokens.get(spec)!.name));
+      let ended = false;
+      void Promise.all(others).then(() => (ended = true));
+      while (!ended && !this.sim.admin.requests().some((r) => r.token !== undefined && first.has(r.token))) {
+        await new Promise((resolve) => setTimeout(resolve, 2));
+      }
+      results = [startProc(proc).done, ...others];
+    } else {
+      const { started, done } = startProc(proc);
+      // The in-process writers start once the process talks to the API (otherwise the process's
+      // start-up, about a second, would put them one after the other instead of at once), or,
+      // for a pause, once it is stopped holding the Lease.
+      await (proc.pause === undefined ? started.talking : started.paused);
+      results = [done, ...startInProcess()];
     }
     const done = await Promise.all(results);
-    if (victim !== undefined) {
+    if (proc?.kill !== undefined) {
       if (done[0]!.killed) this.kills += 1;
       else this.killsMissed += 1;
     }
-    if (victim !== undefined) await this.freeAbandonedLease();
-    const labels = victim === undefined ? specs : [victim, ...specs.filter((s) => s !== victim)];
-    return labels.map((spec, i) => `${spec.command}: ${outcomeLine(done[i]!)}`).join(', ');
+    if (proc?.pause !== undefined && done[0]!.pause === undefined) this.pausesMissed += 1;
+    if (proc?.skewSeconds !== undefined) this.skews += 1;
+    if (proc !== undefined) await this.releaseLeaseIf(() => true);
+    const labels = proc === undefined ? specs : [proc, ...inProcess];
+    return labels.map((spec, i) => `${spec.command}: ${i === 0 && done[0]!.pause !== undefined ? pausedLine(this.pauses.at(-1)!) : outcomeLine(done[i]!)}`).join(', ');
+  }
+
+  /** A token of its own for one writer, accepted by the simulator from now on with the others. */
+  private allowToken(name: string): { name: string; value: string } {
+    const value = `fault-race-${name}-${randomUUID()}`;
+    this.tokens[name] = value;
+    this.sim.admin.setTokens(this.tokens);
+    return { name, value };
+  }
+
+  /** While a writer is stopped: who else takes the writers' Lease, and at which arrival. */
+  private async watchTakeover(pid: number, over: Promise<void>, seen: { holder?: string; atSeq?: number }): Promise<void> {
+    let done = false;
+    void over.then(() => (done = true));
+    const where = { namespace: RUN_LEASE.namespace, name: RUN_LEASE.name };
+    while (!done && seen.holder === undefined) {
+      const holder = (await ignoreNotFound(testConnection().coordination.readNamespacedLease(where)))?.spec?.holderIdentity ?? '';
+      if (holder !== '' && !holder.includes(`/${pid}-`)) {
+        seen.holder = holder;
+        seen.atSeq = this.sim.admin.arrivals();
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
   }
 
   private args(spec: WriterSpec, mode: 'inProcess' | 'binary') {
-    return {
-      clusterId: this.harness.clusterId,
-      wait: spec.wait,
-      leaseSeconds: spec.kill === undefined ? LEASE_SECONDS : KILLED_LEASE_SECONDS,
-      features: this.env.features[mode],
-    };
-  }
-
-  /** Expires the writers' Lease if process `pid` holds it (its holder identity names the pid). */
-  private async expireLease(pid: number): Promise<void> {
-    await this.expireLeaseIf((holder) => holder.includes(`/${pid}-`));
+    const leaseSeconds = spec.kill !== undefined ? KILLED_LEASE_SECONDS : spec.pause !== undefined ? PAUSED_LEASE_SECONDS : LEASE_SECONDS;
+    return { clusterId: this.harness.clusterId, wait: spec.wait, leaseSeconds, features: this.env.features[mode] };
   }
 
   /**
-   * A Lease still held when no writer runs was left by a killed one. With a short Lease the
-   * passes wait for it (--wait); one of the tool's fixed 60 s (before --lease-seconds) or one
-   * whose holder the harness cannot tell is expired instead.
+   * Releases the writers' Lease (empty holder, as the tool's own release does) when `condition`
+   * holds for its holder. Only when no writer that may hold it runs: after a kill, or after a
+   * step with a process (a killed or paused one leaves it held). Releasing, not back-dating: the
+   * Lease is judged by what a candidate watched, so an edited renewTime would only restart the
+   * watch.
    */
-  private async freeAbandonedLease(): Promise<void> {
-    await this.expireLeaseIf((_, expiresInMs) => expiresInMs > KILLED_LEASE_SECONDS * 1000);
-  }
-
-  private async expireLeaseIf(condition: (holder: string, expiresInMs: number) => boolean): Promise<void> {
+  private async releaseLeaseIf(condition: (holder: string) => boolean): Promise<void> {
     const conn = testConnection();
     const where = { namespace: RUN_LEASE.namespace, name: RUN_LEASE.name };
     const lease = await ignoreNotFound(conn.coordination.readNamespacedLease(where));
     const spec = lease?.spec;
     const holder = spec?.holderIdentity ?? '';
-    if (lease === undefined || spec === undefined || holder === '') return;
-    const seconds = spec.leaseDurationSeconds ?? 0;
-    const renewed = new Date(String(spec.renewTime ?? spec.acquireTime ?? 0)).getTime();
-    if (!condition(holder, renewed + seconds * 1000 - Date.now())) return;
+    if (lease === undefined || spec === undefined || holder === '' || !condition(holder)) return;
     try {
       await conn.coordination.replaceNamespacedLease({
         ...where,
-        body: { ...lease, spec: { ...spec, renewTime: new V1MicroTime(Date.now() - seconds * 1000 - 1000) } },
+        body: { ...lease, spec: { ...spec, holderIdentity: undefined, leaseDurationSeconds: 1, renewTime: new V1MicroTime(Date.now()) } },
       });
-      this.leasesExpired += 1;
+      this.leasesReleased += 1;
     } catch (error) {
       // 409: a writer took the Lease over meanwhile; it is theirs now.
       if (statusOf(error) !== 409) throw error;
@@ -583,6 +671,14 @@ class Run {
     for (const [name, service] of kube.services) this.uids.set(name, service.metadata!.uid!);
     return { cloud, kube };
   }
+}
+
+type Writer = { token: { name: string; value: string }; cloud: ReturnType<typeof createCloudscaleClient> };
+
+/** What a paused writer did, for the run's description. */
+function pausedLine(pause: PauseRecord): string {
+  const takeover = pause.holder === undefined ? 'nobody took the Lease meanwhile' : `${pause.holder} took the Lease meanwhile`;
+  return `stopped ${pause.forMs} ms (${takeover}), then ${pause.outcome}`;
 }
 
 /** A pass before its cloud writes are known: the requests with `from < seq <= to` are its own. */

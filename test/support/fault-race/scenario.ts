@@ -4,8 +4,12 @@
 //
 // Every seed maps to one of the issue's cases (seed mod 12; 0 is a random mix), so consecutive
 // seeds cover all cases evenly, and a failing seed reruns alone with FAULT_RACE_SEED=<seed>
-// FAULT_RACE_RUNS=1. The seed fixes the world and the schedule, not the interleaving of
-// concurrent requests: a race found once may need a few reruns to show again.
+// FAULT_RACE_RUNS=1. On top of its case a run may meet the adversaries of the Lease and of the
+// API's rate limit (see withAdversaries): a 429 storm, a writer paused past its Lease's renew
+// deadline, a writer whose clock is off. They come from a second generator of the same seed, so
+// a seed's case plays as it did before they were added. The seed fixes the world and the
+// schedule, not the interleaving of concurrent requests: a race found once may need a few
+// reruns to show again.
 import { FLOATING_IPS } from '../lb-scenarios.js';
 import { Prng } from './prng.js';
 
@@ -47,7 +51,9 @@ export type FaultSpec =
   | { readonly kind: 'error'; readonly method: string; readonly route: string; readonly status: number; readonly afterApplying: boolean }
   | { readonly kind: 'latency'; readonly ms: number }
   /** Persistent: the Service's load balancer shows status `error` until the run ends. */
-  | { readonly kind: 'lb-error'; readonly service: string };
+  | { readonly kind: 'lb-error'; readonly service: string }
+  /** A share of every API request answered 429 with Retry-After, until `count` of them were. */
+  | { readonly kind: 'storm-429'; readonly rate: number; readonly count: number; readonly retryAfterSeconds: number };
 
 export type EditSpec =
   | { readonly kind: 'not-ready'; readonly server: number }
@@ -62,12 +68,36 @@ export type KillSpec =
   | { readonly after: 'request'; readonly method: string; readonly route: string; readonly count: number }
   | { readonly after: 'ms'; readonly ms: number };
 
+export interface PauseSpec {
+  /** When to SIGSTOP it (as for a kill). */
+  readonly at: KillSpec;
+  /** How long it stays stopped before SIGCONT: always past its renew deadline. */
+  readonly forMs: number;
+}
+
 export interface WriterSpec {
   readonly command: WriterCommand;
   /** --wait: wait for another writer's Lease instead of exiting. */
   readonly wait: boolean;
   /** Run as a process of the built CLI and SIGKILL it at this moment. */
   readonly kill?: KillSpec;
+  /**
+   * Run as a process with a Lease of PAUSED_LEASE_SECONDS, SIGSTOP it at `at` and SIGCONT it
+   * `forMs` later; the step's other writers start once it is stopped (they find its Lease held).
+   */
+  readonly pause?: PauseSpec;
+  /** Run as a process whose wall clock is this many seconds off (libfaketime). */
+  readonly skewSeconds?: number;
+  /** A process started only once the step's other writer talks to the API (it finds the Lease held). */
+  readonly startsSecond?: true;
+}
+
+/** Lease of a paused writer: renew deadline 3 s, a candidate takes over after watching it 6 s. */
+export const PAUSED_LEASE_SECONDS = 6;
+
+/** Whether a writer runs as a process of the built CLI (else through runCli in this process). */
+export function runsAsProcess(writer: WriterSpec): boolean {
+  return writer.kill !== undefined || writer.pause !== undefined || writer.skewSeconds !== undefined;
 }
 
 export type Step =
@@ -89,7 +119,11 @@ export interface Scenario {
   readonly caseId: number;
   readonly world: WorldSpec;
   readonly steps: readonly Step[];
+  /** The adversaries added to the case: '429 storm', 'pause', 'clock skew' (see withAdversaries). */
+  readonly adversaries: readonly Adversary[];
 }
+
+export type Adversary = '429 storm' | 'pause' | 'clock skew';
 
 export const CASES: Readonly<Record<number, string>> = {
   0: 'random mix',
@@ -165,7 +199,59 @@ export function generateScenario(seed: number): Scenario {
   const world = baseWorld(rng);
   const build = CASE_BUILDERS[caseId]!;
   const { world: cased, steps } = build(rng, world);
-  return { seed, caseId, world: cased, steps: aimKills(rng, steps) };
+  return withAdversaries(new Prng(seed ^ ADVERSARY_SALT), { seed, caseId, world: cased, steps: aimKills(rng, steps), adversaries: [] });
+}
+
+const ADVERSARY_SALT = 0x5bd1e995;
+
+/**
+ * The adversaries of issue 17, each on its own share of the runs:
+ *
+ * - a 429 storm (20 %): before the case's last writers, a share (20–50 %) of all API requests
+ *   is answered 429 with `Retry-After: 1` until 10–40 of them were;
+ * - a pause (12 %): a Service is added, and a `sync-lb` or `run` process with a 6 s Lease is
+ *   SIGSTOPped right after its first create (load balancer or pool), for 4.5 s (past its renew
+ *   deadline of 3 s) or 9 s (long enough for the other writer, started with --wait meanwhile,
+ *   to take the Lease over), then SIGCONTed: it must write nothing more;
+ * - a skewed clock (15 %): a Service is added, and a `sync-lb` or `run` process whose wall clock
+ *   is 70 s or 45 s ahead runs next to an in-process writer, started first or second: they must
+ *   never hold the Lease at once. (Not behind: the test cluster's certificates are minutes old,
+ *   and a clock that puts them in the future fails the TLS handshake before any Lease logic.)
+ */
+function withAdversaries(rng: Prng, scenario: Scenario): Scenario {
+  let { world, steps } = scenario;
+  const adversaries: Adversary[] = [];
+  if (rng.chance(0.2)) {
+    adversaries.push('429 storm');
+    const fault: FaultSpec = { kind: 'storm-429', rate: rng.pick([0.2, 0.3, 0.5]), count: rng.pick([10, 20, 40]), retryAfterSeconds: 1 };
+    const last = steps.map((step) => step.kind).lastIndexOf('writers');
+    steps = [...steps.slice(0, last), { kind: 'fault', fault }, ...steps.slice(last)];
+  }
+  const lease = rng.next();
+  if (lease < 0.27) {
+    const added = withService(world, { ports: 1, local: false, addedLater: true, refusal: null });
+    world = added.world;
+    const edit: Step = { kind: 'edit', edit: { kind: 'add-service', service: added.key } };
+    const process = rng.pick(['sync-lb', 'run'] as const);
+    const other: WriterSpec = { command: rng.pick(['sync-lb', 'run', 'cleanup'] as const), wait: true };
+    if (lease < 0.12) {
+      adversaries.push('pause');
+      const route = rng.pick(['/v1/load-balancers', '/v1/load-balancers/pools']);
+      const pause: PauseSpec = { at: { after: 'request', method: 'POST', route, count: 1 }, forMs: rng.pick([4500, 9000]) };
+      steps = [...steps, edit, { kind: 'writers', writers: [{ command: process, wait: false, pause }, other] }];
+    } else {
+      adversaries.push('clock skew');
+      const skewed: WriterSpec = {
+        command: process,
+        wait: rng.chance(0.5),
+        skewSeconds: rng.pick([70, 45]),
+        ...(rng.chance(0.5) ? { startsSecond: true as const } : {}),
+      };
+      const beside: WriterSpec = { command: rng.pick(['sync-lb', 'run'] as const), wait: rng.chance(0.5) };
+      steps = [...steps, edit, { kind: 'writers', writers: [skewed, beside] }];
+    }
+  }
+  return { ...scenario, world, steps, adversaries };
 }
 
 /**
@@ -212,6 +298,7 @@ export function sabotageScenario(seed: number): Scenario {
     caseId: 0,
     world,
     steps: [{ kind: 'converge' }, { kind: 'edit', edit: { kind: 'add-service', service: 's3' } }, { kind: 'sabotage' }],
+    adversaries: [],
   };
 }
 
@@ -494,13 +581,21 @@ export function describeFault(fault: FaultSpec): string {
       return `latency ${fault.ms} ms`;
     case 'lb-error':
       return `load balancer of ${fault.service} in status error`;
+    case 'storm-429':
+      return `429 storm: ${Math.round(fault.rate * 100)} % of requests answered 429 (Retry-After ${fault.retryAfterSeconds} s) until ${fault.count} were`;
     default:
       return fault.kind;
   }
 }
 
 function describeWriter(w: WriterSpec): string {
-  const flags = [w.wait ? '--wait' : '', w.kill === undefined ? '' : `SIGKILL ${describeKill(w.kill)}`].filter((f) => f !== '');
+  const flags = [
+    w.wait ? '--wait' : '',
+    w.kill === undefined ? '' : `SIGKILL ${describeKill(w.kill)}`,
+    w.pause === undefined ? '' : `--lease-seconds ${PAUSED_LEASE_SECONDS}, SIGSTOP ${describeKill(w.pause.at)} for ${w.pause.forMs} ms`,
+    w.skewSeconds === undefined ? '' : `clock ${w.skewSeconds > 0 ? '+' : ''}${w.skewSeconds} s`,
+    w.startsSecond ? 'started second' : '',
+  ].filter((f) => f !== '');
   return flags.length === 0 ? w.command : `${w.command}(${flags.join(', ')})`;
 }
 
@@ -510,5 +605,6 @@ function describeKill(kill: KillSpec): string {
 
 export function describeScenario(scenario: Scenario): string {
   const steps = scenario.steps.map((step, i) => `${i + 1}) ${describeStep(step)}`).join('; ');
-  return `seed ${scenario.seed}, case ${scenario.caseId} (${CASES[scenario.caseId]}); world: ${describeWorld(scenario.world)}; steps: ${steps}`;
+  const adversaries = scenario.adversaries.length === 0 ? '' : ` + ${scenario.adversaries.join(', ')}`;
+  return `seed ${scenario.seed}, case ${scenario.caseId} (${CASES[scenario.caseId]})${adversaries}; world: ${describeWorld(scenario.world)}; steps: ${steps}`;
 }

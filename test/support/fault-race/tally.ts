@@ -42,7 +42,13 @@ export class Tally {
       faultsFired: merge((r) => r.faultsFired),
       concurrentPairs: count(this.records.flatMap((r) => r.pairs)),
       passes: sum((r) => r.passes),
-      leasesExpired: sum((r) => r.leasesExpired),
+      leasesReleased: sum((r) => r.leasesReleased),
+      runsByAdversary: count(this.records.flatMap((r) => r.adversaries)),
+      pauses: sum((r) => r.pauses),
+      pausesMissed: sum((r) => r.pausesMissed),
+      takeoversWhilePaused: sum((r) => r.takeoversWhilePaused),
+      pausedStoppedByFence: sum((r) => r.pausedStoppedByFence),
+      skews: sum((r) => r.skews),
       runsWithViolations: this.records.filter((r) => r.violations.length > 0).length,
       runsWithNotes: this.records.filter((r) => r.notes.length > 0).map((r) => r.seed),
       violatingSeedsByInvariant: violations,
@@ -70,7 +76,11 @@ export class Tally {
       `${t.kills} kills of ${t.processes} CLI processes (${t.killsMissed} ended before their kill); ` +
       `faults injected: ${list(t.faultsInjected)}; faulted requests: ${list(t.faultsFired)}; ` +
       `${pairs} concurrent pairs (${list(t.concurrentPairs)}); ${t.passes} passes; ` +
-      `${t.leasesExpired} abandoned Leases expired by the harness; ` +
+      `${t.leasesReleased} abandoned Leases released by the harness; ` +
+      `adversaries: ${list(t.runsByAdversary)}; ` +
+      `${t.pauses} writers paused past their renew deadline (${t.pausesMissed} ended first; ` +
+      `${t.takeoversWhilePaused} Leases taken over meanwhile; ${t.pausedStoppedByFence} stopped with the LeaseLostError); ` +
+      `${t.skews} writers with a skewed clock; ${t.faultsFired.rateLimit ?? 0} requests answered 429; ` +
       `runs with violations: ${t.runsWithViolations}${failed === '' ? '' : ` (${failed})`}; ` +
       `runs with a transient duplicate: ${t.runsWithNotes.length}; ` +
       `wall time ${t.wallSeconds} s (${list(t.secondsByPhase)} s; the rest is teardown)`
