@@ -138,6 +138,7 @@ function buildProgram(
     .addOption(new Option('--wait-timeout <seconds>', 'give up waiting for a load balancer after this long').argParser(positiveInt('--wait-timeout')).default(600))
     .addOption(new Option('--settle-seconds <s>', 'pause between deleting and re-creating similar objects (the API needs ~5 s)').argParser(nonNegativeNumber('--settle-seconds')).default(5))
     .addOption(new Option('--poll-seconds <s>', 'interval between reads of a load balancer that is "changing"').argParser(nonNegativeNumber('--poll-seconds')).default(2))
+    .addOption(drainSecondsOption())
     .option('--dry-run', 'plan only, write nothing (same as plan)', false)
     .addOption(waitOption())
     .addOption(leaseSecondsOption())
@@ -149,6 +150,7 @@ function buildProgram(
           waitTimeout: number;
           settleSeconds: number;
           pollSeconds: number;
+          drainSeconds: number;
           dryRun: boolean;
           wait: boolean;
           leaseSeconds?: number;
@@ -156,7 +158,7 @@ function buildProgram(
         if (o.dryRun) {
           // The same output and exit code as `plan`: 1 when it shows problems.
           const { planCommand } = await import('./commands/plan.js');
-          return (await planCommand(command.args, { namespace: o.namespace, detailedExitcode: false }, ctx)).exitCode;
+          return (await planCommand(command.args, { namespace: o.namespace, detailedExitcode: false, drainSeconds: o.drainSeconds }, ctx)).exitCode;
         }
         const { syncLbCommand } = await import('./commands/sync-lb.js');
         await syncLbCommand(command.args, o, ctx);
@@ -170,10 +172,11 @@ function buildProgram(
     .option('-n, --namespace <ns>', 'namespace of the named Services and of -f manifests without one', 'default')
     .option('-f, --filename <file>', 'plan a proposed Service manifest (YAML/JSON, several documents allowed; - for stdin)')
     .option('--detailed-exitcode', 'exit 0 when nothing would change, 2 when changes are pending, 1 on error', false)
+    .addOption(drainSecondsOption())
     .action(
       run(async (command, ctx) => {
         const { planCommand } = await import('./commands/plan.js');
-        const o = command.opts<{ namespace: string; filename?: string; detailedExitcode: boolean }>();
+        const o = command.opts<{ namespace: string; filename?: string; detailedExitcode: boolean; drainSeconds: number }>();
         const result = await planCommand(command.args, o, ctx);
         return result.exitCode;
       }),
@@ -205,6 +208,7 @@ function buildProgram(
     .addOption(new Option('--wait-timeout <seconds>', 'give up waiting for a load balancer after this long').argParser(positiveInt('--wait-timeout')).default(600))
     .addOption(new Option('--settle-seconds <s>', 'pause between deleting and re-creating similar objects (the API needs ~5 s)').argParser(nonNegativeNumber('--settle-seconds')).default(5))
     .addOption(new Option('--poll-seconds <s>', 'interval between reads of a load balancer that is "changing"').argParser(nonNegativeNumber('--poll-seconds')).default(2))
+    .addOption(drainSecondsOption())
     .action(
       run(async (command, ctx) => {
         const { runCommand } = await import('./commands/run.js');
@@ -218,6 +222,7 @@ function buildProgram(
             waitTimeout: number;
             settleSeconds: number;
             pollSeconds: number;
+            drainSeconds: number;
           }>(),
           ctx,
         );
@@ -327,6 +332,15 @@ function globalsOf(command: Command, io: CliIo): GlobalOptions {
 // The options of every command that writes: it holds the writers' Lease for its pass.
 function waitOption(): Option {
   return new Option('--wait', 'wait for another pass holding the Lease to finish (or to be confirmed dead) instead of exiting');
+}
+
+function drainSecondsOption(): Option {
+  return new Option(
+    '--drain-seconds <s>',
+    'a member whose node leaves a pool is disabled (no new connections) and deleted by a later pass after this long; 0 deletes it at once',
+  )
+    .argParser(nonNegativeNumber('--drain-seconds'))
+    .default(60);
 }
 
 function leaseSecondsOption(): Option {

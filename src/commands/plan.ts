@@ -5,6 +5,7 @@ import type { V1Service } from '@kubernetes/client-node';
 import { stringify as toYaml } from 'yaml';
 import { readLbPassSnapshot, type ServiceSelection } from '../core/apply/snapshot.js';
 import { planLbPass } from '../core/apply/lb-pass.js';
+import { DEFAULT_DRAIN_SECONDS } from '../core/lb/strategies.js';
 import { planNodePass } from '../core/apply/node-pass.js';
 import { dryRunService } from '../core/kube/dry-run.js';
 import { LB_ANNOTATIONS } from '../core/lb/annotations.js';
@@ -19,6 +20,8 @@ export interface PlanOptions {
   filename?: string;
   detailedExitcode: boolean;
   maxNodeDeletions?: number;
+  /** As sync-lb's: how long a member leaving its pool is drained before it is deleted. */
+  drainSeconds?: number;
 }
 
 export async function planCommand(
@@ -96,7 +99,10 @@ async function planWithLookups(
         )
       : Promise.resolve(null),
   ]);
-  const planned = planLbPass(snapshot, selection, proposed);
+  const planned = planLbPass(snapshot, selection, proposed, {
+    seconds: options.drainSeconds ?? DEFAULT_DRAIN_SECONDS,
+    nowMs: Date.now(),
+  });
   const missing = names.filter(
     (name) => !snapshot.services.some((s) => s.metadata?.namespace === name.namespace && s.metadata?.name === name.name),
   );

@@ -21,6 +21,7 @@ export interface RunOptions {
   waitTimeout: number;
   settleSeconds?: number;
   pollSeconds?: number;
+  drainSeconds?: number;
   /** Lease duration; renewed every sixth of it while the pass runs (see WriterOptions). */
   leaseSeconds?: number;
 }
@@ -79,6 +80,7 @@ export async function runCommand(options: RunOptions, ctx: CommandContext): Prom
             waitTimeout: options.waitTimeout,
             dryRun: false,
             ...(options.settleSeconds === undefined ? {} : { settleSeconds: options.settleSeconds }),
+            ...(options.drainSeconds === undefined ? {} : { drainSeconds: options.drainSeconds }),
             ...(options.pollSeconds === undefined ? {} : { pollSeconds: options.pollSeconds }),
           },
           stepCtx,

@@ -3,6 +3,7 @@
 // line (or a JSON document) per Service. Fails the pass if any Service failed.
 import { stringify as toYaml } from 'yaml';
 import { planLbPass, reconcileLoadBalancers, type ServiceOutcome } from '../core/apply/lb-pass.js';
+import { DEFAULT_DRAIN_SECONDS } from '../core/lb/strategies.js';
 import { readLbPassSnapshot, type ServiceSelection } from '../core/apply/snapshot.js';
 import { budgetLine, summarise, type RequestSummary } from '../core/cloudscale/request-counter.js';
 import { CcmError, InternalError, PartialFailureError, errorMessage } from '../core/errors.js';
@@ -24,6 +25,8 @@ export interface SyncLbOptions {
   settleSeconds?: number;
   /** Seconds between reads of a `changing` load balancer. */
   pollSeconds?: number;
+  /** Seconds a member leaving its pool is drained (disabled) before it is deleted; 0: deleted at once. */
+  drainSeconds?: number;
   dryRun: boolean;
   /** Wait for another writer's pass instead of exiting (see writer.ts). */
   wait?: boolean;
@@ -84,7 +87,8 @@ async function syncLbPass(names: readonly ServiceName[], options: SyncLbOptions,
       ? null
       : { message: sharedClusterIdWarning(sharing.length, { clusterId, kubeSystemUid }), loadBalancers: sharing.map((lb) => lb.uuid) };
   if (sharedClusterId !== null) ctx.stderr.write(`warning: ${escapeUnprintable(sharedClusterId.message)}\n`);
-  const first = { snapshot, planned: planLbPass(snapshot, selection) };
+  const drain = { seconds: options.drainSeconds ?? DEFAULT_DRAIN_SECONDS, nowMs: Date.now() };
+  const first = { snapshot, planned: planLbPass(snapshot, selection, [], drain) };
   // A named Service that does not exist is an error (a typo must not pass silently, as in plan).
   const missing = names.filter(
     (name) => !snapshot.services.some((s) => s.metadata?.namespace === name.namespace && s.metadata?.name === name.name),
@@ -104,6 +108,7 @@ async function syncLbPass(names: readonly ServiceName[], options: SyncLbOptions,
       waitTimeoutMs: options.waitTimeout * 1000,
       pollIntervalMs: (options.pollSeconds ?? 2) * 1000,
       settleMs: (options.settleSeconds ?? 5) * 1000,
+      drain,
       signal: ctx.signal,
       onProgress: (service, event) => reporter.onProgress(service, event),
       onServiceDone: (outcome) =>

@@ -120,7 +120,7 @@ describe('events', () => {
     );
     expect(result.event).toBeUndefined();
     expect(result.error).toBeInstanceOf(KubeApiError);
-    expect(result.error?.status).toBe(404);
+    expect((result.error as KubeApiError).status).toBe(404);
   });
 });
 
@@ -187,6 +187,6 @@ describe('a user without rights', () => {
       { kind: 'Node', name: 'any' },
       { type: 'Normal', reason: 'Test', message: 'refused' },
     );
-    expect(event.error?.status).toBe(403);
+    expect((event.error as KubeApiError).status).toBe(403);
   });
 });

@@ -19,7 +19,7 @@ import { RefusedError } from '../../src/core/errors.js';
 import { isPlannedRef, LB_REF, type ObjectRef, type PlannedAction } from '../../src/core/lb/actions.js';
 import { assembleActualLoadBalancer, findLoadBalancer, type UuidLookup } from '../../src/core/lb/actual.js';
 import { ingressFromVips } from '../../src/core/lb/desired.js';
-import { LB_FINALIZER, planService, type ServicePlan } from '../../src/core/lb/planner.js';
+import { LB_FINALIZER, planService, type DrainPolicy, type ServicePlan } from '../../src/core/lb/planner.js';
 
 export const P = 'k8s.cloudscale.ch/';
 export const CLUSTER = 'cluster-1';
@@ -90,6 +90,8 @@ export class World {
   kubeSystemUid: string | undefined = undefined;
   /** Reads by UUID of load balancers missing from the list (the pass makes them; see snapshot.ts). */
   uuidLookups = new Map<string, UuidLookup>();
+  /** How members leave; unset: deleted at once, as the Go CCM does. */
+  drain: DrainPolicy | undefined = undefined;
   private seq = 0;
 
   constructor(public service: V1Service) {}
@@ -130,6 +132,7 @@ export class World {
       kubeSystemUid: this.kubeSystemUid,
       apiServerMinor: this.apiServerMinor,
       uuidLookups: this.uuidLookups,
+      ...(this.drain === undefined ? {} : { drain: this.drain }),
     });
   }
 
@@ -238,6 +241,12 @@ export class World {
         }
         case 'delete-member':
           this.members[a.pool.uuid] = this.members[a.pool.uuid]!.filter((m) => m.uuid !== a.member.uuid);
+          break;
+        case 'update-member':
+          Object.assign(this.members[a.pool.uuid]!.find((m) => m.uuid === a.member.uuid)!, a.patch);
+          break;
+        case 'await-members':
+          // Members of this world are up as soon as they exist.
           break;
         case 'create-listener': {
           const uuid = this.uuid();

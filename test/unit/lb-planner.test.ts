@@ -228,55 +228,68 @@ describe('changes on a converged Service: planned actions and their impact', () 
       'update update-monitor health monitor of pool tcp/http [minimal]',
       'update update-monitor health monitor of pool tcp/http [minimal]',
     ]],
-    ['monitor type → monitor recreated', (w) => w.annotate({ 'loadbalancer-health-monitor-type': 'http' }), [
-      'delete delete-monitor health monitor of pool tcp/http [monitor-recreation]',
-      'create create-monitor health monitor of pool tcp/http [monitor-recreation]',
+    ['monitor type → pool swapped for one with the new monitor', (w) => w.annotate({ 'loadbalancer-health-monitor-type': 'http' }), [
+      'create create-pool pool tcp/http [none]',
+      'create create-member member 10.0.0.1:30080 of pool tcp/http [none]',
+      'create create-member member 10.0.0.2:30080 of pool tcp/http [none]',
+      'create create-monitor health monitor of pool tcp/http [none]',
+      'wait await-members 2 members of pool tcp/http healthy [none]',
+      'delete delete-listener listener tcp/80 [pool-swap]',
+      'create create-listener listener tcp/80 [pool-swap]',
+      'delete delete-monitor health monitor of pool tcp/http [none]',
+      'delete delete-member member 10.0.0.1:30080 of pool tcp/http [none]',
+      'delete delete-member member 10.0.0.2:30080 of pool tcp/http [none]',
+      'delete delete-pool pool tcp/http [none]',
     ]],
-    ['pool algorithm → pool recreated with its children', (w) => w.annotate({ 'loadbalancer-pool-algorithm': 'source_ip' }), [
-      'delete delete-listener listener tcp/80 [pool-recreation]',
-      'delete delete-monitor health monitor of pool tcp/http [pool-recreation]',
-      'delete delete-member member 10.0.0.1:30080 of pool tcp/http [pool-recreation]',
-      'delete delete-member member 10.0.0.2:30080 of pool tcp/http [pool-recreation]',
-      'delete delete-pool pool tcp/http [pool-recreation]',
-      'create create-pool pool tcp/http [pool-recreation]',
-      'create create-member member 10.0.0.1:30080 of pool tcp/http [pool-recreation]',
-      'create create-member member 10.0.0.2:30080 of pool tcp/http [pool-recreation]',
-      'create create-listener listener tcp/80 [pool-recreation]',
-      'create create-monitor health monitor of pool tcp/http [pool-recreation]',
+    ['pool algorithm → successor pool built and awaited, then the listener moves', (w) => w.annotate({ 'loadbalancer-pool-algorithm': 'source_ip' }), [
+      'create create-pool pool tcp/http [none]',
+      'create create-member member 10.0.0.1:30080 of pool tcp/http [none]',
+      'create create-member member 10.0.0.2:30080 of pool tcp/http [none]',
+      'create create-monitor health monitor of pool tcp/http [none]',
+      'wait await-members 2 members of pool tcp/http healthy [none]',
+      'delete delete-listener listener tcp/80 [pool-swap]',
+      'create create-listener listener tcp/80 [pool-swap]',
+      'delete delete-monitor health monitor of pool tcp/http [none]',
+      'delete delete-member member 10.0.0.1:30080 of pool tcp/http [none]',
+      'delete delete-member member 10.0.0.2:30080 of pool tcp/http [none]',
+      'delete delete-pool pool tcp/http [none]',
     ]],
-    ['pool protocol → pool recreated', (w) => w.annotate({ 'loadbalancer-pool-protocol': 'proxy' }), [
-      'delete delete-listener listener tcp/80 [pool-recreation]',
-      'delete delete-monitor health monitor of pool tcp/http [pool-recreation]',
-      'delete delete-member member 10.0.0.1:30080 of pool tcp/http [pool-recreation]',
-      'delete delete-member member 10.0.0.2:30080 of pool tcp/http [pool-recreation]',
-      'delete delete-pool pool tcp/http [pool-recreation]',
-      'create create-pool pool tcp/http [pool-recreation]',
-      'create create-member member 10.0.0.1:30080 of pool tcp/http [pool-recreation]',
-      'create create-member member 10.0.0.2:30080 of pool tcp/http [pool-recreation]',
-      'create create-listener listener tcp/80 [pool-recreation]',
-      'create create-monitor health monitor of pool tcp/http [pool-recreation]',
+    ['pool protocol → pool swapped', (w) => w.annotate({ 'loadbalancer-pool-protocol': 'proxy' }), [
+      'create create-pool pool tcp/http [none]',
+      'create create-member member 10.0.0.1:30080 of pool tcp/http [none]',
+      'create create-member member 10.0.0.2:30080 of pool tcp/http [none]',
+      'create create-monitor health monitor of pool tcp/http [none]',
+      'wait await-members 2 members of pool tcp/http healthy [none]',
+      'delete delete-listener listener tcp/80 [pool-swap]',
+      'create create-listener listener tcp/80 [pool-swap]',
+      'delete delete-monitor health monitor of pool tcp/http [none]',
+      'delete delete-member member 10.0.0.1:30080 of pool tcp/http [none]',
+      'delete delete-member member 10.0.0.2:30080 of pool tcp/http [none]',
+      'delete delete-pool pool tcp/http [none]',
     ]],
-    ['port number keeping the name → only the listener is recreated', (w) => (w.service.spec!.ports![0]!.port = 8080), [
-      'delete delete-listener listener tcp/80 [listener-recreation]',
-      'create create-listener listener tcp/8080 [listener-recreation]',
+    ['port number keeping the name → the listener moves in place', (w) => (w.service.spec!.ports![0]!.port = 8080), [
+      'update update-listener listener tcp/80 [minimal]',
+      'update update-listener listener tcp/80 [none]',
     ]],
-    ['port name → pool recreated', (w) => (w.service.spec!.ports![0]!.name = 'web'), [
-      'delete delete-listener listener tcp/80 [pool-recreation]',
-      'delete delete-monitor health monitor of pool tcp/http [pool-recreation]',
-      'delete delete-member member 10.0.0.1:30080 of pool tcp/http [pool-recreation]',
-      'delete delete-member member 10.0.0.2:30080 of pool tcp/http [pool-recreation]',
-      'delete delete-pool pool tcp/http [pool-recreation]',
-      'create create-pool pool tcp/web [pool-recreation]',
-      'create create-member member 10.0.0.1:30080 of pool tcp/web [pool-recreation]',
-      'create create-member member 10.0.0.2:30080 of pool tcp/web [pool-recreation]',
-      'create create-listener listener tcp/80 [pool-recreation]',
-      'create create-monitor health monitor of pool tcp/web [pool-recreation]',
+    ['port name → pool swapped', (w) => (w.service.spec!.ports![0]!.name = 'web'), [
+      'create create-pool pool tcp/web [none]',
+      'create create-member member 10.0.0.1:30080 of pool tcp/web [none]',
+      'create create-member member 10.0.0.2:30080 of pool tcp/web [none]',
+      'create create-monitor health monitor of pool tcp/web [none]',
+      'wait await-members 2 members of pool tcp/web healthy [none]',
+      'delete delete-listener listener tcp/80 [pool-swap]',
+      'create create-listener listener tcp/80 [pool-swap]',
+      'delete delete-monitor health monitor of pool tcp/http [none]',
+      'delete delete-member member 10.0.0.1:30080 of pool tcp/http [none]',
+      'delete delete-member member 10.0.0.2:30080 of pool tcp/http [none]',
+      'delete delete-pool pool tcp/http [none]',
     ]],
-    ['nodePort → members recreated', (w) => (w.service.spec!.ports![0]!.nodePort = 30081), [
-      'delete delete-member member 10.0.0.1:30080 of pool tcp/http [member-recreation]',
-      'delete delete-member member 10.0.0.2:30080 of pool tcp/http [member-recreation]',
-      'create create-member member 10.0.0.1:30081 of pool tcp/http [member-recreation]',
-      'create create-member member 10.0.0.2:30081 of pool tcp/http [member-recreation]',
+    ['nodePort → new members added and awaited before the old ones go', (w) => (w.service.spec!.ports![0]!.nodePort = 30081), [
+      'create create-member member 10.0.0.1:30081 of pool tcp/http [member-rotation]',
+      'create create-member member 10.0.0.2:30081 of pool tcp/http [member-rotation]',
+      'wait await-members 2 members of pool tcp/http healthy [member-rotation]',
+      'delete delete-member member 10.0.0.1:30080 of pool tcp/http [member-rotation]',
+      'delete delete-member member 10.0.0.2:30080 of pool tcp/http [member-rotation]',
     ]],
     ['a port added → its pool is new, nothing else changes', (w) => w.service.spec!.ports!.push({ name: 'https', port: 443, nodePort: 30443 }), [
       'create create-pool pool tcp/https [none]',
@@ -304,13 +317,18 @@ describe('changes on a converged Service: planned actions and their impact', () 
       'delete delete-member member 10.0.0.1:30080 of pool tcp/http [no-members]',
       'delete delete-member member 10.0.0.2:30080 of pool tcp/http [no-members]',
     ]],
-    ['ETP Cluster → Local: members and monitor recreated', (w) => Object.assign(w.service.spec!, { externalTrafficPolicy: 'Local', healthCheckNodePort: 31999 }), [
-      'delete delete-member member 10.0.0.1:30080 of pool tcp/http [member-recreation]',
-      'delete delete-member member 10.0.0.2:30080 of pool tcp/http [member-recreation]',
-      'create create-member member 10.0.0.1:30080 of pool tcp/http [member-recreation]',
-      'create create-member member 10.0.0.2:30080 of pool tcp/http [member-recreation]',
-      'delete delete-monitor health monitor of pool tcp/http [monitor-recreation]',
-      'create create-monitor health monitor of pool tcp/http [monitor-recreation]',
+    ['ETP Cluster → Local: pool swapped (members keep address and port, the monitor changes type)', (w) => Object.assign(w.service.spec!, { externalTrafficPolicy: 'Local', healthCheckNodePort: 31999 }), [
+      'create create-pool pool tcp/http [none]',
+      'create create-member member 10.0.0.1:30080 of pool tcp/http [none]',
+      'create create-member member 10.0.0.2:30080 of pool tcp/http [none]',
+      'create create-monitor health monitor of pool tcp/http [none]',
+      'wait await-members 2 members of pool tcp/http healthy [none]',
+      'delete delete-listener listener tcp/80 [pool-swap]',
+      'create create-listener listener tcp/80 [pool-swap]',
+      'delete delete-monitor health monitor of pool tcp/http [none]',
+      'delete delete-member member 10.0.0.1:30080 of pool tcp/http [none]',
+      'delete delete-member member 10.0.0.2:30080 of pool tcp/http [none]',
+      'delete delete-pool pool tcp/http [none]',
     ]],
     ['ip-mode → status only', (w) => w.annotate({ 'loadbalancer-ip-mode': 'VIP' }), ['kube write-status service shop/web status [none]']],
     ['force-hostname → status only', (w) => w.annotate({ 'loadbalancer-force-hostname': 'lb.example.com' }), ['kube write-status service shop/web status [none]']],
@@ -329,23 +347,30 @@ describe('changes on a converged Service: planned actions and their impact', () 
   test('reasons name what differs, old → new', () => {
     world.annotate({ 'loadbalancer-pool-algorithm': 'source_ip', 'loadbalancer-listener-allowed-cidrs': '["10.0.0.0/8"]' });
     const plan = world.plan();
-    expect(plan.actions.find((a) => a.kind === 'delete-pool')!.reason).toEqual({
-      text: 'the pool algorithm cannot change in place: pool tcp/http is recreated',
+    expect(plan.actions.find((a) => a.kind === 'delete-listener')!.reason).toEqual({
+      text: 'the pool algorithm cannot change in place: pool tcp/http is replaced',
       field: `${P}loadbalancer-pool-algorithm`,
       from: 'round_robin',
       to: 'source_ip',
     });
-    // The listener is recreated with the new CIDRs; no separate update.
+    expect(plan.actions.find((a) => a.kind === 'create-pool')!.reason.text).toBe(
+      'the pool algorithm cannot change in place: pool tcp/http is replaced: a successor pool is built beside it',
+    );
+    // The listener moves to the successor with the new CIDRs; no separate update.
     expect(plan.actions.find((a) => a.kind === 'create-listener')).toMatchObject({ body: { allowed_cidrs: ['10.0.0.0/8'] } });
     expect(plan.actions.filter((a) => a.kind === 'update-listener')).toEqual([]);
 
     const fresh = converged();
     fresh.service.spec!.ports![0]!.port = 8080;
-    expect(fresh.plan().actions.find((a) => a.kind === 'create-listener')!.reason).toEqual({
-      text: 'the Service port changed, the pool tcp/http is kept',
-      field: 'spec.ports[http].port',
-      from: '80',
-      to: '8080',
+    expect(fresh.plan().actions[0]).toMatchObject({
+      kind: 'update-listener',
+      patch: { protocol_port: 8080 },
+      reason: {
+        text: 'the Service port changed: the listener of pool tcp/http moves to the new port in place',
+        field: 'spec.ports[http].port',
+        from: '80',
+        to: '8080',
+      },
     });
     const cidrs = converged();
     cidrs.annotate({ 'loadbalancer-listener-allowed-cidrs': '["10.0.0.0/8","192.0.2.0/24"]' });
@@ -404,19 +429,22 @@ describe('changes on a converged Service: planned actions and their impact', () 
   test('ETP switch reasons and downtime', () => {
     Object.assign(world.service.spec!, { externalTrafficPolicy: 'Local', healthCheckNodePort: 31999 });
     const plan = world.plan();
-    expect(plan.actions[0]!.reason).toEqual({
-      text: expect.stringContaining('health-check port changed'),
+    const move = plan.actions.find((a) => a.kind === 'delete-listener')!;
+    expect(move.reason).toEqual({
+      text: expect.stringContaining('the monitor type or HTTP version cannot change in place'),
       field: 'spec.externalTrafficPolicy',
-      from: 'monitor_port 30080',
-      to: 'monitor_port 31999',
+      from: 'tcp, HTTP 1.1',
+      to: 'http, HTTP 1.0',
     });
-    expect(plan.actions[0]!.downtime).toEqual({ class: 'considerable', minSeconds: 4, maxSeconds: 34, text: expect.any(String) });
+    expect(move.downtime).toEqual({ class: 'short', minSeconds: 0, maxSeconds: 15, text: expect.any(String) });
     const monitorCreate = plan.actions.find((a) => a.kind === 'create-monitor')!;
     expect(monitorCreate).toMatchObject({
       reason: { field: 'spec.externalTrafficPolicy', from: 'tcp, HTTP 1.1', to: 'http, HTTP 1.0' },
       body: { type: 'http', http: { expected_codes: ['200'], method: 'GET', url_path: '/livez', version: '1.0' } },
     });
-    expect(worstDowntime([plan])).toEqual({ service: plan.service, action: plan.actions[0], downtime: plan.actions[0]!.downtime });
+    // The successor's members check the health-check port before the listener moves to them.
+    expect(plan.actions.filter((a) => a.kind === 'create-member').map((a) => a.body.monitor_port)).toEqual([31999, 31999]);
+    expect(worstDowntime([plan])).toEqual({ service: plan.service, action: move, downtime: move.downtime });
   });
 
   test('monitor http options change in place, one attribute each', () => {
@@ -432,9 +460,9 @@ describe('changes on a converged Service: planned actions and their impact', () 
     w.apply(plan.actions);
     expect(w.plan().actions).toEqual([]);
     w.annotate({ 'loadbalancer-health-monitor-http': '{"version":"1.0"}' });
-    expect(shape(w.plan())).toEqual([
-      'delete delete-monitor health monitor of pool tcp/http [monitor-recreation]',
-      'create create-monitor health monitor of pool tcp/http [monitor-recreation]',
+    expect(shape(w.plan()).filter((line) => !line.includes('[none]'))).toEqual([
+      'delete delete-listener listener tcp/80 [pool-swap]',
+      'create create-listener listener tcp/80 [pool-swap]',
     ]);
   });
 
@@ -462,10 +490,11 @@ describe('changes on a converged Service: planned actions and their impact', () 
     w.converge();
     w.annotate({ 'loadbalancer-listener-allowed-subnets': JSON.stringify([SUBNET_A.uuid]) });
     expect(shape(w.plan())).toEqual([
-      'delete delete-member member 10.1.0.1:30080 of pool tcp/http [member-recreation]',
-      'delete delete-member member 10.1.0.2:30080 of pool tcp/http [member-recreation]',
-      'create create-member member 10.0.0.1:30080 of pool tcp/http [member-recreation]',
-      'create create-member member 10.0.0.2:30080 of pool tcp/http [member-recreation]',
+      'create create-member member 10.0.0.1:30080 of pool tcp/http [member-rotation]',
+      'create create-member member 10.0.0.2:30080 of pool tcp/http [member-rotation]',
+      'wait await-members 2 members of pool tcp/http healthy [member-rotation]',
+      'delete delete-member member 10.1.0.1:30080 of pool tcp/http [member-rotation]',
+      'delete delete-member member 10.1.0.2:30080 of pool tcp/http [member-rotation]',
     ]);
   });
 
@@ -856,13 +885,13 @@ describe('summaries', () => {
     const plans = [a.plan(), b.plan(), c.plan()];
     const worst = worstDowntime(plans)!;
     expect(worst.action.kind).toBe('delete-listener');
-    expect(worst.downtime).toEqual({ class: 'considerable', minSeconds: 60, maxSeconds: 120, text: 'the port is down for ~60–120 s' });
+    expect(worst.downtime).toEqual(downtimeOf('pool-swap'));
     expect(worstDowntime([c.plan(), converged().plan()])).toBeNull();
     expect(worstDowntime([a.plan()])!.downtime.class).toBe('minimal');
-    expect(countByVerb(plans)).toEqual({ create: 5, update: 1, delete: 5, refuse: 1, kube: 0 });
+    expect(countByVerb(plans)).toEqual({ create: 5, update: 1, delete: 5, refuse: 1, kube: 0, wait: 1 });
   });
 
-  test('deletion outranks pool recreation', () => {
+  test('deletion outranks a pool swap', () => {
     const a = converged();
     a.annotate({ 'loadbalancer-pool-algorithm': 'source_ip' });
     const b = converged();

@@ -77,15 +77,23 @@ function runRow(row: Row): ServicePlan {
 const MONITOR = 'health monitor of pool tcp/http';
 const LISTENER = 'listener tcp/80';
 const MEMBERS = (port = 30080, prefix = '10.0.0') => [`member ${prefix}.1:${port} of pool tcp/http`, `member ${prefix}.2:${port} of pool tcp/http`];
-const recreatePool = (impact: ImpactClass, newPool = 'tcp/http', oldPool = 'tcp/http') => [
-  `delete-listener ${LISTENER} [${impact}]`,
-  `delete-monitor health monitor of pool ${oldPool} [${impact}]`,
-  ...MEMBERS().map((m) => `delete-member ${m.replace('tcp/http', oldPool)} [${impact}]`),
-  `delete-pool pool ${oldPool} [${impact}]`,
-  `create-pool pool ${newPool} [${impact}]`,
-  ...MEMBERS().map((m) => `create-member ${m.replace('tcp/http', newPool)} [${impact}]`),
-  `create-listener ${LISTENER} [${impact}]`,
-  `create-monitor health monitor of pool ${newPool} [${impact}]`,
+/** The pool swap: the successor built and awaited beside the old pool, the listener moved, the old pool deleted. */
+const swapPool = (newPool = 'tcp/http', oldPool = 'tcp/http') => [
+  `create-pool pool ${newPool} [none]`,
+  ...MEMBERS().map((m) => `create-member ${m.replace('tcp/http', newPool)} [none]`),
+  `create-monitor health monitor of pool ${newPool} [none]`,
+  `await-members 2 members of pool ${newPool} healthy [none]`,
+  `delete-listener ${LISTENER} [pool-swap]`,
+  `create-listener ${LISTENER} [pool-swap]`,
+  `delete-monitor health monitor of pool ${oldPool} [none]`,
+  ...MEMBERS().map((m) => `delete-member ${m.replace('tcp/http', oldPool)} [none]`),
+  `delete-pool pool ${oldPool} [none]`,
+];
+/** New members added and awaited healthy before the old ones are deleted. */
+const rotateMembers = (from: string[], to: string[]) => [
+  ...to.map((m) => `create-member ${m} [member-rotation]`),
+  `await-members ${to.length} members of pool tcp/http healthy [member-rotation]`,
+  ...from.map((m) => `delete-member ${m} [member-rotation]`),
 ];
 
 /**
@@ -120,8 +128,8 @@ const ANNOTATION_ROWS: { readonly [K in LbAnnotationName]: readonly Row[] } = {
     // Removing a Floating IP from the annotation never unassigns it.
     { base: { 'loadbalancer-floating-ips': '["192.0.2.50/32"]' }, change: { 'loadbalancer-floating-ips': null }, actions: [], impact: 'none' },
   ],
-  poolAlgorithm: [{ change: { 'loadbalancer-pool-algorithm': 'least_connections' }, actions: recreatePool('pool-recreation'), impact: 'pool-recreation', typical: true }],
-  poolProtocol: [{ change: { 'loadbalancer-pool-protocol': 'proxyv2' }, actions: recreatePool('pool-recreation'), impact: 'pool-recreation', typical: true }],
+  poolAlgorithm: [{ change: { 'loadbalancer-pool-algorithm': 'least_connections' }, actions: swapPool(), impact: 'pool-swap', typical: true }],
+  poolProtocol: [{ change: { 'loadbalancer-pool-protocol': 'proxyv2' }, actions: swapPool(), impact: 'pool-swap', typical: true }],
   forceHostname: [{ change: { 'loadbalancer-force-hostname': 'lb.example.com' }, actions: ['write-status service shop/web status [none]'], impact: 'none', typical: true }],
   ipMode: [{ change: { 'loadbalancer-ip-mode': 'VIP' }, actions: ['write-status service shop/web status [none]'], impact: 'none', typical: true }],
   healthMonitorDelayS: [{ change: { 'loadbalancer-health-monitor-delay-s': '7' }, actions: [`update-monitor ${MONITOR} [minimal]`], impact: 'minimal', typical: true }],
@@ -129,14 +137,14 @@ const ANNOTATION_ROWS: { readonly [K in LbAnnotationName]: readonly Row[] } = {
   healthMonitorUpThreshold: [{ change: { 'loadbalancer-health-monitor-up-threshold': '4' }, actions: [`update-monitor ${MONITOR} [minimal]`], impact: 'minimal', typical: true }],
   healthMonitorDownThreshold: [{ change: { 'loadbalancer-health-monitor-down-threshold': '5' }, actions: [`update-monitor ${MONITOR} [minimal]`], impact: 'minimal', typical: true }],
   healthMonitorType: [
-    { change: { 'loadbalancer-health-monitor-type': 'http' }, actions: [`delete-monitor ${MONITOR} [monitor-recreation]`, `create-monitor ${MONITOR} [monitor-recreation]`], impact: 'monitor-recreation', typical: true },
+    { change: { 'loadbalancer-health-monitor-type': 'http' }, actions: swapPool(), impact: 'pool-swap', typical: true },
   ],
   healthMonitorHttp: [
     {
       base: { 'loadbalancer-health-monitor-type': 'http' },
       change: { 'loadbalancer-health-monitor-http': '{"version":"1.0"}' },
-      actions: [`delete-monitor ${MONITOR} [monitor-recreation]`, `create-monitor ${MONITOR} [monitor-recreation]`],
-      impact: 'monitor-recreation',
+      actions: swapPool(),
+      impact: 'pool-swap',
       typical: true,
     },
     { base: { 'loadbalancer-health-monitor-type': 'http' }, change: { 'loadbalancer-health-monitor-http': '{"url_path":"/ready"}' }, actions: [`update-monitor ${MONITOR} [minimal]`], impact: 'minimal' },
@@ -151,16 +159,13 @@ const ANNOTATION_ROWS: { readonly [K in LbAnnotationName]: readonly Row[] } = {
   timeoutMemberConnectMs: [{ change: { 'loadbalancer-timeout-member-connect-ms': '1000' }, actions: [`update-listener ${LISTENER} [none]`], impact: 'none', typical: true }],
   timeoutMemberDataMs: [{ change: { 'loadbalancer-timeout-member-data-ms': '1000' }, actions: [`update-listener ${LISTENER} [none]`], impact: 'none', typical: true }],
   listenerAllowedSubnets: [
-    // From one subnet to another: every member is replaced.
+    // From one subnet to another: every member is replaced, the new ones first.
     {
       dual: true,
       base: { 'loadbalancer-listener-allowed-subnets': `["${SUBNET_A.uuid}"]` },
       change: { 'loadbalancer-listener-allowed-subnets': `["${SUBNET_B.uuid}"]` },
-      actions: [
-        ...MEMBERS().map((m) => `delete-member ${m} [member-recreation]`),
-        ...MEMBERS(30080, '10.1.0').map((m) => `create-member ${m} [member-recreation]`),
-      ],
-      impact: 'member-recreation',
+      actions: rotateMembers(MEMBERS(), MEMBERS(30080, '10.1.0')),
+      impact: 'member-rotation',
       typical: true,
     },
     // Narrowing keeps the members inside: the others just go.
@@ -206,7 +211,7 @@ describe('every annotation: actions, impact class, convergence', () => {
 // added/removed, ETP Cluster → Local, type change and deletion are covered there).
 const SPEC_ROWS: readonly (readonly [string, Row])[] = [
   [
-    'externalTrafficPolicy Local → Cluster: members back to the node port, monitor back to tcp',
+    'externalTrafficPolicy Local → Cluster: the pool is swapped for one with members on the node port and a tcp monitor',
     {
       change: (w) => {
         Object.assign(w.service.spec!, { externalTrafficPolicy: 'Local', healthCheckNodePort: 31999 });
@@ -214,29 +219,24 @@ const SPEC_ROWS: readonly (readonly [string, Row])[] = [
         expect(w.plan().actions).toEqual([]);
         Object.assign(w.service.spec!, { externalTrafficPolicy: 'Cluster', healthCheckNodePort: undefined });
       },
-      actions: [
-        ...MEMBERS().map((m) => `delete-member ${m} [member-recreation]`),
-        ...MEMBERS().map((m) => `create-member ${m} [member-recreation]`),
-        `delete-monitor ${MONITOR} [monitor-recreation]`,
-        `create-monitor ${MONITOR} [monitor-recreation]`,
-      ],
-      impact: 'member-recreation',
+      actions: swapPool(),
+      impact: 'pool-swap',
     },
   ],
   [
-    'healthCheckNodePort changed under Local: members recreated, the monitor stays',
+    'healthCheckNodePort changed under Local: every member keeps its address and port, so the pool is swapped',
     {
       change: (w) => {
         Object.assign(w.service.spec!, { externalTrafficPolicy: 'Local', healthCheckNodePort: 31999 });
         w.apply(w.plan().actions);
         w.service.spec!.healthCheckNodePort = 31998;
       },
-      actions: [...MEMBERS().map((m) => `delete-member ${m} [member-recreation]`), ...MEMBERS().map((m) => `create-member ${m} [member-recreation]`)],
-      impact: 'member-recreation',
+      actions: swapPool(),
+      impact: 'pool-swap',
     },
   ],
   [
-    'a name given to an unnamed port: pool recreated (the README: "adding a name to a previously unnamed port")',
+    'a name given to an unnamed port: pool swapped (the Go CCM README: "adding a name to a previously unnamed port" recreates it)',
     {
       change: (w) => {
         w.service.spec!.ports = [{ protocol: 'TCP', port: 80, nodePort: 30080 }];
@@ -244,8 +244,8 @@ const SPEC_ROWS: readonly (readonly [string, Row])[] = [
         expect(w.plan().actions).toEqual([]);
         w.service.spec!.ports[0]!.name = 'http';
       },
-      actions: recreatePool('pool-recreation', 'tcp/http', 'tcp'),
-      impact: 'pool-recreation',
+      actions: swapPool('tcp/http', 'tcp'),
+      impact: 'pool-swap',
     },
   ],
   [
@@ -284,7 +284,10 @@ describe('spec fields: actions, impact class, convergence', () => {
 describe('expected downtime per impact class', () => {
   test.each<[ImpactClass, string, number, number | null]>([
     ['none', 'none', 0, 0],
+    ['member-drain', 'none', 0, 0],
+    ['member-rotation', 'none', 0, 0],
     ['minimal', 'minimal', 0, 5],
+    ['pool-swap', 'short', 0, 15],
     ['listener-recreation', 'short', 0, 15],
     ['monitor-recreation', 'short', 0, 14],
     ['member-recreation', 'considerable', 4, 34],
@@ -298,18 +301,19 @@ describe('expected downtime per impact class', () => {
   });
 
   test('the table above names every class', () => {
-    expect(IMPACT_CLASSES).toHaveLength(10);
+    expect(IMPACT_CLASSES).toHaveLength(13);
   });
 
-  test("member and monitor recreation follow the Service's own health-check timing", () => {
+  test("a member rotation and its wait follow the Service's own health-check timing", () => {
     const world = converged(service({ [`${P}loadbalancer-health-monitor-delay-s`]: '5', [`${P}loadbalancer-health-monitor-up-threshold`]: '3' }));
-    Object.assign(world.service.spec!, { externalTrafficPolicy: 'Local', healthCheckNodePort: 31999 });
+    world.service.spec!.ports![0]!.nodePort = 30081;
     const plan = world.plan();
     const member = plan.actions.find((a) => a.kind === 'delete-member')!;
-    const monitor = plan.actions.find((a) => a.kind === 'create-monitor')!;
-    expect(member.downtime).toEqual({ class: 'considerable', minSeconds: 15, maxSeconds: 45, text: 'no healthy member until the new ones pass 3 checks 5 s apart (~15–45 s)' });
-    expect(monitor.downtime).toEqual({ class: 'short', minSeconds: 0, maxSeconds: 25, text: 'new connections may fail until members pass 3 checks 5 s apart (~25 s at most)' });
-    expect(worstDowntime([plan])?.action).toBe(member);
+    const wait = plan.actions.find((a) => a.kind === 'await-members')!;
+    expect(member.downtime).toEqual({ class: 'none', minSeconds: 0, maxSeconds: 0, text: 'no interruption: the new members pass 3 checks 5 s apart before the old ones leave' });
+    // Every new member checked (up after 3, down after 3 failures, 5 s apart), plus propagation.
+    expect(wait).toMatchObject({ timeoutSeconds: 5 * 3 + 20, members: ['10.0.0.1:30081', '10.0.0.2:30081'] });
+    expect(worstDowntime([plan])).toBeNull();
   });
 
   test('every action of a plan carries the downtime of its class', () => {

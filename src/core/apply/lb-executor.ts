@@ -6,7 +6,7 @@
 import type { V1LoadBalancerIngress } from '@kubernetes/client-node';
 import type { CloudscaleClient } from '../cloudscale/client.js';
 import { isOutcomeUnknown } from '../cloudscale/errors.js';
-import type { LoadBalancer, MemberState } from '../cloudscale/types.js';
+import type { LoadBalancer, MemberState, MonitorStatus, PoolMember } from '../cloudscale/types.js';
 import { CcmError, InternalError, assertNever, errorMessage } from '../errors.js';
 import { LB_REF, isPlannedRef, type ObjectRef, type PlannedAction } from '../lb/actions.js';
 import { ingressFromVips } from '../lb/desired.js';
@@ -66,6 +66,23 @@ export interface ExecutionResult {
   readonly poolsCreated: ReadonlyMap<string, readonly MemberState[]>;
   /** Pools that existed before whose members this plan created or deleted. */
   readonly poolsChanged: ReadonlySet<string>;
+}
+
+/** The members a strategy waits for did not come up in time; what they would replace still serves. */
+export class MembersNotHealthyError extends CcmError {}
+
+/** A monitor status that takes traffic: checked healthy, or in a pool without a monitor. */
+function serves(status: MonitorStatus): boolean {
+  return status === 'up' || status === 'no_monitor';
+}
+
+/** How far the monitor has got with a set of members (`expected` of them should exist). */
+function membersHealth(members: readonly Pick<PoolMember, 'monitor_status'>[], expected: number) {
+  const up = members.filter((m) => serves(m.monitor_status)).length;
+  const down = members.filter((m) => m.monitor_status === 'down').length;
+  const missing = expected - members.length;
+  const checking = members.length - up - down;
+  return { up, down, checking, missing, checked: missing === 0 && checking === 0 };
 }
 
 /** One action of a plan failed; the message names the object and the verb. */
@@ -216,6 +233,12 @@ class PlanRun {
         this.deletedKinds.add('member');
         this.memberWritten(this.resolve(action.pool));
         return cloud.deleteByHref(action.member.href);
+      case 'update-member':
+        await this.awaitLoadBalancer();
+        this.memberWritten(action.pool.uuid);
+        return cloud.poolMembers.update(action.pool.uuid, action.member.uuid, action.patch);
+      case 'await-members':
+        return this.awaitMembers(action);
       case 'create-listener':
         await this.beforeCreate('listener');
         await cloud.listeners.create({ ...action.body, pool: this.resolve(action.pool) });
@@ -248,6 +271,41 @@ class PlanRun {
         return;
       default:
         return assertNever(action, 'action');
+    }
+  }
+
+  /**
+   * Polls the pool's members until the awaited ones were all checked by the monitor and one of
+   * them is up, or until none of the members the next steps take out of service is up (nothing
+   * left to protect). After the action's timeout it fails: the next steps do not run.
+   */
+  private async awaitMembers(action: Extract<PlannedAction, { kind: 'await-members' }>): Promise<void> {
+    const { cloud } = this.deps;
+    const pool = this.resolve(action.pool);
+    const deadline = performance.now() + action.timeoutSeconds * 1000;
+    const awaited = new Set(action.members);
+    const protectedNames = new Set(action.protects.members);
+    for (;;) {
+      const members = await cloud.poolMembers.list(pool);
+      const protectedMembers =
+        action.protects.pool.uuid === pool ? members : await cloud.poolMembers.list(action.protects.pool.uuid);
+      const state = membersHealth(members.filter((m) => awaited.has(m.name)), awaited.size);
+      const protectedUp = protectedMembers.filter((m) => protectedNames.has(m.name) && serves(m.monitor_status)).length;
+      if ((state.checked && state.up > 0) || protectedUp === 0) return;
+      if (performance.now() >= deadline) {
+        throw new MembersNotHealthyError(
+          `the new members of pool ${action.poolName} did not pass their health checks within ${action.timeoutSeconds} s ` +
+            `(${state.up} up, ${state.down} down, ${state.checking} still checked, ${state.missing} missing): ` +
+            'the old members keep serving and nothing was taken out of service',
+          {
+            hint:
+              'the next pass checks again and goes on once they are up; if they stay down, check that the nodes answer on ' +
+              'the health-check port (kubectl get endpoints, the health-monitor annotations)',
+          },
+        );
+      }
+      this.options.onProgress?.({ type: 'waiting', loadBalancer: this.loadBalancer?.name ?? action.poolName, status: `${state.up}/${awaited.size} new members up` });
+      await abortableSleep(this.options.pollIntervalMs, this.options.signal);
     }
   }
 

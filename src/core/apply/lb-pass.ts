@@ -10,7 +10,7 @@ import { recordEvent } from '../kube/events.js';
 import { patchServiceMetadata, patchServiceStatus } from '../kube/services.js';
 import { assembleActualLoadBalancer, findLoadBalancer } from '../lb/actual.js';
 import type { PlannedAction } from '../lb/actions.js';
-import { planService, type ServicePlan } from '../lb/planner.js';
+import { planService, type DrainPolicy, type ServicePlan } from '../lb/planner.js';
 import { problemSummary, type Problem } from '../lb/problems.js';
 import { Slots } from './concurrency.js';
 import { ReadinessWatch } from './lb-watch.js';
@@ -34,6 +34,7 @@ export function planLbPass(
   snapshot: LbPassSnapshot,
   selection: ServiceSelection,
   proposed: readonly V1Service[] = [],
+  drain?: DrainPolicy,
 ): PlannedService[] {
   const lbServices = snapshot.services.filter((s) => s.spec?.type === 'LoadBalancer');
   // A pool whose members could not be read is assembled as empty; its Service's actions are dropped below.
@@ -74,6 +75,7 @@ export function planLbPass(
       // A server that drops ipMode is planned for as one whose version is unknown: no ipMode written.
       apiServerMinor: snapshot.ipModeKept ? snapshot.apiServerMinor : null,
       uuidLookups: snapshot.uuidLookups,
+      ...(drain === undefined ? {} : { drain }),
     });
     return { plan: lb === undefined ? plan : withoutUnreadMembers(plan, lb, snapshot), service };
   });
@@ -111,6 +113,8 @@ export interface SyncPassOptions extends Omit<ExecuteOptions, 'actualLoadBalance
   readonly onServiceDone?: (outcome: ServiceOutcome) => void;
   /** Event failures are reported here (events are best effort, but never silently lost). */
   readonly onEventError?: (error: Error) => void;
+  /** How members leave their pools when the state read back is planned again (as in the first plan). */
+  readonly drain?: DrainPolicy;
 }
 
 /**
@@ -283,7 +287,7 @@ export async function reconcileLoadBalancers(
       }
       break;
     }
-    planned = planLbPass(snapshot, again).filter((p) => p.plan.actions.some((a) => a.verb !== 'refuse'));
+    planned = planLbPass(snapshot, again, [], options.drain).filter((p) => p.plan.actions.some((a) => a.verb !== 'refuse'));
     if (planned.length === 0) break;
     if (round === MAX_ROUNDS) {
       for (const { plan } of planned) {

@@ -26,6 +26,7 @@ import type {
   PoolCreate,
   PoolMember,
   PoolMemberCreate,
+  PoolMemberPatch,
   Server,
   Subnet,
 } from './types.js';
@@ -93,6 +94,7 @@ export interface CloudscaleClient {
     /** A pool that does not exist gives a 404 error. */
     list(poolUuid: string, tags?: TagFilter): Promise<PoolMember[]>;
     create(poolUuid: string, body: PoolMemberCreate): Promise<PoolMember>;
+    update(poolUuid: string, memberUuid: string, patch: PoolMemberPatch): Promise<void>;
   };
   listeners: {
     list(tags?: TagFilter): Promise<Listener[]>;
@@ -170,6 +172,8 @@ export function createCloudscaleClient(options: CloudscaleClientOptions): Clouds
       list: (poolUuid, tags) => list(`load-balancers/pools/${checkedUuid(poolUuid)}/members`, tags),
       create: (poolUuid, body) =>
         create(`load-balancers/pools/${checkedUuid(poolUuid)}/members`, body),
+      update: (poolUuid, memberUuid, patch) =>
+        update(`load-balancers/pools/${checkedUuid(poolUuid)}/members/${checkedUuid(memberUuid)}`, patch),
     },
     listeners: {
       list: (tags) => list('load-balancers/listeners', tags),

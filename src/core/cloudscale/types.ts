@@ -151,7 +151,10 @@ export interface PoolMember {
 export type MemberState = Pick<
   PoolMember,
   'href' | 'uuid' | 'name' | 'enabled' | 'protocol_port' | 'monitor_port' | 'address' | 'subnet'
->;
+> & {
+  /** The member's tags, kept only when it has any besides none (most members have none). */
+  readonly tags?: Tags;
+};
 
 export type ListenerProtocol = 'tcp' | 'udp';
 
@@ -261,6 +264,7 @@ export interface HealthMonitorCreate {
 /** One attribute per PATCH (the API's rule for servers; this tool follows it everywhere). */
 export type LoadBalancerPatch = { name: string } | { tags: Tags };
 export type ListenerPatch =
+  | { protocol_port: number }
   | { allowed_cidrs: string[] }
   | { timeout_client_data_ms: number }
   | { timeout_member_connect_ms: number }
@@ -277,4 +281,5 @@ export type HealthMonitorPatch =
   | { http: { url_path: string } }
   | { http: { host: string | null } }
   | { tags: Tags };
+export type PoolMemberPatch = { enabled: boolean } | { tags: Tags };
 export type FloatingIpPatch = { load_balancer: string } | { server: string } | { tags: Tags };

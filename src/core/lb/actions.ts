@@ -13,14 +13,19 @@ import type {
   LoadBalancerCreate,
   PoolCreate,
   PoolMemberCreate,
+  PoolMemberPatch,
   Tags,
 } from '../cloudscale/types.js';
 import type { IngressSettings } from './desired.js';
-import type { Downtime, ImpactClass } from './impact.js';
+import { downtimeOf, type Downtime, type ImpactClass, type MonitorTiming } from './impact.js';
 import type { Problem } from './problems.js';
 
-/** `kube`: a write to the Service (finalizer, annotations, status), not to the cloud. */
-export type Verb = 'create' | 'update' | 'delete' | 'refuse' | 'kube';
+/**
+ * `kube`: a write to the Service (finalizer, annotations, status), not to the cloud. `wait`: a
+ * step of a strategy (src/core/lb/strategies.ts) that writes nothing and holds the next steps
+ * back until its condition holds.
+ */
+export type Verb = 'create' | 'update' | 'delete' | 'refuse' | 'kube' | 'wait';
 
 /** Why an action is planned. For people only: the executor MUST NOT branch on it. */
 export interface Reason {
@@ -140,6 +145,30 @@ export interface DeleteMemberAction extends Common<'delete-member', 'delete'> {
   readonly member: DeletionTarget;
 }
 
+/** One attribute per action: `enabled` (a drain, or a member enabled again) or `tags`. */
+export interface UpdateMemberAction extends Common<'update-member', 'update'> {
+  readonly pool: ExistingRef;
+  readonly member: { readonly uuid: string; readonly name: string };
+  readonly patch: PoolMemberPatch;
+}
+
+/**
+ * Writes nothing. Holds the steps after it back until the pool's health monitor has checked
+ * every member in `members` (none reports `changing`) and at least one of them is `up` (or
+ * `no_monitor`), or until none of the members in `protects` is up (then there is no traffic
+ * left to protect). After `timeoutSeconds` it fails: the steps after it (those that take the
+ * old members or pool out of service) do not run, and the next pass checks again.
+ */
+export interface AwaitMembersAction extends Common<'await-members', 'wait'> {
+  readonly pool: ObjectRef;
+  readonly poolName: string;
+  /** Names of the awaited members (created earlier in this plan, or by an earlier pass). */
+  readonly members: readonly string[];
+  /** The serving members the steps after this one take out of service. */
+  readonly protects: { readonly pool: ExistingRef; readonly members: readonly string[] };
+  readonly timeoutSeconds: number;
+}
+
 export interface CreateListenerAction extends Common<'create-listener', 'create'> {
   readonly pool: ObjectRef;
   readonly body: Omit<ListenerCreate, 'pool'>;
@@ -191,6 +220,8 @@ export type PlannedAction =
   | DeletePoolAction
   | CreateMemberAction
   | DeleteMemberAction
+  | UpdateMemberAction
+  | AwaitMembersAction
   | CreateListenerAction
   | DeleteListenerAction
   | UpdateListenerAction
@@ -216,6 +247,8 @@ export const ACTION_VERB: { readonly [K in ActionKind]: Extract<PlannedAction, {
   'delete-pool': 'delete',
   'create-member': 'create',
   'delete-member': 'delete',
+  'update-member': 'update',
+  'await-members': 'wait',
   'create-listener': 'create',
   'delete-listener': 'delete',
   'update-listener': 'update',
@@ -228,5 +261,17 @@ export const ACTION_VERB: { readonly [K in ActionKind]: Extract<PlannedAction, {
 
 /** Whether the action writes to the cloud (as opposed to the Service, or nothing). */
 export function isCloudAction(action: PlannedAction): boolean {
-  return action.verb !== 'kube' && action.verb !== 'refuse';
+  return action.verb !== 'kube' && action.verb !== 'refuse' && action.verb !== 'wait';
+}
+
+/** An action without the fields `buildAction` derives (verb from the kind, downtime from the impact). */
+export type ActionDraft = PlannedAction extends infer A ? (A extends PlannedAction ? Omit<A, 'verb' | 'downtime'> : never) : never;
+
+/** The action of a draft: its verb from its kind, its downtime from its impact and the monitor's timing. */
+export function buildAction<D extends ActionDraft>(draft: D, timing?: MonitorTiming): Extract<PlannedAction, { kind: D['kind'] }> {
+  return {
+    ...draft,
+    verb: ACTION_VERB[draft.kind],
+    downtime: downtimeOf(draft.impact, timing),
+  } as unknown as Extract<PlannedAction, { kind: D['kind'] }>;
 }

@@ -14,7 +14,7 @@ import type {
 import { LB_LIMITS, type IntegerRange, type LbLimitField } from '../cloudscale/limits.js';
 import { AnnotationError } from '../errors.js';
 import { escapeUnprintable, firstUnprintable, quoteUntrusted } from '../render/untrusted.js';
-import { IMPACT_DOC, type ImpactClass } from './impact.js';
+import { IMPACT_DOC, downtimeOf, type ImpactClass } from './impact.js';
 import { isCidr, isDnsSubdomain, isIpAddress, isUuid } from './net.js';
 import { parseLabelSelector, SelectorSyntaxError, type LabelSelector } from './selector.js';
 
@@ -34,8 +34,10 @@ export interface AnnotationDefinition<T> {
   readonly default: T;
   /** The default as the README shows it. */
   readonly defaultText: string;
-  /** What changing the annotation on an existing load balancer does (worst case). */
+  /** What changing the annotation on an existing load balancer does here (worst case). */
   readonly impact: ImpactClass;
+  /** What the same change does under the Go CCM, where that differs (it rebuilds instead). */
+  readonly goCcmImpact?: ImpactClass;
   /** `tool`: written back by this tool (as by the Go CCM); users do not set it. */
   readonly writtenBy: 'user' | 'tool';
   /** One line for the README. */
@@ -373,18 +375,20 @@ export const LB_ANNOTATIONS = {
     format: enumFormat(POOL_ALGORITHMS),
     default: 'round_robin' as PoolAlgorithm,
     defaultText: '`round_robin`',
-    impact: 'pool-recreation',
+    impact: 'pool-swap',
+    goCcmImpact: 'pool-recreation',
     writtenBy: 'user',
-    doc: 'Balancing algorithm of every pool. A change recreates the pools.',
+    doc: 'Balancing algorithm of every pool. It cannot change in place: a change swaps each pool for a new one, built and checked healthy beside it.',
     parse: (raw) => parseEnum(raw, POOL_ALGORITHMS),
   }),
   poolProtocol: define('loadbalancer-pool-protocol', {
     format: enumFormat(TCP_POOL_PROTOCOLS),
     default: 'tcp' as TcpPoolProtocol,
     defaultText: '`tcp`',
-    impact: 'pool-recreation',
+    impact: 'pool-swap',
+    goCcmImpact: 'pool-recreation',
     writtenBy: 'user',
-    doc: 'Protocol of the pools of TCP ports (`proxy`, `proxyv2`: PROXY protocol). UDP ports always use `udp`. A change recreates the pools.',
+    doc: 'Protocol of the pools of TCP ports (`proxy`, `proxyv2`: PROXY protocol). UDP ports always use `udp`. It cannot change in place: a change swaps each pool for a new one, built and checked healthy beside it.',
     parse: (raw) => parseEnum(raw, TCP_POOL_PROTOCOLS),
   }),
   forceHostname: define('loadbalancer-force-hostname', {
@@ -449,18 +453,20 @@ export const LB_ANNOTATIONS = {
     format: enumFormat(HEALTH_MONITOR_TYPES),
     default: 'tcp' as HealthMonitorType,
     defaultText: '`tcp` (`http` under `externalTrafficPolicy: Local`)',
-    impact: 'monitor-recreation',
+    impact: 'pool-swap',
+    goCcmImpact: 'monitor-recreation',
     writtenBy: 'user',
-    doc: 'Health check type of every pool (use `udp-connect` for UDP-only Services). A change recreates the monitors.',
+    doc: 'Health check type of every pool (use `udp-connect` for UDP-only Services). It cannot change in place: a change swaps each pool for one with the new monitor, checked healthy before it serves.',
     parse: (raw) => parseEnum(raw, HEALTH_MONITOR_TYPES),
   }),
   healthMonitorHttp: define('loadbalancer-health-monitor-http', {
     format: `a JSON object with optional fields \`expected_codes\` (list of strings), \`method\` (${HTTP_METHODS.join(', ')}), \`url_path\`, \`version\` (\`1.0\` or \`1.1\`), \`host\` (needs 1.1)`,
     default: null as HealthMonitorHttp | null,
     defaultText: '`{}`',
-    impact: 'monitor-recreation',
+    impact: 'pool-swap',
+    goCcmImpact: 'monitor-recreation',
     writtenBy: 'user',
-    doc: 'HTTP options of `http`/`https` health checks. Host, path, method and codes are updated in place; a version change recreates the monitors.',
+    doc: 'HTTP options of `http`/`https` health checks. Host, path, method and codes are updated in place; a version change swaps each pool for one with the new monitor.',
     parse: parseMonitorHttp,
   }),
   listenerProtocol: define('loadbalancer-listener-protocol', {
@@ -512,9 +518,10 @@ export const LB_ANNOTATIONS = {
     format: 'a JSON list of subnet UUIDs',
     default: [] as string[],
     defaultText: '`[]` (every private subnet)',
-    impact: 'member-recreation',
+    impact: 'member-rotation',
+    goCcmImpact: 'member-recreation',
     writtenBy: 'user',
-    doc: 'Limits pool members to node addresses in these subnets; nodes without one contribute no member. A subnet that does not exist is refused. A change replaces the members.',
+    doc: 'Limits pool members to node addresses in these subnets; nodes without one contribute no member. A subnet that does not exist is refused. A change adds the new members and removes the old ones once the new ones are healthy.',
     // Entries are checked against the project's subnets by the planner (desired.ts): one that
     // does not exist (a typo, another case) is a problem, not a load balancer without members.
     parse: parseStringList,
@@ -525,7 +532,7 @@ export const LB_ANNOTATIONS = {
     defaultText: '(all nodes)',
     impact: 'minimal',
     writtenBy: 'user',
-    doc: 'Only nodes matching this selector become pool members (applied after the exclusion label). Matching none removes every member.',
+    doc: 'Only nodes matching this selector become pool members (applied after the exclusion label). Members of nodes no longer matched are drained (see `--drain-seconds`); when none matches, the last members keep serving with a Warning `MembersKept` (with `--drain-seconds 0` they are removed).',
     parse: (raw) => {
       if (raw.trim() === '') return null;
       try {
@@ -620,8 +627,14 @@ export function renderAnnotationReference(): string {
     '|---|---|---|---|---|',
   ];
   for (const definition of Object.values(LB_ANNOTATIONS) as AnnotationDefinition<unknown>[]) {
+    const goCcm =
+      definition.goCcmImpact === undefined
+        ? ''
+        : ` The Go CCM: ${definition.goCcmImpact}, ${downtimeOf(definition.goCcmImpact).text}.`;
     const impact =
-      definition.writtenBy === 'tool' ? 'written by the tool' : `${definition.impact}: ${IMPACT_DOC[definition.impact]}`;
+      definition.writtenBy === 'tool'
+        ? 'written by the tool'
+        : `${definition.impact}: ${IMPACT_DOC[definition.impact]}${goCcm}`;
     lines.push(
       `| \`${definition.key}\` | ${cell(definition.defaultText)} | ${cell(definition.format)} | ${cell(impact)} | ${cell(definition.doc)} |`,
     );

@@ -6,7 +6,10 @@
 /** What a planned action touches, from harmless to destructive. Ordered by severity. */
 export const IMPACT_CLASSES = [
   'none',
+  'member-drain',
+  'member-rotation',
   'minimal',
+  'pool-swap',
   'listener-recreation',
   'monitor-recreation',
   'member-recreation',
@@ -33,7 +36,13 @@ export interface Downtime {
 /** One-line explanation of each class, for legends and the README. */
 export const IMPACT_DOC: { readonly [K in ImpactClass]: string } = {
   none: 'No effect on traffic.',
+  'member-drain':
+    'The member takes no new connections (disabled) and is deleted once the drain period has passed: no interruption while other members serve.',
+  'member-rotation':
+    'New members are added and checked healthy before the old ones leave: no interruption.',
   minimal: 'Generally safe; new connections may be affected briefly.',
+  'pool-swap':
+    "A successor pool is built beside the old one and checked healthy; then the port's listener moves to it: the port is unreachable only while its listener is re-created (up to about 15 s).",
   'listener-recreation':
     'The listener is recreated: its port is unreachable for up to about 15 s.',
   'monitor-recreation':
@@ -51,7 +60,10 @@ export const IMPACT_DOC: { readonly [K in ImpactClass]: string } = {
 
 const DOWNTIME_CLASS: { readonly [K in ImpactClass]: DowntimeClass } = {
   none: 'none',
+  'member-drain': 'none',
+  'member-rotation': 'none',
   minimal: 'minimal',
+  'pool-swap': 'short',
   'listener-recreation': 'short',
   'monitor-recreation': 'short',
   'member-recreation': 'considerable',
@@ -94,6 +106,22 @@ function computeDowntime(impact: ImpactClass, monitor?: MonitorTiming): Downtime
   switch (impact) {
     case 'none':
       return { class: cls, minSeconds: 0, maxSeconds: 0, text: 'no interruption' };
+    case 'member-drain':
+      return { class: cls, minSeconds: 0, maxSeconds: 0, text: 'no interruption: the member takes no new connections, its open ones may finish' };
+    case 'member-rotation':
+      return {
+        class: cls,
+        minSeconds: 0,
+        maxSeconds: 0,
+        text: `no interruption: the new members pass ${checks.up_threshold} checks ${checks.delay_s} s apart before the old ones leave`,
+      };
+    case 'pool-swap':
+      return {
+        class: cls,
+        minSeconds: 0,
+        maxSeconds: 15,
+        text: "the port is unreachable only while its listener moves to the new, already healthy pool (up to ~15 s)",
+      };
     case 'minimal':
       return {
         class: cls,

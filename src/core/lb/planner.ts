@@ -7,6 +7,7 @@ import type {
   FloatingIp,
   HealthMonitor,
   HealthMonitorHttp,
+  Listener,
   LoadBalancer,
   MemberState,
   Server,
@@ -14,8 +15,9 @@ import type {
 } from '../cloudscale/types.js';
 import { AnnotationError, InternalError, RefusedError } from '../errors.js';
 import {
-  ACTION_VERB,
   LB_REF,
+  buildAction,
+  type ActionDraft,
   poolRef,
   type ExistingRef,
   type ObjectRef,
@@ -54,6 +56,7 @@ import {
 import { downtimeOf, impactRank, type Downtime, type ImpactClass, type MonitorTiming } from './impact.js';
 import { mapNodesToServers, selectLbNodes } from './nodes.js';
 import { annotationProblem, type PlanWarning, type Problem } from './problems.js';
+import { MEMBER_DRAINING_TAG, Strategies, type Story } from './strategies.js';
 
 /** Added before anything is created, removed after the load balancer is gone. MUST not change. */
 export const LB_FINALIZER = 'service.kubernetes.io/load-balancer-cleanup';
@@ -91,6 +94,8 @@ export interface PlanServiceInput {
    * short once is no evidence.
    */
   readonly uuidLookups?: ReadonlyMap<string, UuidLookup>;
+  /** How members leave a pool; without it they are deleted at once (as the Go CCM does). */
+  readonly drain?: DrainPolicy;
 }
 
 export interface ServicePlan {
@@ -118,16 +123,8 @@ export function planService(input: PlanServiceInput): ServicePlan {
 
 // ---- helpers ---------------------------------------------------------------------------------
 
-/** An action without the fields `build` derives (verb from the kind, downtime from the impact). */
-type Draft = PlannedAction extends infer A ? (A extends PlannedAction ? Omit<A, 'verb' | 'downtime'> : never) : never;
-
-function build<D extends Draft>(draft: D, timing?: MonitorTiming): Extract<PlannedAction, { kind: D['kind'] }> {
-  return {
-    ...draft,
-    verb: ACTION_VERB[draft.kind],
-    downtime: downtimeOf(draft.impact, timing),
-  } as unknown as Extract<PlannedAction, { kind: D['kind'] }>;
-}
+type Draft = ActionDraft;
+const build = buildAction;
 
 function serviceName(identity: { namespace: string; name: string }): string {
   return `${identity.namespace}/${identity.name}`;
@@ -170,11 +167,12 @@ function diffBy<D, A>(
 // Identity keys (docs/go-ccm-compatibility.md): a differing key means delete and re-create.
 const poolKey = (name: string, algorithm: string, protocol: string) =>
   JSON.stringify([name, algorithm, protocol]);
+// `enabled` is not part of a member's identity: it changes in place (drain, restore).
 const desiredMemberKey = (m: DesiredMember) =>
-  JSON.stringify([m.name, m.enabled, m.monitor_port, m.protocol_port, m.address, m.subnet.href, m.subnet.cidr, m.subnet.uuid]);
+  JSON.stringify([m.name, m.monitor_port, m.protocol_port, m.address, m.subnet.href, m.subnet.cidr, m.subnet.uuid]);
 /** An unset `monitor_port` means the API uses `protocol_port`. */
 const actualMemberKey = (m: MemberState) =>
-  JSON.stringify([m.name, m.enabled, m.monitor_port ?? m.protocol_port, m.protocol_port, m.address, m.subnet.href, m.subnet.cidr, m.subnet.uuid]);
+  JSON.stringify([m.name, m.monitor_port ?? m.protocol_port, m.protocol_port, m.address, m.subnet.href, m.subnet.cidr, m.subnet.uuid]);
 const listenerKey = (l: { name: string; protocol: string; protocol_port: number }) =>
   JSON.stringify([l.name, l.protocol, l.protocol_port]);
 /** The HTTP version counts as 1.1 when `http` is null or has no version. */
@@ -183,17 +181,6 @@ const monitorKey = (m: { type: string; http: Pick<HealthMonitorHttp, 'version'> 
 
 function sameList(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((item, i) => item === b[i]);
-}
-
-function httpBody(http: HealthMonitorHttp | null) {
-  if (http === null) return {};
-  return {
-    expected_codes: [...http.expected_codes],
-    method: http.method,
-    url_path: http.url_path,
-    version: http.version,
-    ...(http.host === null || http.host === '' ? {} : { host: http.host }),
-  };
 }
 
 // ---- delete mode -----------------------------------------------------------------------------
@@ -511,10 +498,11 @@ class EnsurePlanner {
       );
     }
     const timing = desired.lb.pools[0]?.monitor;
-    const cloud = new CloudPlan(desired.lb, timing);
+    const cloud = new CloudPlan(desired.lb, timing, { drain: input.drain, serverAddresses: serverAddresses(input.servers) });
     if (actual === null) cloud.create();
     else cloud.update(actual);
     this.actions.push(...cloud.actions);
+    this.warnings.push(...cloud.warnings);
     this.planFloatingIps(desired.lb, actual);
     this.planAnnotations(actual);
     this.planStatus(a, actual);
@@ -800,39 +788,77 @@ interface PoolTarget {
   /** The impact class of everything created in a new pool (its port's story). */
   readonly newPool?: { impact: ImpactClass; reason: Reason };
   readonly actual?: ActualPool;
+  /**
+   * A successor pool built by an earlier pass that stopped midway through a swap: its members
+   * and monitor are completed here, its listener comes with the rest of the swap.
+   */
+  readonly successor?: boolean;
+}
+
+/** How members leave a pool: drained (disabled, deleted after `seconds`) or deleted at once. */
+export interface DrainPolicy {
+  /** 0: members leave at once, as the Go CCM does. */
+  readonly seconds: number;
+  /** When the pass read the state (ms since the epoch): what `draining-since` tags are compared with. */
+  readonly nowMs: number;
+}
+
+/** One pool swap planned for this load balancer. */
+interface Swap {
+  readonly old: ActualPool;
+  readonly desired: DesiredPool;
+  readonly reason: Reason;
+  readonly successor?: ActualPool;
 }
 
 class CloudPlan {
   // Categories in execution order; `actions` concatenates them.
   private readonly poolDeletes: PlannedAction[] = [];
   private readonly poolCreates: PlannedAction[] = [];
-  private readonly memberDeletes: PlannedAction[] = [];
+  // Members: those that must make room first (same address and port), then the new ones, the
+  // wait until they are healthy, and only then those that leave (drained or deleted).
+  private readonly memberDeletesFirst: PlannedAction[] = [];
   private readonly memberCreates: PlannedAction[] = [];
+  private readonly memberAwaits: PlannedAction[] = [];
+  private readonly memberLeaves: PlannedAction[] = [];
   // Every listener delete comes before every create: a port may move between pools (two named
   // ports swapping numbers), and the API allows one listener per port and protocol.
   private readonly listenerDeletes: PlannedAction[] = [];
   private readonly listenerCreates: PlannedAction[] = [];
   private readonly monitorChanges: PlannedAction[] = [];
   private readonly updates: PlannedAction[] = [];
+  // Pool swaps run last: each is an ordered strategy (src/core/lb/strategies.ts).
+  private readonly swaps: PlannedAction[] = [];
   private readonly lbChanges: PlannedAction[] = [];
   private readonly head: PlannedAction[] = [];
+  private readonly strategies: Strategies;
+  /** Every listener of the load balancer, for the port-in-use check of an in-place port move. */
+  private actualListeners: readonly Listener[] = [];
+  /** Warnings for the Service (members kept because nothing else would serve). */
+  readonly warnings: PlanWarning[] = [];
 
   constructor(
     private readonly desired: DesiredLoadBalancer,
     private readonly timing: MonitorTiming | undefined,
-  ) {}
+    private readonly context: { readonly drain: DrainPolicy | undefined; readonly serverAddresses: ReadonlySet<string> },
+  ) {
+    this.strategies = new Strategies(timing);
+  }
 
   get actions(): PlannedAction[] {
     return [
       ...this.head,
       ...this.poolDeletes,
       ...this.poolCreates,
-      ...this.memberDeletes,
+      ...this.memberDeletesFirst,
       ...this.memberCreates,
+      ...this.memberAwaits,
+      ...this.memberLeaves,
       ...this.listenerDeletes,
       ...this.listenerCreates,
       ...this.monitorChanges,
       ...this.updates,
+      ...this.swaps,
       ...this.lbChanges,
     ];
   }
@@ -868,35 +894,52 @@ class CloudPlan {
 
   update(actual: ActualLoadBalancer): void {
     const d = this.desired;
+    this.actualListeners = [...actual.pools.flatMap((p) => p.listeners), ...actual.freeListeners];
     const { create, remove, matched } = diffBy(
       d.pools,
       actual.pools,
       (p) => poolKey(p.name, p.algorithm, p.protocol),
       (p) => poolKey(p.pool.name, p.pool.algorithm, p.pool.protocol),
     );
+    const holdsPort = (pool: ActualPool, wanted: DesiredPool) =>
+      pool.listeners.some((l) => l.protocol === wanted.listener.protocol && l.protocol_port === wanted.listener.protocol_port);
+    const swaps: Swap[] = [];
+    const swapped = new Set<ActualPool>();
 
-    // Which removed pool each new pool replaces: same name (algorithm/protocol changed), or the
-    // same listener port under a new port name. Traffic on that port stops until it is rebuilt.
-    const replaced = new Map<DesiredPool, ActualPool>();
+    // A swap an earlier pass began: the pool that matches the Service serves no listener on
+    // its port, while a pool that no longer matches still does. It is finished, not redone.
+    for (const [pool, successor] of matched) {
+      if (holdsPort(successor, pool)) continue;
+      const old = remove.find((r) => !swapped.has(r) && holdsPort(r, pool));
+      if (old === undefined) continue;
+      swaps.push({ old, desired: pool, reason: poolRecreationReason(old, pool), successor });
+      swapped.add(old);
+    }
+    // A new pool that takes over a port from a pool that no longer matches (same name with
+    // another algorithm or protocol, or the same listener port under a new port name).
     for (const pool of create) {
       const old =
-        remove.find((r) => r.pool.name === pool.name && ![...replaced.values()].includes(r)) ??
-        remove.find(
-          (r) =>
-            ![...replaced.values()].includes(r) &&
-            r.listeners.some((l) => l.protocol === pool.listener.protocol && l.protocol_port === pool.listener.protocol_port),
-        );
-      if (old !== undefined) replaced.set(pool, old);
+        remove.find((r) => r.pool.name === pool.name && !swapped.has(r)) ??
+        remove.find((r) => !swapped.has(r) && holdsPort(r, pool));
+      if (old === undefined) continue;
+      swaps.push({ old, desired: pool, reason: poolRecreationReason(old, pool) });
+      swapped.add(old);
     }
-    const replacement = new Map([...replaced].map(([n, o]) => [o, n] as const));
+    // A pool that matches but cannot keep serving through the change in place: its monitor's
+    // type or HTTP version changes, or every member would be replaced by one with the same
+    // address and port (which the API cannot hold beside it).
+    for (const [pool, have] of matched) {
+      if (swaps.some((s) => s.successor === have) || !holdsPort(have, pool)) continue;
+      const reason = swapInPlaceReason(pool, have);
+      if (reason !== undefined) swaps.push({ old: have, desired: pool, reason });
+    }
 
     for (const old of remove) {
-      const successor = replacement.get(old);
-      this.deletePool(
-        old,
-        successor !== undefined
-          ? { impact: 'pool-recreation', reason: poolRecreationReason(old, successor) }
-          : old.listeners.length > 0
+      if (swapped.has(old)) continue;
+      this.poolDeletes.push(
+        ...this.strategies.retirePool(
+          old,
+          old.listeners.length > 0
             ? {
                 impact: 'port-removal',
                 reason: {
@@ -904,24 +947,33 @@ class CloudPlan {
                 },
               }
             : { impact: 'none', reason: { text: 'no Service port maps to this pool any more (it serves no port)' } },
+        ),
       );
     }
 
-    const targets: PoolTarget[] = d.pools.map((pool) => {
+    const targets: PoolTarget[] = [];
+    for (const pool of d.pools) {
+      const swap = swaps.find((s) => s.desired === pool);
       const kept = matched.find(([dp]) => dp === pool);
-      if (kept !== undefined) return { desired: pool, ref: { uuid: kept[1].pool.uuid }, actual: kept[1] };
-      const old = replaced.get(pool);
-      return {
-        desired: pool,
-        ref: { ref: poolRef(pool.name) },
-        newPool:
-          old === undefined
-            ? { impact: 'none', reason: { text: `new Service port ${describePort(pool)}` } }
-            : { impact: 'pool-recreation', reason: poolRecreationReason(old, pool) },
-      };
-    });
+      if (swap?.successor !== undefined) {
+        targets.push({ desired: pool, ref: { uuid: swap.successor.pool.uuid }, actual: swap.successor, successor: true });
+      } else if (swap !== undefined) {
+        continue; // built whole by the swap
+      } else if (kept !== undefined) {
+        targets.push({ desired: pool, ref: { uuid: kept[1].pool.uuid }, actual: kept[1] });
+      } else {
+        targets.push({
+          desired: pool,
+          ref: { ref: poolRef(pool.name) },
+          newPool: { impact: 'none', reason: { text: `new Service port ${describePort(pool)}` } },
+        });
+      }
+    }
     this.createPools(targets, { uuid: actual.lb.uuid });
     this.deleteBlockingFreeListeners(actual);
+    for (const swap of swaps) {
+      this.swaps.push(...this.strategies.swapPool({ ...swap, loadBalancer: { uuid: actual.lb.uuid } }));
+    }
 
     if (d.name !== actual.lb.name) {
       this.lbChanges.push(
@@ -970,14 +1022,11 @@ class CloudPlan {
       );
       if (needed === undefined) continue;
       this.listenerDeletes.push(
-        this.act({
-          kind: 'delete-listener',
-          object: `listener ${listener.name}`,
+        this.strategies.deleteListener(listener, {
+          impact: 'none',
           reason: {
             text: `left without a pool (its pool was deleted), it blocks port ${describePort(needed)} of pool ${needed.name}`,
           },
-          impact: 'none',
-          listener: { uuid: listener.uuid, href: listener.href, name: listener.name },
         }),
       );
     }
@@ -1002,137 +1051,167 @@ class CloudPlan {
       }
     }
     for (const target of targets) this.planMembers(target);
-    for (const target of targets) this.planListeners(target);
+    for (const target of targets) if (target.successor !== true) this.planListeners(target);
     for (const target of targets) this.planMonitors(target);
-  }
-
-  private deletePool(old: ActualPool, story: { impact: ImpactClass; reason: Reason }): void {
-    const { pool } = old;
-    for (const listener of old.listeners) {
-      this.poolDeletes.push(
-        this.act({
-          kind: 'delete-listener',
-          object: `listener ${listener.name}`,
-          reason: story.reason,
-          impact: story.impact,
-          listener: { uuid: listener.uuid, href: listener.href, name: listener.name },
-        }),
-      );
-    }
-    for (const monitor of old.monitors) this.poolDeletes.push(this.deleteMonitor(monitor, pool.name, story));
-    for (const member of old.members) this.poolDeletes.push(this.deleteMember(member, { uuid: pool.uuid }, pool.name, story));
-    this.poolDeletes.push(
-      this.act({
-        kind: 'delete-pool',
-        object: `pool ${pool.name}`,
-        reason: story.reason,
-        impact: story.impact,
-        pool: { uuid: pool.uuid, href: pool.href, name: pool.name },
-      }),
-    );
-  }
-
-  private deleteMember(member: MemberState, pool: ExistingRef, poolName: string, story: { impact: ImpactClass; reason: Reason }): PlannedAction {
-    return this.act({
-      kind: 'delete-member',
-      object: `member ${member.name} of pool ${poolName}`,
-      reason: story.reason,
-      impact: story.impact,
-      pool,
-      member: { uuid: member.uuid, href: member.href, name: member.name },
-    });
-  }
-
-  private deleteMonitor(monitor: HealthMonitor, poolName: string, story: { impact: ImpactClass; reason: Reason }): PlannedAction {
-    return this.act({
-      kind: 'delete-monitor',
-      object: `health monitor of pool ${poolName}`,
-      reason: story.reason,
-      impact: story.impact,
-      monitor: { uuid: monitor.uuid, href: monitor.href, name: `${monitor.type} monitor of pool ${poolName}` },
-    });
-  }
-
-  private createMember(target: PoolTarget, member: DesiredMember, story: { impact: ImpactClass; reason: Reason }): PlannedAction {
-    return this.act({
-      kind: 'create-member',
-      object: `member ${member.name} of pool ${target.desired.name}`,
-      reason: story.reason,
-      impact: story.impact,
-      pool: target.ref,
-      poolName: target.desired.name,
-      body: {
-        name: member.name,
-        protocol_port: member.protocol_port,
-        monitor_port: member.monitor_port,
-        address: member.address,
-        subnet: member.subnet.uuid,
-      },
-    });
   }
 
   private planMembers(target: PoolTarget): void {
     const { desired: pool, actual } = target;
+    const strategies = this.strategies;
+    const into = { ref: target.ref, name: pool.name };
     if (actual === undefined) {
-      for (const member of pool.members) this.memberCreates.push(this.createMember(target, member, target.newPool!));
+      for (const member of pool.members) this.memberCreates.push(strategies.createMember(into, member, target.newPool!));
       return;
     }
+    const poolRefOf = { uuid: actual.pool.uuid };
     const { create, remove, matched } = diffBy(pool.members, actual.members, desiredMemberKey, actualMemberKey);
+    for (const [, have] of matched) {
+      const restore = strategies.restoreMember(have, poolRefOf, pool.name, {
+        text: have.tags?.[MEMBER_DRAINING_TAG] === undefined ? 'the member is disabled, but its node is selected' : 'its node is selected again: the drain stops',
+        field: 'enabled',
+        from: String(have.enabled),
+        to: 'true',
+      });
+      this.memberCreates.push(...restore);
+    }
     if (create.length === 0 && remove.length === 0) return;
-    // Replacing every member leaves the pool without a healthy backend until the new ones pass
-    // their checks; removing the last one leaves it empty; anything else shifts load.
-    const impact: ImpactClass =
-      matched.length > 0 ? 'minimal' : create.length === 0 ? 'no-members' : remove.length > 0 ? 'member-recreation' : 'minimal';
-    for (const member of remove) {
-      const successor = create.find((c) => c.name === member.name) ?? create.find((c) => c.address === member.address);
-      this.memberDeletes.push(
-        this.deleteMember(member, { uuid: actual.pool.uuid }, pool.name, {
-          impact,
-          reason: successor === undefined ? memberGoneReason(member, pool) : memberChangeReason(member, successor, pool),
-        }),
+
+    const slot = (m: { address: string; protocol_port: number }) => `${m.address}|${m.protocol_port}`;
+    const removedSlots = new Set(remove.map(slot));
+    const inPlace = create.filter((m) => removedSlots.has(slot(m)));
+    const inPlaceSlots = new Set(inPlace.map(slot));
+    const added = create.filter((m) => !inPlaceSlots.has(slot(m)));
+    const replacedInPlace = remove.filter((m) => inPlaceSlots.has(slot(m)));
+    const leaving = remove.filter((m) => !inPlaceSlots.has(slot(m)));
+    const successorOf = (member: MemberState) => create.find((c) => c.name === member.name) ?? create.find((c) => c.address === member.address);
+    const predecessorOf = (member: DesiredMember) => remove.find((r) => r.name === member.name) ?? remove.find((r) => r.address === member.address);
+
+    // A successor pool serves no port yet: nothing to protect, nothing to drain.
+    if (target.successor === true) {
+      const story = (reason: Reason): Story => ({ impact: 'none', reason: { ...reason, text: `${reason.text} (in the successor pool, which serves no port yet)` } });
+      for (const member of remove) this.memberDeletesFirst.push(strategies.deleteMember(member, poolRefOf, pool.name, story(memberGoneReason(member, pool))));
+      for (const member of create) this.memberCreates.push(strategies.createMember(into, member, story({ text: `node ${member.node} is selected` })));
+      return;
+    }
+
+    // Same address and port: the old member makes room first; the others serve meanwhile.
+    for (const member of replacedInPlace) {
+      const reason = memberChangeReason(member, successorOf(member)!, pool);
+      this.memberDeletesFirst.push(strategies.deleteMember(member, poolRefOf, pool.name, { impact: 'minimal', reason }));
+    }
+    for (const member of inPlace) {
+      this.memberCreates.push(strategies.createMember(into, member, { impact: 'minimal', reason: memberChangeReason(predecessorOf(member)!, member, pool) }));
+    }
+
+    const servingLeavers = leaving.filter((m) => m.enabled);
+    const rotation = added.length > 0 && servingLeavers.length > 0;
+    for (const member of added) {
+      const predecessor = predecessorOf(member);
+      const reason =
+        predecessor === undefined
+          ? { text: `node ${member.node} is selected: its address ${member.address} joins the pool` }
+          : memberChangeReason(predecessor, member, pool);
+      this.memberCreates.push(strategies.createMember(into, member, { impact: rotation ? 'member-rotation' : 'minimal', reason }));
+    }
+    if (rotation) {
+      const first = servingLeavers[0]!;
+      const successor = successorOf(first);
+      this.memberAwaits.push(
+        strategies.awaitMembers(
+          into,
+          added.map((m) => m.name),
+          { pool: poolRefOf, members: servingLeavers.map((m) => m.name) },
+          pool.monitor,
+          { impact: 'member-rotation', reason: successor === undefined ? memberGoneReason(first, pool) : memberChangeReason(first, successor, pool) },
+        ),
       );
     }
-    for (const member of create) {
-      const predecessor = remove.find((r) => r.name === member.name) ?? remove.find((r) => r.address === member.address);
-      this.memberCreates.push(
-        this.createMember(target, member, {
-          impact,
-          reason:
-            predecessor === undefined
-              ? { text: `node ${member.node} is selected: its address ${member.address} joins the pool` }
-              : memberChangeReason(predecessor, member, pool),
-        }),
-      );
+
+    const othersServe = matched.length + create.length > 0;
+    const drain = this.context.drain;
+    let kept = 0;
+    for (const member of leaving) {
+      const successor = successorOf(member);
+      const reason = successor === undefined ? memberGoneReason(member, pool) : memberChangeReason(member, successor, pool);
+      const since = member.tags?.[MEMBER_DRAINING_TAG];
+      if (!this.context.serverAddresses.has(member.address)) {
+        this.memberLeaves.push(
+          strategies.deleteMember(member, poolRefOf, pool.name, { impact: 'none', reason: { ...reason, text: `${reason.text}; no server has this address any more` } }),
+        );
+      } else if (drain === undefined || drain.seconds === 0) {
+        const impact: ImpactClass = !othersServe ? 'no-members' : rotation ? 'member-rotation' : 'minimal';
+        this.memberLeaves.push(strategies.deleteMember(member, poolRefOf, pool.name, { impact, reason }));
+      } else if (!othersServe && member.enabled) {
+        kept += 1;
+      } else if (!member.enabled && since !== undefined) {
+        const drainedMs = drain.nowMs - Date.parse(since);
+        if (Number.isNaN(drainedMs) || drainedMs >= drain.seconds * 1000) {
+          this.memberLeaves.push(
+            strategies.deleteMember(member, poolRefOf, pool.name, {
+              impact: 'none',
+              reason: { ...reason, text: `${reason.text}; drained since ${since} (drain period ${drain.seconds} s)` },
+            }),
+          );
+        }
+      } else if (!member.enabled) {
+        // Disabled by someone else: it takes no traffic, so there is nothing to drain.
+        this.memberLeaves.push(strategies.deleteMember(member, poolRefOf, pool.name, { impact: 'none', reason: { ...reason, text: `${reason.text} (it is disabled)` } }));
+      } else {
+        this.memberLeaves.push(
+          ...strategies.drainMember(member, poolRefOf, pool.name, drain.nowMs, {
+            ...reason,
+            text: `${reason.text}: drained (no new connections), deleted after ${drain.seconds} s`,
+          }),
+        );
+      }
+    }
+    if (kept > 0) {
+      this.warnings.push({
+        reason: 'MembersKept',
+        message: `pool ${pool.name}: no selected node remains, so the ${kept} member(s) of the nodes leaving it keep serving until a replacement is up or their servers are gone`,
+      });
     }
   }
 
   private planListeners(target: PoolTarget): void {
     const { desired: pool, actual } = target;
     const wanted = pool.listener;
-    const createListener = (story: { impact: ImpactClass; reason: Reason }) =>
-      this.act({
-        kind: 'create-listener',
-        object: `listener ${wanted.name}`,
-        reason: story.reason,
-        impact: story.impact,
-        pool: target.ref,
-        body: {
-          name: wanted.name,
-          protocol: wanted.protocol,
-          protocol_port: wanted.protocol_port,
-          allowed_cidrs: [...wanted.allowed_cidrs],
-          timeout_client_data_ms: wanted.timeout_client_data_ms,
-          timeout_member_connect_ms: wanted.timeout_member_connect_ms,
-          timeout_member_data_ms: wanted.timeout_member_data_ms,
-        },
-      });
     if (actual === undefined) {
-      this.listenerCreates.push(createListener(target.newPool!));
+      this.listenerCreates.push(this.strategies.createListener(target, target.newPool!));
       return;
     }
     const { create, remove, matched } = diffBy([wanted], actual.listeners, listenerKey, listenerKey);
-    const recreated = create.length > 0 && remove.length > 0;
     const old = remove[0];
+    // A new port number for the same pool and protocol moves the listener in place, unless
+    // another listener holds that port now (two ports swapping numbers: deleted, then created).
+    if (create.length === 1 && remove.length === 1 && old!.protocol === wanted.protocol && !this.portTaken(old!, wanted)) {
+      const field = `spec.ports[${pool.port.name || 0}].port`;
+      this.updates.push(
+        this.act({
+          kind: 'update-listener',
+          object: `listener ${old!.name}`,
+          reason: { text: `the Service port changed: the listener of pool ${pool.name} moves to the new port in place`, field, from: String(old!.protocol_port), to: String(wanted.protocol_port) },
+          impact: 'minimal',
+          listener: { uuid: old!.uuid },
+          patch: { protocol_port: wanted.protocol_port },
+        }),
+      );
+      if (old!.name !== wanted.name) {
+        this.updates.push(
+          this.act({
+            kind: 'update-listener',
+            object: `listener ${old!.name}`,
+            reason: { text: 'the listener is named after its port', field: 'name', from: old!.name, to: wanted.name },
+            impact: 'none',
+            listener: { uuid: old!.uuid },
+            patch: { name: wanted.name },
+          }),
+        );
+      }
+      this.updateListener({ ...old!, name: wanted.name }, wanted);
+      return;
+    }
+    const recreated = create.length > 0 && remove.length > 0;
     const recreation: Reason | undefined =
       old === undefined
         ? undefined
@@ -1146,20 +1225,18 @@ class CloudPlan {
           : { text: 'the listener protocol changed', field: LB_ANNOTATIONS.listenerProtocol.key, from: old.protocol, to: wanted.protocol };
     for (const listener of remove) {
       this.listenerDeletes.push(
-        this.act({
-          kind: 'delete-listener',
-          object: `listener ${listener.name}`,
+        this.strategies.deleteListener(listener, {
           reason: recreated
             ? recreation!
             : { text: `not a port of the Service (pool ${pool.name}): port ${listener.protocol}/${listener.protocol_port} stops serving` },
           impact: recreated ? 'listener-recreation' : 'port-removal',
-          listener: { uuid: listener.uuid, href: listener.href, name: listener.name },
         }),
       );
     }
     if (create.length > 0) {
       this.listenerCreates.push(
-        createListener(
+        this.strategies.createListener(
+          target,
           recreated
             ? { impact: 'listener-recreation', reason: recreation! }
             : { impact: 'none', reason: { text: `the listener of port ${describePort(pool)} is missing` } },
@@ -1167,6 +1244,13 @@ class CloudPlan {
       );
     }
     for (const [, have] of matched) this.updateListener(have, wanted);
+  }
+
+  /** Whether a listener other than `own` holds the port and protocol `wanted` asks for. */
+  private portTaken(own: Listener, wanted: DesiredListener): boolean {
+    return this.actualListeners.some(
+      (l) => l.uuid !== own.uuid && l.protocol === wanted.protocol && l.protocol_port === wanted.protocol_port,
+    );
   }
 
   private updateListener(have: { uuid: string; name: string } & DesiredListener, want: DesiredListener): void {
@@ -1211,44 +1295,34 @@ class CloudPlan {
   private planMonitors(target: PoolTarget): void {
     const { desired: pool, actual } = target;
     const wanted = pool.monitor;
-    const createMonitor = (story: { impact: ImpactClass; reason: Reason }) =>
-      this.act({
-        kind: 'create-monitor',
-        object: `health monitor of pool ${pool.name}`,
-        reason: story.reason,
-        impact: story.impact,
-        pool: target.ref,
-        body: {
-          type: wanted.type,
-          delay_s: wanted.delay_s,
-          timeout_s: wanted.timeout_s,
-          up_threshold: wanted.up_threshold,
-          down_threshold: wanted.down_threshold,
-          http: httpBody(wanted.http),
-        },
-      });
+    const into = { ref: target.ref, name: pool.name };
     if (actual === undefined) {
-      this.monitorChanges.push(createMonitor(target.newPool!));
+      this.monitorChanges.push(this.strategies.createMonitor(into, wanted, target.newPool!));
       return;
     }
     const { create, remove, matched } = diffBy([wanted], actual.monitors, monitorKey, monitorKey);
+    // A serving pool whose monitor's type or version changes is swapped (swapInPlaceReason);
+    // here that happens only to a pool that serves no port, or one with extra monitors.
     const recreated = create.length > 0 && remove.length > 0;
     const old = remove[0];
     const recreation = old === undefined ? undefined : monitorRecreationReason(old, wanted);
+    const story = (impact: ImpactClass): ImpactClass => (target.successor === true ? 'none' : impact);
     for (const monitor of remove) {
       this.monitorChanges.push(
-        this.deleteMonitor(monitor, pool.name, {
-          impact: recreated ? 'monitor-recreation' : 'minimal',
+        this.strategies.deleteMonitor(monitor, pool.name, {
+          impact: story(recreated ? 'monitor-recreation' : 'minimal'),
           reason: recreated ? recreation! : { text: `pool ${pool.name} has more than one health monitor` },
         }),
       );
     }
     if (create.length > 0) {
       this.monitorChanges.push(
-        createMonitor(
+        this.strategies.createMonitor(
+          into,
+          wanted,
           recreated
-            ? { impact: 'monitor-recreation', reason: recreation! }
-            : { impact: 'minimal', reason: { text: `pool ${pool.name} has no health monitor` } },
+            ? { impact: story('monitor-recreation'), reason: recreation! }
+            : { impact: story('minimal'), reason: { text: `pool ${pool.name} has no health monitor` } },
         ),
       );
     }
@@ -1309,6 +1383,13 @@ class CloudPlan {
   }
 }
 
+/** Every address of every server: a member whose address no server has any more serves nothing. */
+function serverAddresses(servers: readonly Server[]): ReadonlySet<string> {
+  const addresses = new Set<string>();
+  for (const server of servers) for (const iface of server.interfaces) for (const a of iface.addresses) addresses.add(a.address);
+  return addresses;
+}
+
 function describePort(pool: DesiredPool): string {
   const { name, protocol, port } = pool.port;
   return `${name === '' ? '' : `${name} `}${protocol} ${port}`;
@@ -1325,14 +1406,14 @@ function poolRecreationReason(old: ActualPool, pool: DesiredPool): Reason {
   }
   if (old.pool.algorithm !== pool.algorithm) {
     return {
-      text: `the pool algorithm cannot change in place: pool ${pool.name} is recreated`,
+      text: `the pool algorithm cannot change in place: pool ${pool.name} is replaced`,
       field: LB_ANNOTATIONS.poolAlgorithm.key,
       from: old.pool.algorithm,
       to: pool.algorithm,
     };
   }
   return {
-    text: `the pool protocol cannot change in place: pool ${pool.name} is recreated`,
+    text: `the pool protocol cannot change in place: pool ${pool.name} is replaced`,
     field: LB_ANNOTATIONS.poolProtocol.key,
     from: old.pool.protocol,
     to: pool.protocol,
@@ -1363,9 +1444,6 @@ function memberChangeReason(have: MemberState, want: DesiredMember, pool: Desire
       to: `monitor_port ${want.monitor_port}`,
     };
   }
-  if (!have.enabled) {
-    return { text: 'the member is disabled: it is recreated enabled', field: 'enabled', from: 'false', to: 'true' };
-  }
   return {
     text: 'the subnet of the address changed: the member is recreated',
     field: 'subnet',
@@ -1385,6 +1463,27 @@ function monitorRecreationReason(have: HealthMonitor, want: DesiredMonitor): Rea
         ? LB_ANNOTATIONS.healthMonitorType.key
         : LB_ANNOTATIONS.healthMonitorHttp.key;
   return { text: 'the monitor type or HTTP version cannot change in place: the monitor is recreated', field, from, to };
+}
+
+/**
+ * Why a pool that matches the Service must still be swapped to serve through the change: its
+ * monitor's type or HTTP version changes (the API cannot change them in place), or every member
+ * is replaced by one with the same address and port (the API holds one member per address and
+ * port, so the new ones cannot be added beside the old) while no other member serves.
+ */
+function swapInPlaceReason(pool: DesiredPool, have: ActualPool): Reason | undefined {
+  if (have.monitors.length > 0 && !have.monitors.some((m) => monitorKey(m) === monitorKey(pool.monitor))) {
+    const reason = monitorRecreationReason(have.monitors[0]!, pool.monitor);
+    return { ...reason, text: `the monitor type or HTTP version cannot change in place: pool ${pool.name} is swapped for one with the new monitor` };
+  }
+  const { create, remove, matched } = diffBy(pool.members, have.members, desiredMemberKey, actualMemberKey);
+  if (matched.length > 0 || create.length === 0) return undefined;
+  const slot = (m: { address: string; protocol_port: number }) => `${m.address}|${m.protocol_port}`;
+  const removedSlots = new Set(remove.map(slot));
+  if (!create.every((m) => removedSlots.has(slot(m)))) return undefined;
+  const first = remove.find((r) => slot(r) === slot(create[0]!))!;
+  const reason = memberChangeReason(first, create[0]!, pool);
+  return { ...reason, text: `${reason.text.replace(/: the member is recreated$/, '')}: every member changes at the same address and port, so pool ${pool.name} is swapped` };
 }
 
 // ---- summaries -------------------------------------------------------------------------------
@@ -1422,7 +1521,7 @@ export function worstDowntime(plans: readonly ServicePlan[]): WorstDowntime | nu
 
 /** Action counts per verb, for the summary line. */
 export function countByVerb(plans: readonly ServicePlan[]): { readonly [V in PlannedAction['verb']]: number } {
-  const counts = { create: 0, update: 0, delete: 0, refuse: 0, kube: 0 };
+  const counts = { create: 0, update: 0, delete: 0, refuse: 0, kube: 0, wait: 0 };
   for (const plan of plans) for (const action of plan.actions) counts[action.verb] += 1;
   return counts;
 }

@@ -71,6 +71,8 @@ export interface PlanWarning {
     /** A load balancer found only by a custom name, never adopted: left alone when the Service goes. */
     | 'UnownedLoadBalancer'
     /** A Floating IP the annotation lists was on a server or another load balancer: it is moved back. */
-    | 'FloatingIPReassigned';
+    | 'FloatingIPReassigned'
+    /** Every selected node of a pool is leaving: their members keep serving until a replacement is up. */
+    | 'MembersKept';
   readonly message: string;
 }

@@ -34,6 +34,8 @@ export interface PlanSummary {
   readonly refuse: number;
   /** Writes to Service objects (finalizer, annotations, status). */
   readonly kube: number;
+  /** Steps that wait until new members are healthy before the next step of a strategy. */
+  readonly wait: number;
   readonly nodeChanges: number;
   readonly problems: number;
   /** Whether applying the plan would write anything. */
@@ -97,6 +99,7 @@ const SYMBOL: { readonly [V in Verb]: string } = {
   delete: '-',
   refuse: '!',
   kube: '*',
+  wait: '…',
 };
 
 const LEGEND: { readonly [V in Verb]: string } = {
@@ -105,10 +108,11 @@ const LEGEND: { readonly [V in Verb]: string } = {
   delete: 'delete',
   refuse: 'refused',
   kube: 'write to the Service',
+  wait: 'wait until healthy before the next step',
 };
 
 /** The order symbols appear in the legend. */
-const LEGEND_ORDER: readonly Verb[] = ['create', 'update', 'delete', 'refuse', 'kube'];
+const LEGEND_ORDER: readonly Verb[] = ['create', 'update', 'delete', 'wait', 'refuse', 'kube'];
 
 /** Unchanged Services named in the text view before "… and N more". */
 const UNCHANGED_NAMES_SHOWN = 8;
@@ -132,6 +136,7 @@ export function renderPlanText(planDocument: PlanDocument, options: { color: boo
     delete: c.red,
     refuse: c.magenta,
     kube: c.cyan,
+    wait: c.blue,
   };
   const lines: string[] = [];
   const shown = document.services.filter((s) => s.actions.length + s.problems.length + s.warnings.length > 0);

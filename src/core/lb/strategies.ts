@@ -1,0 +1,302 @@
+// Make-before-break strategies as data. Each strategy is an ordered list of actions, with the
+// waits among them (`await-members`), that the planner puts into a plan and the executor runs
+// like any other action: nothing here talks to an API. What the API allows decides which one
+// applies (docs/cloudscale-api.md, "What can change in place"):
+//
+// - A pool's algorithm and protocol cannot change, a listener's pool cannot change, and a
+//   monitor's type and HTTP version cannot change: such a change is a **pool swap**. The
+//   successor pool is built beside the old one (members, monitor), awaited healthy, and only
+//   then does the port's listener move to it (delete and create: the only moment the port is
+//   down); then the old pool goes.
+// - A member's address, ports and subnet cannot change, but a pool holds several members as
+//   long as no two share address and port: new members are added, awaited healthy, and only
+//   then are the old ones removed (**member rotation**). When every new member would clash with
+//   an old one and no other member keeps serving, the pool is swapped instead.
+// - A member leaving the pool is **drained**: tagged with when draining began and disabled (it
+//   takes no new connections), and deleted by a later pass once the drain period has passed.
+//
+// A pass killed between any two steps leaves a state the next pass recognises and finishes (see
+// the planner: a successor pool is the pool that matches the Service but serves no listener
+// while an old pool still holds the port; a drained member carries its tag).
+import type { HealthMonitor, Listener, MemberState, Tags } from '../cloudscale/types.js';
+import {
+  buildAction,
+  poolRef,
+  type ActionDraft,
+  type ExistingRef,
+  type ObjectRef,
+  type PlannedAction,
+  type Reason,
+} from './actions.js';
+import type { ActualPool } from './actual.js';
+import type { DesiredMember, DesiredMonitor, DesiredPool } from './desired.js';
+import type { ImpactClass, MonitorTiming } from './impact.js';
+
+/** How long a drained member is kept (disabled) before it is deleted, unless --drain-seconds says otherwise. */
+export const DEFAULT_DRAIN_SECONDS = 60;
+
+/** The tag that records, on a disabled member, when this tool began to drain it (ISO-8601). */
+export const MEMBER_DRAINING_TAG = 'k8s.cloudscale.ch/draining-since';
+
+/**
+ * How long configuration changes take to reach the data plane: "within about 15–20 s"
+ * (docs/cloudscale-api.md). An await allows its members' checks plus this.
+ */
+export const DATA_PLANE_PROPAGATION_SECONDS = 20;
+
+/** The longest an `await-members` step waits: every new member checked by its monitor, plus propagation. */
+export function awaitSeconds(monitor: Pick<DesiredMonitor, 'delay_s' | 'up_threshold' | 'down_threshold'>): number {
+  return monitor.delay_s * Math.max(monitor.up_threshold, monitor.down_threshold) + DATA_PLANE_PROPAGATION_SECONDS;
+}
+
+/** What an action is part of: its impact and why. */
+export interface Story {
+  readonly impact: ImpactClass;
+  readonly reason: Reason;
+}
+
+/** Builds the actions of strategies with the monitor timing that refines their downtime. */
+export class Strategies {
+  constructor(private readonly timing: MonitorTiming | undefined) {}
+
+  act<D extends ActionDraft>(draft: D): Extract<PlannedAction, { kind: D['kind'] }> {
+    return buildAction(draft, this.timing);
+  }
+
+  // ---- single steps ------------------------------------------------------------------------
+
+  createMember(pool: { ref: ObjectRef; name: string }, member: DesiredMember, story: Story): PlannedAction {
+    return this.act({
+      kind: 'create-member',
+      object: `member ${member.name} of pool ${pool.name}`,
+      ...story,
+      pool: pool.ref,
+      poolName: pool.name,
+      body: {
+        name: member.name,
+        protocol_port: member.protocol_port,
+        monitor_port: member.monitor_port,
+        address: member.address,
+        subnet: member.subnet.uuid,
+      },
+    });
+  }
+
+  deleteMember(member: MemberState, pool: ExistingRef, poolName: string, story: Story): PlannedAction {
+    return this.act({
+      kind: 'delete-member',
+      object: `member ${member.name} of pool ${poolName}`,
+      ...story,
+      pool,
+      member: { uuid: member.uuid, href: member.href, name: member.name },
+    });
+  }
+
+  createMonitor(pool: { ref: ObjectRef; name: string }, monitor: DesiredMonitor, story: Story): PlannedAction {
+    return this.act({
+      kind: 'create-monitor',
+      object: `health monitor of pool ${pool.name}`,
+      ...story,
+      pool: pool.ref,
+      body: {
+        type: monitor.type,
+        delay_s: monitor.delay_s,
+        timeout_s: monitor.timeout_s,
+        up_threshold: monitor.up_threshold,
+        down_threshold: monitor.down_threshold,
+        http: httpBody(monitor.http),
+      },
+    });
+  }
+
+  deleteMonitor(monitor: HealthMonitor, poolName: string, story: Story): PlannedAction {
+    return this.act({
+      kind: 'delete-monitor',
+      object: `health monitor of pool ${poolName}`,
+      ...story,
+      monitor: { uuid: monitor.uuid, href: monitor.href, name: `${monitor.type} monitor of pool ${poolName}` },
+    });
+  }
+
+  createListener(pool: { ref: ObjectRef; desired: DesiredPool }, story: Story): PlannedAction {
+    const wanted = pool.desired.listener;
+    return this.act({
+      kind: 'create-listener',
+      object: `listener ${wanted.name}`,
+      ...story,
+      pool: pool.ref,
+      body: {
+        name: wanted.name,
+        protocol: wanted.protocol,
+        protocol_port: wanted.protocol_port,
+        allowed_cidrs: [...wanted.allowed_cidrs],
+        timeout_client_data_ms: wanted.timeout_client_data_ms,
+        timeout_member_connect_ms: wanted.timeout_member_connect_ms,
+        timeout_member_data_ms: wanted.timeout_member_data_ms,
+      },
+    });
+  }
+
+  deleteListener(listener: Listener, story: Story): PlannedAction {
+    return this.act({
+      kind: 'delete-listener',
+      object: `listener ${listener.name}`,
+      ...story,
+      listener: { uuid: listener.uuid, href: listener.href, name: listener.name },
+    });
+  }
+
+  awaitMembers(
+    pool: { ref: ObjectRef; name: string },
+    members: readonly string[],
+    protects: { pool: ExistingRef; members: readonly string[] },
+    monitor: DesiredMonitor,
+    story: Story,
+  ): PlannedAction {
+    const timeoutSeconds = awaitSeconds(monitor);
+    return this.act({
+      kind: 'await-members',
+      object: `${members.length === 1 ? 'member' : `${members.length} members`} of pool ${pool.name} healthy`,
+      impact: story.impact,
+      reason: {
+        ...story.reason,
+        text: `${story.reason.text}; the old ${protects.members.length === 1 ? 'member serves' : 'members serve'} until ${members.length === 1 ? 'the new one passes' : 'the new ones pass'} ${monitor.up_threshold} checks ${monitor.delay_s} s apart (at most ${timeoutSeconds} s, else the next pass goes on)`,
+      },
+      pool: pool.ref,
+      poolName: pool.name,
+      members: [...members],
+      protects: { pool: protects.pool, members: [...protects.members] },
+      timeoutSeconds,
+    });
+  }
+
+  /** Takes a member out of service gently: when draining began (a tag), then disabled. */
+  drainMember(member: MemberState, pool: ExistingRef, poolName: string, nowMs: number, reason: Reason): PlannedAction[] {
+    const story: Story = { impact: 'member-drain', reason };
+    const object = `member ${member.name} of pool ${poolName}`;
+    const steps: PlannedAction[] = [];
+    if (member.tags?.[MEMBER_DRAINING_TAG] === undefined) {
+      steps.push(
+        this.act({
+          kind: 'update-member',
+          object,
+          ...story,
+          pool,
+          member: { uuid: member.uuid, name: member.name },
+          patch: { tags: { ...member.tags, [MEMBER_DRAINING_TAG]: new Date(nowMs).toISOString() } },
+        }),
+      );
+    }
+    if (member.enabled) {
+      steps.push(
+        this.act({ kind: 'update-member', object, ...story, pool, member: { uuid: member.uuid, name: member.name }, patch: { enabled: false } }),
+      );
+    }
+    return steps;
+  }
+
+  /** A member wanted again (its node came back, or it was disabled by hand): enabled, its drain tag dropped. */
+  restoreMember(member: MemberState, pool: ExistingRef, poolName: string, reason: Reason): PlannedAction[] {
+    const story: Story = { impact: 'none', reason };
+    const object = `member ${member.name} of pool ${poolName}`;
+    const steps: PlannedAction[] = [];
+    if (!member.enabled) {
+      steps.push(this.act({ kind: 'update-member', object, ...story, pool, member: { uuid: member.uuid, name: member.name }, patch: { enabled: true } }));
+    }
+    if (member.tags?.[MEMBER_DRAINING_TAG] !== undefined) {
+      const tags: Tags = { ...member.tags };
+      delete tags[MEMBER_DRAINING_TAG];
+      steps.push(this.act({ kind: 'update-member', object, ...story, pool, member: { uuid: member.uuid, name: member.name }, patch: { tags } }));
+    }
+    return steps;
+  }
+
+  // ---- whole pools -------------------------------------------------------------------------
+
+  /** Deletes a pool and everything in it: its listeners first, then monitor, members, the pool. */
+  retirePool(old: ActualPool, story: Story, listenerStory: Story = story): PlannedAction[] {
+    const { pool } = old;
+    return [
+      ...old.listeners.map((listener) => this.deleteListener(listener, listenerStory)),
+      ...old.monitors.map((monitor) => this.deleteMonitor(monitor, pool.name, story)),
+      ...old.members.map((member) => this.deleteMember(member, { uuid: pool.uuid }, pool.name, story)),
+      this.act({
+        kind: 'delete-pool',
+        object: `pool ${pool.name}`,
+        ...story,
+        pool: { uuid: pool.uuid, href: pool.href, name: pool.name },
+      }),
+    ];
+  }
+
+  /**
+   * The pool swap: the successor pool is built (or, after a pass that stopped midway, taken as
+   * it is: `successor`), awaited healthy while the old pool keeps serving, then the port's
+   * listener moves to it, then the old pool is deleted. Only the listener move interrupts the
+   * port. The successor's missing members and monitor, when it exists already, are planned by
+   * the caller before these steps.
+   */
+  swapPool(input: {
+    readonly old: ActualPool;
+    readonly desired: DesiredPool;
+    readonly loadBalancer: ExistingRef;
+    readonly reason: Reason;
+    readonly successor?: ActualPool;
+  }): PlannedAction[] {
+    const { old, desired, reason } = input;
+    const building: Story = { impact: 'none', reason: { ...reason, text: `${reason.text}: a successor pool is built beside it` } };
+    const moving: Story = { impact: 'pool-swap', reason };
+    const retiring: Story = { impact: 'none', reason: { ...reason, text: `${reason.text}: the old pool serves no port any more` } };
+    const ref: ObjectRef = input.successor === undefined ? { ref: poolRef(desired.name) } : { uuid: input.successor.pool.uuid };
+    const successor = { ref, name: desired.name };
+    const steps: PlannedAction[] = [];
+    if (input.successor === undefined) {
+      steps.push(
+        this.act({
+          kind: 'create-pool',
+          object: `pool ${desired.name}`,
+          ...building,
+          ref: poolRef(desired.name),
+          loadBalancer: input.loadBalancer,
+          body: { name: desired.name, algorithm: desired.algorithm, protocol: desired.protocol },
+        }),
+        ...desired.members.map((member) => this.createMember(successor, member, building)),
+        this.createMonitor(successor, desired.monitor, building),
+      );
+    }
+    const servingPort = old.listeners.filter(
+      (l) => l.protocol === desired.listener.protocol && l.protocol_port === desired.listener.protocol_port,
+    );
+    if (desired.members.length > 0) {
+      steps.push(
+        this.awaitMembers(
+          successor,
+          desired.members.map((m) => m.name),
+          { pool: { uuid: old.pool.uuid }, members: old.members.filter((m) => m.enabled).map((m) => m.name) },
+          desired.monitor,
+          building,
+        ),
+      );
+    }
+    steps.push(
+      ...servingPort.map((listener) => this.deleteListener(listener, moving)),
+      this.createListener({ ref, desired }, moving),
+      ...this.retirePool({ ...old, listeners: old.listeners.filter((l) => !servingPort.includes(l)) }, retiring, {
+        impact: 'port-removal',
+        reason: { text: `no Service port maps to this listener of the old pool ${old.pool.name} any more: it stops serving` },
+      }),
+    );
+    return steps;
+  }
+}
+
+export function httpBody(http: DesiredMonitor['http']) {
+  if (http === null) return {};
+  return {
+    expected_codes: [...http.expected_codes],
+    method: http.method,
+    url_path: http.url_path,
+    version: http.version,
+    ...(http.host === null || http.host === '' ? {} : { host: http.host }),
+  };
+}
