@@ -22,9 +22,16 @@ export interface DataPlaneTimings {
    * behaviour before it had a data plane). true: health monitors check members every `delay_s`.
    */
   healthChecks: boolean;
+  /**
+   * true: a listener port, a member's address and port in a pool, or a pool's monitor stays
+   * taken until its delete (or port change) reached the data plane; a create that needs it
+   * meanwhile is refused (400). false: free as soon as the API answered the delete.
+   */
+  deletesHoldUntilPropagated: boolean;
 }
 
-export const DEFAULT_DATA_PLANE: DataPlaneTimings = { propagationMs: 0, healthChecks: false };
+export const DEFAULT_DATA_PLANE: DataPlaneTimings = { propagationMs: 0, healthChecks: false, deletesHoldUntilPropagated: false };
+const TIMING_NAMES = Object.keys(DEFAULT_DATA_PLANE).join(', ');
 
 /**
  * `base` with the timings of `value` (the seed's `dataPlane`, the admin API's body) applied;
@@ -38,17 +45,17 @@ export function readDataPlaneTimings(
   const timings = { ...base };
   const problems: string[] = [];
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return { timings, problems: [`${where}: expected a mapping with propagationMs and/or healthChecks`] };
+    return { timings, problems: [`${where}: expected a mapping with any of ${TIMING_NAMES}`] };
   }
   for (const [key, field] of Object.entries(value)) {
     if (key === 'propagationMs') {
       if (typeof field === 'number' && Number.isFinite(field) && field >= 0 && field <= 3_600_000) timings.propagationMs = field;
       else problems.push(`${where}.propagationMs: expected milliseconds from 0 to 3600000, got ${JSON.stringify(field)}`);
-    } else if (key === 'healthChecks') {
-      if (typeof field === 'boolean') timings.healthChecks = field;
-      else problems.push(`${where}.healthChecks: expected true or false, got ${JSON.stringify(field)}`);
+    } else if (key === 'healthChecks' || key === 'deletesHoldUntilPropagated') {
+      if (typeof field === 'boolean') timings[key] = field;
+      else problems.push(`${where}.${key}: expected true or false, got ${JSON.stringify(field)}`);
     } else {
-      problems.push(`${where}: unknown field "${key}" (expected one of: propagationMs, healthChecks)`);
+      problems.push(`${where}: unknown field "${key}" (expected one of: ${TIMING_NAMES})`);
     }
   }
   return { timings, problems };
@@ -370,8 +377,25 @@ export class DataPlane {
     return member.counters.status;
   }
 
-  hasLoadBalancer(lbUuid: string): boolean {
-    return this.lbs.has(lbUuid);
+  /** The listeners the data plane has now on the load balancer's `protocol` `port`. */
+  listenersOnPort(lbUuid: string, protocol: ListenerProtocol, port: number): string[] {
+    this.advance(this.now());
+    const lb = this.lbs.get(lbUuid);
+    if (lb === undefined) return [];
+    return [...lb.listeners].filter(([, l]) => l.protocol === protocol && l.port === port).map(([uuid]) => uuid);
+  }
+
+  /** The members the data plane has now in the pool with that address and port. */
+  membersAt(lbUuid: string, poolUuid: string, address: string, port: number): string[] {
+    this.advance(this.now());
+    const pool = this.lbs.get(lbUuid)?.pools.get(poolUuid);
+    return [...(pool?.members.values() ?? [])].filter((m) => m.address === address && m.port === port).map((m) => m.uuid);
+  }
+
+  /** The pool's health monitor as the data plane has it now. */
+  monitorOf(lbUuid: string, poolUuid: string): string | undefined {
+    this.advance(this.now());
+    return this.lbs.get(lbUuid)?.pools.get(poolUuid)?.monitor?.uuid;
   }
 
   /** Per listener port, the intervals of [since, now] in which it could serve. */

@@ -303,6 +303,9 @@ export const memberRoutes: Route[] = [
       if (clash !== undefined) {
         throw badRequest(`The pool already has a member with address ${address.text} and protocol_port ${protocolPort}.`);
       }
+      if (state.dataPlane.timings.deletesHoldUntilPropagated && state.dataPlane.membersAt(lb.uuid, pool.uuid, address.text, protocolPort).length > 0) {
+        throw badRequest(`A member with address ${address.text} and protocol_port ${protocolPort} is still being deleted from the pool; try again later.`);
+      }
       const member: MemberRecord = {
         uuid: randomUUID(),
         name,
@@ -364,6 +367,20 @@ function listenerTimeouts(fields: Fields): { client?: number; connect?: number; 
   };
 }
 
+/**
+ * With `deletesHoldUntilPropagated`, a port that a deleted or moved listener still holds in the
+ * data plane is refused (the texts of these refusals are guesses).
+ */
+function checkListenerPortReleased(ctx: RequestContext, lbUuid: string, protocol: ListenerProtocol, port: number, except?: string): void {
+  const { dataPlane } = ctx.state;
+  if (!dataPlane.timings.deletesHoldUntilPropagated) return;
+  if (dataPlane.listenersOnPort(lbUuid, protocol, port).some((uuid) => uuid !== except)) {
+    throw new ApiError(400, {
+      protocol_port: [`The load balancer's ${protocol} listener on port ${port} is still being deleted or moved; try again later.`],
+    });
+  }
+}
+
 /** The data plane learns the listener's port and pool as they are now. */
 function listenerConfigured(state: SimState, listener: ListenerRecord): void {
   state.configured(listener.loadBalancerUuid, {
@@ -413,6 +430,7 @@ export const listenerRoutes: Route[] = [
         throw new ApiError(400, fields.errors);
       }
       checkListenerPortFree(ctx, pool.loadBalancerUuid, protocol, protocolPort);
+      checkListenerPortReleased(ctx, pool.loadBalancerUuid, protocol, protocolPort);
       const listener = {
         uuid: randomUUID(),
         name,
@@ -455,6 +473,7 @@ export const listenerRoutes: Route[] = [
           protocolPort ?? listener.protocolPort,
           listener.uuid,
         );
+        checkListenerPortReleased(ctx, listener.loadBalancerUuid, protocol ?? listener.protocol, protocolPort ?? listener.protocolPort, listener.uuid);
       }
       if (typeof name === 'string') listener.name = name;
       if (protocol) listener.protocol = protocol;
@@ -569,6 +588,10 @@ export const monitorRoutes: Route[] = [
       if (!pool || !type) throw new ApiError(400, fields.errors);
       if ([...ctx.state.monitors.values()].some((m) => m.poolUuid === pool.uuid)) {
         throw new ApiError(400, { pool: ['This pool already has a health monitor.'] });
+      }
+      const { dataPlane } = ctx.state;
+      if (dataPlane.timings.deletesHoldUntilPropagated && dataPlane.monitorOf(pool.loadBalancerUuid, pool.uuid) !== undefined) {
+        throw new ApiError(400, { pool: ["This pool's previous health monitor is still being deleted; try again later."] });
       }
       const monitor: MonitorRecord = {
         uuid: randomUUID(),

@@ -220,6 +220,47 @@ describe('propagation', () => {
   });
 });
 
+describe('deletes that hold until they reached the data plane (deletesHoldUntilPropagated)', () => {
+  test('a listener port, a member address and port, a pool monitor are refused until the delete propagated, then free', async () => {
+    const w = await world({ propagationMs: 300, deletesHoldUntilPropagated: true });
+    const member = await addMember(w, 0);
+    const listener = await addListener(w);
+    const monitor = await addMonitor(w, { delay_s: 1, up_threshold: 1, down_threshold: 1 });
+    await sleep(listener.after + 300 - Date.now() + 20);
+    await timed('DELETE', listener.body.href);
+    await timed('DELETE', member.body.href);
+    const lastDeleted = await timed('DELETE', monitor.body.href);
+    const listenerBody = { name: 'again', pool: w.pool, protocol: 'tcp', protocol_port: 80 };
+    expect(await call('POST', '/v1/load-balancers/listeners', listenerBody)).toEqual({
+      status: 400,
+      body: { protocol_port: ["The load balancer's tcp listener on port 80 is still being deleted or moved; try again later."] },
+    });
+    const memberBody = { name: 'again', protocol_port: 30080, address: w.servers[0]!.address, subnet: w.subnet };
+    expect(await call('POST', `/v1/load-balancers/pools/${w.pool}/members`, memberBody)).toEqual({
+      status: 400,
+      body: { detail: `A member with address ${w.servers[0]!.address} and protocol_port 30080 is still being deleted from the pool; try again later.` },
+    });
+    expect((await call('POST', '/v1/load-balancers/health-monitors', { pool: w.pool, type: 'tcp' })).body).toEqual({
+      pool: ["This pool's previous health monitor is still being deleted; try again later."],
+    });
+    // Another port is free at once, and a port a listener moved away from is held too.
+    const other = await addListener(w, 443);
+    expect((await call('PATCH', other.body.href, { protocol_port: 80 })).status).toBe(400);
+    await sleep(lastDeleted.after + 300 - Date.now() + 20);
+    expect((await call('POST', '/v1/load-balancers/listeners', listenerBody)).status).toBe(201);
+    expect((await call('POST', `/v1/load-balancers/pools/${w.pool}/members`, memberBody)).status).toBe(201);
+    expect((await call('POST', '/v1/load-balancers/health-monitors', { pool: w.pool, type: 'tcp' })).status).toBe(201);
+  });
+
+  test('without the switch a delete frees the port at once, as before', async () => {
+    const w = await world({ propagationMs: 300 });
+    await addMember(w, 0);
+    const listener = await addListener(w);
+    await timed('DELETE', listener.body.href);
+    expect((await call('POST', '/v1/load-balancers/listeners', { name: 'again', pool: w.pool, protocol: 'tcp', protocol_port: 80 })).status).toBe(201);
+  });
+});
+
 describe('the serving history and the probe', () => {
   test('serving merges intervals, answers the same over HTTP, honours since, and counts the longest outage after the first serving', async () => {
     const w = await world({});
@@ -282,13 +323,16 @@ describe('the serving history and the probe', () => {
   test('timings come from the seed, startSimulator overrides them, and the admin API changes them', async () => {
     const seed = { ...(await loadSeedFile('examples/sim-seed.yaml')), dataPlane: { propagationMs: 15000, healthChecks: true } };
     sim = await startSimulator({ seed, dataPlane: { propagationMs: 200 } });
-    expect(sim.admin.dataPlane()).toEqual({ propagationMs: 200, healthChecks: true });
-    expect(await call('PATCH', '/_sim/data-plane', { healthChecks: false })).toEqual({ status: 200, body: { propagationMs: 200, healthChecks: false } });
+    expect(sim.admin.dataPlane()).toEqual({ propagationMs: 200, healthChecks: true, deletesHoldUntilPropagated: false });
+    expect(await call('PATCH', '/_sim/data-plane', { healthChecks: false })).toEqual({
+      status: 200,
+      body: { propagationMs: 200, healthChecks: false, deletesHoldUntilPropagated: false },
+    });
     expect(await call('PATCH', '/_sim/data-plane', { propagationMs: -5 })).toEqual({
       status: 400,
       body: { detail: 'dataPlane.propagationMs: expected milliseconds from 0 to 3600000, got -5' },
     });
-    expect((await call('GET', '/_sim/data-plane')).body).toEqual({ propagationMs: 200, healthChecks: false });
+    expect((await call('GET', '/_sim/data-plane')).body).toEqual({ propagationMs: 200, healthChecks: false, deletesHoldUntilPropagated: false });
     await expect(startSimulator({ dataPlane: { propagationMs: Number.NaN } })).rejects.toThrow('dataPlane.propagationMs');
   });
 });

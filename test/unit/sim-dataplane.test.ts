@@ -6,6 +6,7 @@ import {
   applyChecks,
   checksBetween,
   DataPlane,
+  DEFAULT_DATA_PLANE,
   longestOutageMs,
   nextStatusChange,
   readDataPlaneTimings,
@@ -137,24 +138,25 @@ describe('servingIntervals and longestOutageMs', () => {
 });
 
 describe('readDataPlaneTimings', () => {
-  const base: DataPlaneTimings = { propagationMs: 0, healthChecks: false };
+  const base = DEFAULT_DATA_PLANE;
   it.each([
-    { value: { propagationMs: 15000, healthChecks: true }, timings: { propagationMs: 15000, healthChecks: true }, problems: [] },
-    { value: { healthChecks: true }, timings: { propagationMs: 0, healthChecks: true }, problems: [] },
+    { value: { propagationMs: 15000, healthChecks: true }, timings: { ...base, propagationMs: 15000, healthChecks: true }, problems: [] },
+    { value: { healthChecks: true }, timings: { ...base, healthChecks: true }, problems: [] },
+    { value: { deletesHoldUntilPropagated: true }, timings: { ...base, deletesHoldUntilPropagated: true }, problems: [] },
     { value: { propagationMs: -1 }, timings: base, problems: ['dataPlane.propagationMs: expected milliseconds from 0 to 3600000, got -1'] },
     { value: { healthChecks: 'yes' }, timings: base, problems: ['dataPlane.healthChecks: expected true or false, got "yes"'] },
-    { value: { propagation: 5 }, timings: base, problems: ['dataPlane: unknown field "propagation" (expected one of: propagationMs, healthChecks)'] },
-    { value: [], timings: base, problems: ['dataPlane: expected a mapping with propagationMs and/or healthChecks'] },
+    { value: { propagation: 5 }, timings: base, problems: ['dataPlane: unknown field "propagation" (expected one of: propagationMs, healthChecks, deletesHoldUntilPropagated)'] },
+    { value: [], timings: base, problems: ['dataPlane: expected a mapping with any of propagationMs, healthChecks, deletesHoldUntilPropagated'] },
   ])('$value', ({ value, timings, problems }) => {
     expect(readDataPlaneTimings(value, base, 'dataPlane')).toEqual({ timings, problems });
   });
 });
 
 /** A data plane on a hand-moved clock, with servers that are healthy unless listed as stopped. */
-function planeAt(timings: DataPlaneTimings) {
+function planeAt(timings: Partial<DataPlaneTimings>) {
   const clock = { now: 0 };
   const stopped = new Set<string>();
-  const plane = new DataPlane(timings, () => clock.now, (address) => !stopped.has(address));
+  const plane = new DataPlane({ ...DEFAULT_DATA_PLANE, ...timings }, () => clock.now, (address) => !stopped.has(address));
   plane.loadBalancerCreated('lb', 0, 0);
   return { plane, clock, stopped };
 }
@@ -264,7 +266,7 @@ describe('DataPlane on an injected clock', () => {
     plane.configure('lb', member('m1', '10.0.0.1'));
     plane.configure('lb', listener);
     clock.now = 1000;
-    plane.setTimings({ propagationMs: 0, healthChecks: true });
+    plane.setTimings({ ...DEFAULT_DATA_PLANE, healthChecks: true });
     expect(plane.monitorStatus('m1')).toBe('up');
     plane.beforeServerChange();
     stopped.add('10.0.0.1');
@@ -283,8 +285,9 @@ describe('DataPlane on an injected clock', () => {
     expect(validateSeed({ dataPlane: { propagationMs: 15000, healthChecks: true } }, 'seed.yaml').dataPlane).toEqual({
       propagationMs: 15000,
       healthChecks: true,
+      deletesHoldUntilPropagated: false,
     });
-    expect(validateSeed({}, 'seed.yaml').dataPlane).toEqual({ propagationMs: 0, healthChecks: false });
+    expect(validateSeed({}, 'seed.yaml').dataPlane).toEqual(DEFAULT_DATA_PLANE);
     expect(() => validateSeed({ dataPlane: { healthChecks: 1 } }, 'seed.yaml')).toThrow(
       'seed.yaml: dataPlane.healthChecks: expected true or false, got 1',
     );
