@@ -6,8 +6,8 @@
 // namespace kube-system (what the cluster id defaults to; it lives as long as the cluster and
 // differs between clusters), and `sync-lb` adds the tag to those made before it existed. Cleanup
 // deletes nothing without proof from it (cleanupOwnership).
-import type { LoadBalancer, PoolMember, Server, Tags } from '../cloudscale/types.js';
 import type { V1Node } from '@kubernetes/client-node';
+import type { LoadBalancer, PoolMember, Server, Tags } from '../cloudscale/types.js';
 import { parseOwnershipTags } from './annotations.js';
 import { mapNodesToServers } from './nodes.js';
 
