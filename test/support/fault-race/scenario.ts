@@ -164,7 +164,7 @@ const FAULT_ROUTES: readonly (readonly [string, string])[] = [
   ['POST', '/v1/**'],
   ['POST', '/v1/load-balancers'],
   ['POST', '/v1/load-balancers/pools'],
-  ['POST', '/v1/load-balancers/pools/{pool}/members'],
+  ['POST', '/v1/load-balancers/pools/{uuid}/members'],
   ['POST', '/v1/load-balancers/listeners'],
   ['POST', '/v1/load-balancers/health-monitors'],
   ['PATCH', '/v1/**'],
@@ -177,7 +177,7 @@ const KILL_ROUTES: Readonly<Record<WriterCommand, readonly (readonly [string, st
     ['POST', '/v1/load-balancers', 1],
     ['GET', '/v1/load-balancers/{uuid}', 1],
     ['POST', '/v1/load-balancers/pools', 1],
-    ['POST', '/v1/load-balancers/pools/{pool}/members', 2],
+    ['POST', '/v1/load-balancers/pools/{uuid}/members', 2],
     ['POST', '/v1/load-balancers/listeners', 1],
   ],
   run: [
@@ -209,8 +209,9 @@ const ADVERSARY_SALT = 0x5bd1e995;
  *
  * - a 429 storm (20 %): before the case's last writers, a share (20–50 %) of all API requests
  *   is answered 429 with `Retry-After: 1` until 10–40 of them were;
- * - a pause (12 %): a Service is added, and a `sync-lb` or `run` process with a 6 s Lease is
- *   SIGSTOPped right after its first create (load balancer or pool), for 4.5 s (past its renew
+ * - a pause (20 %): a Service is added, and a `sync-lb` or `run` process with a 6 s Lease is
+ *   SIGSTOPped right after its first create (load balancer, pool, or pool member: in the midst
+ *   of the step that creates a pool's members), for 4.5 s (past its renew
  *   deadline of 3 s) or 9 s (long enough for the other writer, started with --wait meanwhile,
  *   to take the Lease over), then SIGCONTed: it must write nothing more;
  * - a skewed clock (15 %): a Service is added, and a `sync-lb` or `run` process whose wall clock
@@ -228,15 +229,15 @@ function withAdversaries(rng: Prng, scenario: Scenario): Scenario {
     steps = [...steps.slice(0, last), { kind: 'fault', fault }, ...steps.slice(last)];
   }
   const lease = rng.next();
-  if (lease < 0.27) {
+  if (lease < 0.35) {
     const added = withService(world, { ports: 1, local: false, addedLater: true, refusal: null });
     world = added.world;
     const edit: Step = { kind: 'edit', edit: { kind: 'add-service', service: added.key } };
     const process = rng.pick(['sync-lb', 'run'] as const);
     const other: WriterSpec = { command: rng.pick(['sync-lb', 'run', 'cleanup'] as const), wait: true };
-    if (lease < 0.12) {
+    if (lease < 0.2) {
       adversaries.push('pause');
-      const route = rng.pick(['/v1/load-balancers', '/v1/load-balancers/pools']);
+      const route = rng.pick(['/v1/load-balancers', '/v1/load-balancers/pools', '/v1/load-balancers/pools/{uuid}/members']);
       const pause: PauseSpec = { at: { after: 'request', method: 'POST', route, count: 1 }, forMs: rng.pick([4500, 9000]) };
       steps = [...steps, edit, { kind: 'writers', writers: [{ command: process, wait: false, pause }, other] }];
     } else {
