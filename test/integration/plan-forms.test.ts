@@ -119,7 +119,7 @@ describe('plan: whole cluster, named Services, manifests', () => {
     }
   });
 
-  it('plan -f: several documents, a change to an existing Service (pool recreation) and a new one, nothing stored', async () => {
+  it('plan -f: several documents, a change to an existing Service (pool swap) and a new one, nothing stored', async () => {
     const live = await testConnection().core.readNamespacedService({ namespace, name: 'web' });
     const file = join(dir, 'services.yaml');
     await writeFile(
@@ -151,18 +151,34 @@ spec:
     expect(document.nodes).toBeNull();
     expect(document.services.map((s) => s.service.name)).toEqual(['api', 'web']);
 
+    // The pool swap: the successor pool (same name, new algorithm) is built and awaited beside
+    // the old one; only the listener's move interrupts the port; then the old pool goes.
     const nodePort = live.spec!.ports![0]!.nodePort!;
     const members = [1, 2].map((i) => `member 10.30.0.${i}:${nodePort} of pool tcp/http`);
     expect(kinds(document, 'web')).toEqual([
-      'delete-listener listener tcp/80 [pool-recreation]',
-      'delete-monitor health monitor of pool tcp/http [pool-recreation]',
-      ...members.map((m) => `delete-member ${m} [pool-recreation]`),
-      'delete-pool pool tcp/http [pool-recreation]',
-      'create-pool pool tcp/http [pool-recreation]',
-      ...members.map((m) => `create-member ${m} [pool-recreation]`),
-      'create-listener listener tcp/80 [pool-recreation]',
-      'create-monitor health monitor of pool tcp/http [pool-recreation]',
+      'create-pool pool tcp/http [none]',
+      ...members.map((m) => `create-member ${m} [none]`),
+      'create-monitor health monitor of pool tcp/http [none]',
+      'await-members 2 members of pool tcp/http healthy [none]',
+      'delete-listener listener tcp/80 [pool-swap]',
+      'create-listener listener tcp/80 [pool-swap]',
+      'delete-monitor health monitor of pool tcp/http [none]',
+      ...members.map((m) => `delete-member ${m} [none]`),
+      'delete-pool pool tcp/http [none]',
     ]);
+    const web = document.services.find((s) => s.service.name === 'web')!;
+    const [oldPool] = (await harness.cloud.pools.list()).filter((p) => p.load_balancer.uuid === web.loadBalancer!.uuid);
+    const byKind = (kind: string) => web.actions.filter((a) => a.kind === kind) as unknown as Record<string, unknown>[];
+    // The successor is referred to by its plan reference; what is deleted is the old pool.
+    expect(byKind('create-pool')[0]).toMatchObject({ verb: 'create', ref: 'pool:tcp/http', body: { name: 'tcp/http', algorithm: 'source_ip', protocol: 'tcp' } });
+    expect(byKind('await-members')[0]).toMatchObject({
+      verb: 'wait',
+      pool: { ref: 'pool:tcp/http' },
+      members: [1, 2].map((i) => `10.30.0.${i}:${nodePort}`),
+      protects: { pool: { uuid: oldPool!.uuid }, members: [1, 2].map((i) => `10.30.0.${i}:${nodePort}`) },
+    });
+    expect(byKind('create-listener')[0]).toMatchObject({ pool: { ref: 'pool:tcp/http' } });
+    expect(byKind('delete-pool')[0]).toMatchObject({ pool: { uuid: oldPool!.uuid } });
     // The new Service got a uid and node ports from the API server's dry run.
     const api = document.services.find((s) => s.service.name === 'api')!;
     expect(api.service.uid).toMatch(/^[0-9a-f-]{36}$/);
@@ -182,7 +198,14 @@ spec:
       expect.stringMatching(/^member 10\.30\.0\.1:3\d{4} of pool tcp\/grpc$/),
       expect.stringMatching(/^member 10\.30\.0\.2:3\d{4} of pool tcp\/grpc$/),
     ]);
-    expect(document.summary.worstDowntime).toMatchObject({ service: `${namespace}/web`, impact: 'pool-recreation', minSeconds: 60, maxSeconds: 120 });
+    expect(document.summary).toMatchObject({ create: 11, update: 0, delete: 5, wait: 1, kube: 3 });
+    expect(document.summary.worstDowntime).toMatchObject({
+      service: `${namespace}/web`,
+      object: 'listener tcp/80',
+      impact: 'pool-swap',
+      minSeconds: 0,
+      maxSeconds: 15,
+    });
 
     // Nothing was stored: no Service api, web unchanged.
     expect(await ignoreNotFound(testConnection().core.readNamespacedService({ namespace, name: 'api' }))).toBeUndefined();
@@ -193,11 +216,16 @@ spec:
     const cli = await binary(['plan', '-n', namespace, '-f', '-'], await import('node:fs/promises').then((fs) => fs.readFile(file, 'utf8')));
     expect(cli.code).toBe(0);
     expect(cli.stdout).toMatch(new RegExp(`\\nService ${namespace}/api — load balancer k8s-service-[0-9a-f-]{36} \\(new\\)\\n`));
+    const because = `the pool algorithm cannot change in place: pool tcp/http is replaced`;
+    const change = `(${P}loadbalancer-pool-algorithm: round_robin → source_ip)`;
     expect(cli.stdout).toContain(
-      `      because the pool algorithm cannot change in place: pool tcp/http is recreated (${P}loadbalancer-pool-algorithm: round_robin → source_ip)\n      impact: pool-recreation, the port is down for ~60–120 s\n`,
+      `  - delete-listener  listener tcp/80\n  + create-listener  listener tcp/80\n      because ${because} ${change}\n` +
+        `      impact: pool-swap, the port is unreachable only while its listener moves to the new, already healthy pool (up to ~15 s)\n`,
     );
+    expect(cli.stdout).toContain(`      because ${because}: a successor pool is built beside it ${change}\n      impact: none, no interruption\n`);
+    expect(cli.stdout).toContain(`      because ${because}: the old pool serves no port any more ${change}\n      impact: none, no interruption\n`);
     expect(cli.stdout).toMatch(
-      new RegExp(`Plan: 11 to create, 0 to update, 5 to delete, 3 Service writes\\. Worst expected downtime: ${namespace}/web, listener tcp/80 \\(pool-recreation\\): the port is down for ~60–120 s\\.\\n$`),
+      new RegExp(`Plan: 11 to create, 0 to update, 5 to delete, 3 Service writes\\. Worst expected downtime: ${namespace}/web, listener tcp/80 \\(pool-swap\\): the port is unreachable only while its listener moves to the new, already healthy pool \\(up to ~15 s\\)\\.\\n$`),
     );
   });
 
@@ -213,7 +241,13 @@ spec:
       }),
     );
     const { document } = await plan([], { filename: file });
-    expect(kinds(document, 'web')).toEqual(['delete-listener listener tcp/80 [listener-recreation]', 'create-listener listener tcp/8080 [listener-recreation]']);
+    // A new number for the same port name moves the listener in place: its port, then its name.
+    expect(kinds(document, 'web')).toEqual(['update-listener listener tcp/80 [minimal]', 'update-listener listener tcp/80 [none]']);
+    const [listener] = (await harness.cloud.listeners.list()).filter((l) => l.load_balancer.uuid === document.services[0]!.loadBalancer!.uuid);
+    expect(document.services[0]!.actions).toMatchObject([
+      { verb: 'update', listener: { uuid: listener!.uuid }, patch: { protocol_port: 8080 }, reason: { field: 'spec.ports[http].port', from: '80', to: '8080' } },
+      { verb: 'update', listener: { uuid: listener!.uuid }, patch: { name: 'tcp/8080' } },
+    ]);
   });
 
   it('plan -f: the manifest is the whole desired Service: an annotation or a port it leaves out is removed', async () => {
