@@ -28,9 +28,19 @@ export interface DataPlaneTimings {
    * meanwhile is refused (400). false: free as soon as the API answered the delete.
    */
   deletesHoldUntilPropagated: boolean;
+  /**
+   * true: a running load balancer shows status `error` while one of its pools has a health
+   * monitor and every enabled member of it is `down` (seen on the real platform).
+   */
+  errorWhilePoolDown: boolean;
 }
 
-export const DEFAULT_DATA_PLANE: DataPlaneTimings = { propagationMs: 0, healthChecks: false, deletesHoldUntilPropagated: false };
+export const DEFAULT_DATA_PLANE: DataPlaneTimings = {
+  propagationMs: 0,
+  healthChecks: false,
+  deletesHoldUntilPropagated: false,
+  errorWhilePoolDown: false,
+};
 const TIMING_NAMES = Object.keys(DEFAULT_DATA_PLANE).join(', ');
 
 /**
@@ -51,7 +61,7 @@ export function readDataPlaneTimings(
     if (key === 'propagationMs') {
       if (typeof field === 'number' && Number.isFinite(field) && field >= 0 && field <= 3_600_000) timings.propagationMs = field;
       else problems.push(`${where}.propagationMs: expected milliseconds from 0 to 3600000, got ${JSON.stringify(field)}`);
-    } else if (key === 'healthChecks' || key === 'deletesHoldUntilPropagated') {
+    } else if (key === 'healthChecks' || key === 'deletesHoldUntilPropagated' || key === 'errorWhilePoolDown') {
       if (typeof field === 'boolean') timings[key] = field;
       else problems.push(`${where}.${key}: expected true or false, got ${JSON.stringify(field)}`);
     } else {
@@ -375,6 +385,17 @@ export class DataPlane {
     if (pool?.monitor == null) return 'no_monitor';
     if (!member.enabled) return 'unknown';
     return member.counters.status;
+  }
+
+  /** Whether a monitored pool of the load balancer has enabled members, all of them `down`. */
+  hasPoolDown(lbUuid: string): boolean {
+    this.advance(this.now());
+    for (const pool of this.lbs.get(lbUuid)?.pools.values() ?? []) {
+      if (pool.monitor === null) continue;
+      const enabled = [...pool.members.values()].filter((m) => m.enabled);
+      if (enabled.length > 0 && enabled.every((m) => m.counters.status === 'down')) return true;
+    }
+    return false;
   }
 
   /** The listeners the data plane has now on the load balancer's `protocol` `port`. */

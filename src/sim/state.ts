@@ -380,7 +380,8 @@ export class SimState {
   lbStatus(lb: LoadBalancerRecord): string {
     const pinned = this.pinnedLbStatus.get(lb.uuid) ?? this.pinnedLbStatus.get(lb.name);
     if (pinned !== undefined) return pinned;
-    return this.now() < lb.readyAt ? 'changing' : 'running';
+    if (this.now() < lb.readyAt) return 'changing';
+    return this.dataPlane.timings.errorWhilePoolDown && this.dataPlane.hasPoolDown(lb.uuid) ? 'error' : 'running';
   }
 
   serverStatus(server: ServerRecord): string {

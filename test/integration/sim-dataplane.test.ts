@@ -129,6 +129,20 @@ describe('health checks', () => {
     expect(await probe(w)).toEqual({ status: 503, body: { served: false, reason: 'the tcp listener on port 80 has no enabled member that is up in the data plane' } });
   });
 
+  test('errorWhilePoolDown: the load balancer shows error while its monitored pool has only down members', async () => {
+    const w = await world({ healthChecks: true, errorWhilePoolDown: true });
+    await addMonitor(w, { delay_s: 1, up_threshold: 1, down_threshold: 1 });
+    const member = await addMember(w, 1);
+    await waitFor(() => memberStatus(member.body.href), 'up', 1500);
+    const lbStatus = async (): Promise<string> => (await call('GET', `/v1/load-balancers/${w.lb.uuid}`)).body.status;
+    expect(await lbStatus()).toBe('running');
+    sim!.admin.stopServer(w.servers[1]!.uuid);
+    await waitFor(lbStatus, 'error', 1500);
+    expect(await memberStatus(member.body.href)).toBe('down');
+    sim!.admin.startServer(w.servers[1]!.uuid);
+    await waitFor(lbStatus, 'running', 1500);
+  });
+
   test('an endpoint marked failing over HTTP (externalTrafficPolicy Local without endpoints) goes down; cleared, it comes back', async () => {
     const w = await world({ healthChecks: true });
     await addMonitor(w, { delay_s: 1, up_threshold: 1, down_threshold: 1 });
@@ -323,16 +337,16 @@ describe('the serving history and the probe', () => {
   test('timings come from the seed, startSimulator overrides them, and the admin API changes them', async () => {
     const seed = { ...(await loadSeedFile('examples/sim-seed.yaml')), dataPlane: { propagationMs: 15000, healthChecks: true } };
     sim = await startSimulator({ seed, dataPlane: { propagationMs: 200 } });
-    expect(sim.admin.dataPlane()).toEqual({ propagationMs: 200, healthChecks: true, deletesHoldUntilPropagated: false });
+    expect(sim.admin.dataPlane()).toEqual({ propagationMs: 200, healthChecks: true, deletesHoldUntilPropagated: false, errorWhilePoolDown: false });
     expect(await call('PATCH', '/_sim/data-plane', { healthChecks: false })).toEqual({
       status: 200,
-      body: { propagationMs: 200, healthChecks: false, deletesHoldUntilPropagated: false },
+      body: { propagationMs: 200, healthChecks: false, deletesHoldUntilPropagated: false, errorWhilePoolDown: false },
     });
     expect(await call('PATCH', '/_sim/data-plane', { propagationMs: -5 })).toEqual({
       status: 400,
       body: { detail: 'dataPlane.propagationMs: expected milliseconds from 0 to 3600000, got -5' },
     });
-    expect((await call('GET', '/_sim/data-plane')).body).toEqual({ propagationMs: 200, healthChecks: false, deletesHoldUntilPropagated: false });
+    expect((await call('GET', '/_sim/data-plane')).body).toEqual({ propagationMs: 200, healthChecks: false, deletesHoldUntilPropagated: false, errorWhilePoolDown: false });
     await expect(startSimulator({ dataPlane: { propagationMs: Number.NaN } })).rejects.toThrow('dataPlane.propagationMs');
   });
 });

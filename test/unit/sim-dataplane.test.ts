@@ -145,8 +145,8 @@ describe('readDataPlaneTimings', () => {
     { value: { deletesHoldUntilPropagated: true }, timings: { ...base, deletesHoldUntilPropagated: true }, problems: [] },
     { value: { propagationMs: -1 }, timings: base, problems: ['dataPlane.propagationMs: expected milliseconds from 0 to 3600000, got -1'] },
     { value: { healthChecks: 'yes' }, timings: base, problems: ['dataPlane.healthChecks: expected true or false, got "yes"'] },
-    { value: { propagation: 5 }, timings: base, problems: ['dataPlane: unknown field "propagation" (expected one of: propagationMs, healthChecks, deletesHoldUntilPropagated)'] },
-    { value: [], timings: base, problems: ['dataPlane: expected a mapping with any of propagationMs, healthChecks, deletesHoldUntilPropagated'] },
+    { value: { propagation: 5 }, timings: base, problems: ['dataPlane: unknown field "propagation" (expected one of: propagationMs, healthChecks, deletesHoldUntilPropagated, errorWhilePoolDown)'] },
+    { value: [], timings: base, problems: ['dataPlane: expected a mapping with any of propagationMs, healthChecks, deletesHoldUntilPropagated, errorWhilePoolDown'] },
   ])('$value', ({ value, timings, problems }) => {
     expect(readDataPlaneTimings(value, base, 'dataPlane')).toEqual({ timings, problems });
   });
@@ -286,11 +286,31 @@ describe('DataPlane on an injected clock', () => {
       propagationMs: 15000,
       healthChecks: true,
       deletesHoldUntilPropagated: false,
+      errorWhilePoolDown: false,
     });
     expect(validateSeed({}, 'seed.yaml').dataPlane).toEqual(DEFAULT_DATA_PLANE);
     expect(() => validateSeed({ dataPlane: { healthChecks: 1 } }, 'seed.yaml')).toThrow(
       'seed.yaml: dataPlane.healthChecks: expected true or false, got 1',
     );
+  });
+
+  it('hasPoolDown: a monitored pool whose enabled members are all down', () => {
+    const { plane, clock } = planeAt({ healthChecks: true });
+    plane.configure('lb', member('m1', '10.0.0.1'));
+    plane.configure('lb', member('m2', '10.0.0.2'));
+    expect(plane.hasPoolDown('lb')).toBe(false);
+    plane.setEndpointHealth('10.0.0.1', 30080, false);
+    plane.setEndpointHealth('10.0.0.2', 30080, false);
+    expect(plane.hasPoolDown('lb')).toBe(false); // no monitor: nothing is down
+    plane.configure('lb', monitor);
+    clock.now = 5999;
+    expect(plane.hasPoolDown('lb')).toBe(false); // changing, not down yet
+    clock.now = 6000;
+    expect(plane.hasPoolDown('lb')).toBe(true);
+    plane.configure('lb', member('m2', '10.0.0.2', false));
+    expect(plane.hasPoolDown('lb')).toBe(true);
+    plane.configure('lb', member('m1', '10.0.0.1', false));
+    expect(plane.hasPoolDown('lb')).toBe(false); // no enabled member left
   });
 
   it('with the defaults a monitored member follows its server at once', () => {
