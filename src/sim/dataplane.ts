@@ -446,7 +446,7 @@ export class DataPlane {
     const lb = this.lbs.get(lbUuid);
     const listener = lb === undefined ? undefined : [...lb.listeners.values()].find((l) => l.protocol === protocol && l.port === port);
     if (lb === undefined || listener === undefined) {
-      return { served: false, reason: `no ${protocol} listener on port ${port} has reached the data plane` };
+      return { served: false, reason: `the data plane has no ${protocol} listener on port ${port} (none in the API, or not propagated yet)` };
     }
     const pool = listener.poolUuid === null ? undefined : lb.pools.get(listener.poolUuid);
     const candidates = pool === undefined ? [] : [...pool.members.values()].filter((m) => m.serving);

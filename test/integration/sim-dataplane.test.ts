@@ -166,7 +166,7 @@ describe('propagation', () => {
     expect(member.body.monitor_status).toBe('no_monitor');
     const listener = await addListener(w);
     expect((await call('GET', listener.body.href)).status).toBe(200);
-    expect(await probe(w)).toEqual({ status: 503, body: { served: false, reason: 'no tcp listener on port 80 has reached the data plane' } });
+    expect(await probe(w)).toEqual({ status: 503, body: { served: false, reason: 'the data plane has no tcp listener on port 80 (none in the API, or not propagated yet)' } });
     await sleep(listener.after + 400 - Date.now() + 20);
     expect((await probe(w)).status).toBe(200);
     const { intervals } = intervalsOf(w);
@@ -316,7 +316,7 @@ describe('the serving history and the probe', () => {
       status: 503,
       body: { served: false, reason: 'no load balancer has the address 192.0.2.99' },
     });
-    expect((await probe(w)).body.reason).toBe('no tcp listener on port 80 has reached the data plane');
+    expect((await probe(w)).body.reason).toBe('the data plane has no tcp listener on port 80 (none in the API, or not propagated yet)');
     await addListener(w);
     expect((await probe(w)).body.reason).toBe('the tcp listener on port 80 has no enabled member in the data plane');
     const member = await addMember(w, 2);
