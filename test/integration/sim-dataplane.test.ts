@@ -1,6 +1,7 @@
 // The simulator's data plane over HTTP, in real time: monitor_status as health checks see it,
 // configuration that reaches the data plane late, and the serving history and probe that measure
-// downtime. Timings are small (delay_s 1, propagation 300–400 ms) so the file runs in seconds.
+// downtime. Timings are small (delay_s 1, propagation 300–500 ms, 1 s once) so the file runs in
+// seconds.
 // Each API call is bracketed by the test's clock, so a boundary the simulator recorded can be
 // checked to lie within [before, after] of the call plus the modelled delay.
 
@@ -97,9 +98,9 @@ describe('health checks', () => {
     await addListener(w);
     expect(member.body.monitor_status).toBe('changing');
     expect((await probe(w)).status).toBe(503);
-    await sleep(1500);
+    await sleep(1000);
     expect(await memberStatus(member.body.href)).toBe('changing');
-    const upSeen = await waitFor(() => memberStatus(member.body.href), 'up', 1500);
+    const upSeen = await waitFor(() => memberStatus(member.body.href), 'up', 2000);
     expect(upSeen - member.before).toBeGreaterThanOrEqual(2000);
     const { intervals } = intervalsOf(w);
     expect(intervals).toHaveLength(2);
@@ -161,17 +162,17 @@ describe('health checks', () => {
 
 describe('propagation', () => {
   test('a new listener serves propagationMs after the API answered; the API shows it at once', async () => {
-    const w = await world({ propagationMs: 400 });
+    const w = await world({ propagationMs: 500 });
     const member = await addMember(w, 0);
     expect(member.body.monitor_status).toBe('no_monitor');
     const listener = await addListener(w);
     expect((await call('GET', listener.body.href)).status).toBe(200);
     expect(await probe(w)).toEqual({ status: 503, body: { served: false, reason: 'the data plane has no tcp listener on port 80 (none in the API, or not propagated yet)' } });
-    await sleep(listener.after + 400 - Date.now() + 20);
+    await sleep(listener.after + 500 - Date.now() + 20);
     expect((await probe(w)).status).toBe(200);
     const { intervals } = intervalsOf(w);
-    expect(intervals[1]!.from).toBeGreaterThanOrEqual(listener.before + 400);
-    expect(intervals[1]!.from).toBeLessThanOrEqual(listener.after + 400);
+    expect(intervals[1]!.from).toBeGreaterThanOrEqual(listener.before + 500);
+    expect(intervals[1]!.from).toBeLessThanOrEqual(listener.after + 500);
   });
 
   test('a monitored member created with propagation is changing until it reached the data plane, with instant checks then up', async () => {
@@ -236,11 +237,12 @@ describe('propagation', () => {
 
 describe('deletes that hold until they reached the data plane (deletesHoldUntilPropagated)', () => {
   test('a listener port, a member address and port, a pool monitor are refused until the delete propagated, then free', async () => {
-    const w = await world({ propagationMs: 300, deletesHoldUntilPropagated: true });
+    // 1 s, so that the refused calls surely come before the deletes propagated, even on a busy machine.
+    const w = await world({ propagationMs: 1000, deletesHoldUntilPropagated: true });
     const member = await addMember(w, 0);
     const listener = await addListener(w);
     const monitor = await addMonitor(w, { delay_s: 1, up_threshold: 1, down_threshold: 1 });
-    await sleep(listener.after + 300 - Date.now() + 20);
+    await sleep(monitor.after + 1000 - Date.now() + 20);
     await timed('DELETE', listener.body.href);
     await timed('DELETE', member.body.href);
     const lastDeleted = await timed('DELETE', monitor.body.href);
@@ -260,7 +262,7 @@ describe('deletes that hold until they reached the data plane (deletesHoldUntilP
     // Another port is free at once, and a port a listener moved away from is held too.
     const other = await addListener(w, 443);
     expect((await call('PATCH', other.body.href, { protocol_port: 80 })).status).toBe(400);
-    await sleep(lastDeleted.after + 300 - Date.now() + 20);
+    await sleep(lastDeleted.after + 1000 - Date.now() + 20);
     expect((await call('POST', '/v1/load-balancers/listeners', listenerBody)).status).toBe(201);
     expect((await call('POST', `/v1/load-balancers/pools/${w.pool}/members`, memberBody)).status).toBe(201);
     expect((await call('POST', '/v1/load-balancers/health-monitors', { pool: w.pool, type: 'tcp' })).status).toBe(201);
