@@ -8,7 +8,8 @@ import { planCommand } from '../../src/commands/plan.js';
 import { syncLbCommand, type SyncLbReport } from '../../src/commands/sync-lb.js';
 import { PartialFailureError } from '../../src/core/errors.js';
 import type { PlanDocument } from '../../src/core/render/plan.js';
-import { nodesSeed, startHarness, type Harness } from '../support/ccm.js';
+import { MEMBER_DRAINING_TAG } from '../../src/core/lb/strategies.js';
+import { nodesSeed, runBinary, startHarness, type Harness } from '../support/ccm.js';
 import { createLoadBalancerService, createNode, deleteCreatedObjects, ensureNamespace, testConnection, uniqueName } from '../support/kube.js';
 import { serverKeepsIpMode } from '../support/ip-mode.js';
 
@@ -85,6 +86,50 @@ describe('plan -o json then sync-lb: the executed actions are the planned ones',
     testConnection().core.patchNamespacedService({ namespace, name, body: { metadata: { annotations } } }, mergePatch);
   const patchSpec = (name: string, spec: object) => testConnection().core.patchNamespacedService({ namespace, name, body: { spec } }, mergePatch);
   const kinds = (document: PlanDocument) => document.services.flatMap((s) => s.actions.map((a) => a.kind));
+  const impacts = (document: PlanDocument) => document.services.flatMap((s) => s.actions.map((a) => `${a.kind} [${a.impact}]`));
+
+  /** The pools of the Service's load balancer, as the cloud holds them now, with their members. */
+  async function poolsOf(document: PlanDocument) {
+    const lb = document.services[0]!.loadBalancer!.uuid!;
+    const pools = (await harness.cloud.pools.list()).filter((p) => p.load_balancer.uuid === lb);
+    return Promise.all(pools.map(async (pool) => ({ pool, members: await harness.cloud.poolMembers.list(pool.uuid) })));
+  }
+
+  /**
+   * The pool swap of one pool with two members, in order: the successor (pool, members,
+   * monitor) is built and awaited beside the old pool, the listener moves (the only step that
+   * interrupts the port), then the old pool is deleted.
+   */
+  const POOL_SWAP = [
+    'create-pool [none]',
+    'create-member [none]',
+    'create-member [none]',
+    'create-monitor [none]',
+    'await-members [none]',
+    'delete-listener [pool-swap]',
+    'create-listener [pool-swap]',
+    'delete-monitor [none]',
+    'delete-member [none]',
+    'delete-member [none]',
+    'delete-pool [none]',
+  ];
+
+  /** A pool swapped: one pool remains, a new one (another UUID), under the listener's port. */
+  async function expectSwapped(before: Awaited<ReturnType<typeof poolsOf>>, plan: PlanDocument) {
+    const after = await poolsOf(plan);
+    expect(after).toHaveLength(1);
+    expect(after[0]!.pool.uuid).not.toBe(before[0]!.pool.uuid);
+    const swap = plan.services[0]!.actions as unknown as Record<string, unknown>[];
+    expect(swap.find((a) => a.kind === 'delete-pool')).toMatchObject({ pool: { uuid: before[0]!.pool.uuid } });
+    expect(swap.find((a) => a.kind === 'await-members')).toMatchObject({
+      verb: 'wait',
+      members: after[0]!.members.map((m) => m.name),
+      protects: { pool: { uuid: before[0]!.pool.uuid }, members: before[0]!.members.map((m) => m.name) },
+    });
+    const [listener] = (await harness.cloud.listeners.list()).filter((l) => l.load_balancer.uuid === after[0]!.pool.load_balancer.uuid);
+    expect(listener!.pool?.uuid).toBe(after[0]!.pool.uuid);
+    return after[0]!;
+  }
 
   it('a new Service', async () => {
     await createLoadBalancerService(namespace, 'new');
@@ -98,11 +143,14 @@ describe('plan -o json then sync-lb: the executed actions are the planned ones',
     expect(kinds(await planThenSync('timeouts'))).toEqual(['update-listener', 'update-listener']);
   });
 
-  it('pool algorithm: the pool is recreated', async () => {
+  it('pool algorithm: the pool is swapped for a new one', async () => {
     await converged('algorithm');
+    const before = await poolsOf(await planJson('algorithm'));
     await annotate('algorithm', { [`${P}loadbalancer-pool-algorithm`]: 'least_connections' });
     const plan = await planThenSync('algorithm');
-    expect(new Set(plan.services[0]!.actions.map((a) => a.impact))).toEqual(new Set(['pool-recreation']));
+    expect(impacts(plan)).toEqual(POOL_SWAP);
+    const after = await expectSwapped(before, plan);
+    expect(after.pool).toMatchObject({ name: 'tcp/http', algorithm: 'least_connections' });
   });
 
   it('allowed CIDRs: updated in place', async () => {
@@ -111,17 +159,65 @@ describe('plan -o json then sync-lb: the executed actions are the planned ones',
     expect(kinds(await planThenSync('cidrs'))).toEqual(['update-listener']);
   });
 
-  it('node selector: the members of unselected nodes go', async () => {
+  it('node selector: the member of an unselected node is drained, and deleted by a pass after the drain period', async () => {
     await converged('selector');
     await testConnection().core.patchNode({ name: `${prefix}-1`, body: { metadata: { labels: { 'plan-eq/edge': 'yes' } } } }, mergePatch);
     await annotate('selector', { [`${P}loadbalancer-node-selector`]: 'plan-eq/edge=yes' });
-    expect(kinds(await planThenSync('selector'))).toEqual(['delete-member']);
+    // The default drain period (60 s): tagged with when draining began, then disabled.
+    const plan = await planThenSync('selector');
+    expect(impacts(plan)).toEqual(['update-member [member-drain]', 'update-member [member-drain]']);
+    const [tagged, disabled] = plan.services[0]!.actions as unknown as Record<string, unknown>[];
+    expect(tagged).toMatchObject({ object: expect.stringMatching(/^member 10\.50\.0\.2:\d+ of pool tcp\/http$/), patch: { tags: { [MEMBER_DRAINING_TAG]: expect.any(String) } } });
+    expect(disabled).toMatchObject({ object: (tagged as { object: string }).object, patch: { enabled: false } });
+    const [{ pool, members }] = (await poolsOf(plan)) as [Awaited<ReturnType<typeof poolsOf>>[number]];
+    // Within the drain period the drained member stays (disabled): the second plan of planThenSync was empty.
+    expect(members.map((m) => [m.address, m.enabled]).sort()).toEqual([
+      ['10.50.0.1', true],
+      ['10.50.0.2', false],
+    ]);
+    const drained = members.find((m) => !m.enabled)!;
+    const since = Date.parse(drained.tags[MEMBER_DRAINING_TAG]!);
+    expect(Date.now() - since).toBeLessThan(60_000);
+
+    // The drain period has passed (the tag says so): the next pass deletes the member.
+    await harness.cloud.poolMembers.update(pool.uuid, drained.uuid, {
+      tags: { ...drained.tags, [MEMBER_DRAINING_TAG]: new Date(since - 61_000).toISOString() },
+    });
+    const later = await planThenSync('selector');
+    expect(impacts(later)).toEqual(['delete-member [none]']);
+    expect(later.services[0]!.actions[0]!.reason.text).toContain('drained since');
+    expect((await poolsOf(later))[0]!.members.map((m) => m.address)).toEqual(['10.50.0.1']);
   });
 
-  it('health monitor type: the monitor is recreated', async () => {
+  it('node selector with --drain-seconds 0 (the CLI): the member of an unselected node is deleted at once', async () => {
+    await converged('selector-now');
+    await annotate('selector-now', { [`${P}loadbalancer-node-selector`]: 'plan-eq/edge=yes' });
+    const cli = (...args: string[]) =>
+      runBinary(['--cluster-id', harness.clusterId, '-o', 'json', ...args, 'service/selector-now', '-n', namespace, '--drain-seconds', '0'], {
+        apiUrl: harness.sim.url,
+      });
+    const planned1 = await cli('plan');
+    expect(planned1).toMatchObject({ code: 0, stderr: '' });
+    const plan = JSON.parse(planned1.stdout) as PlanDocument;
+    expect(impacts(plan)).toEqual(['delete-member [minimal]']);
+    expect(plan.services[0]!.actions[0]!.object).toMatch(/^member 10\.50\.0\.2:\d+ of pool tcp\/http$/);
+    const synced = await cli('sync-lb', '--settle-seconds', '0', '--poll-seconds', '0.05');
+    expect(synced.code, synced.stderr).toBe(0);
+    expect(executed(JSON.parse(synced.stdout) as SyncLbReport)).toEqual(planned(plan));
+    expect((await poolsOf(plan))[0]!.members.map((m) => m.address)).toEqual(['10.50.0.1']);
+    const again = await cli('plan');
+    expect(planned(JSON.parse(again.stdout) as PlanDocument)).toEqual([]);
+  });
+
+  it('health monitor type: the pool is swapped for one with the new monitor', async () => {
     await converged('monitor');
+    const before = await poolsOf(await planJson('monitor'));
     await annotate('monitor', { [`${P}loadbalancer-health-monitor-type`]: 'http' });
-    expect(kinds(await planThenSync('monitor'))).toEqual(['delete-monitor', 'create-monitor']);
+    const plan = await planThenSync('monitor');
+    expect(impacts(plan)).toEqual(POOL_SWAP);
+    const after = await expectSwapped(before, plan);
+    const monitors = (await harness.cloud.healthMonitors.list()).filter((m) => m.load_balancer.uuid === after.pool.load_balancer.uuid);
+    expect(monitors.map((m) => [m.pool.uuid, m.type])).toEqual([[after.pool.uuid, 'http']]);
   });
 
   it('Floating IP: assigned', async () => {
@@ -130,16 +226,27 @@ describe('plan -o json then sync-lb: the executed actions are the planned ones',
     expect(kinds(await planThenSync('fip'))).toEqual(['assign-floating-ip']);
   });
 
-  it('port change keeping the name: the listener is recreated', async () => {
+  it('port change keeping the name: the listener moves to the new port in place', async () => {
     const service = await converged('port');
+    const listenersOf = async (document: PlanDocument) =>
+      (await harness.cloud.listeners.list()).filter((l) => l.load_balancer.uuid === document.services[0]!.loadBalancer!.uuid);
+    const [before] = await listenersOf(await planJson('port'));
     await patchSpec('port', { ports: [{ ...service.spec!.ports![0]!, port: 8080 }] });
-    expect(kinds(await planThenSync('port'))).toEqual(['delete-listener', 'create-listener']);
+    const plan = await planThenSync('port');
+    expect(impacts(plan)).toEqual(['update-listener [minimal]', 'update-listener [none]']);
+    expect(plan.services[0]!.actions).toMatchObject([{ patch: { protocol_port: 8080 } }, { patch: { name: 'tcp/8080' } }]);
+    const after = await listenersOf(plan);
+    expect(after.map((l) => [l.uuid, l.name, l.protocol_port, l.pool?.uuid])).toEqual([[before!.uuid, 'tcp/8080', 8080, before!.pool?.uuid]]);
   });
 
-  it('externalTrafficPolicy Cluster → Local: members and monitor recreated', async () => {
+  it('externalTrafficPolicy Cluster → Local: the pool is swapped for one checked on the health-check node port', async () => {
     await converged('etp');
-    await patchSpec('etp', { externalTrafficPolicy: 'Local' });
-    expect(kinds(await planThenSync('etp'))).toEqual(['delete-member', 'delete-member', 'create-member', 'create-member', 'delete-monitor', 'create-monitor']);
+    const before = await poolsOf(await planJson('etp'));
+    const local = await patchSpec('etp', { externalTrafficPolicy: 'Local' });
+    const plan = await planThenSync('etp');
+    expect(impacts(plan)).toEqual(POOL_SWAP);
+    const after = await expectSwapped(before, plan);
+    expect(after.members.map((m) => m.monitor_port)).toEqual([local.spec!.healthCheckNodePort, local.spec!.healthCheckNodePort]);
   });
 
   it('type LoadBalancer → ClusterIP: the load balancer is deleted, the finalizer removed', async () => {
@@ -166,7 +273,7 @@ describe('plan -o json then sync-lb: the executed actions are the planned ones',
     expect(kinds(await planThenSync('renamed'))).toEqual(['rename-lb']);
   });
 
-  it('a port added and another renamed: a new pool, and a pool recreated', async () => {
+  it('a port added and another renamed: a new pool, and a pool swapped', async () => {
     const service = await converged('ports', {
       ports: [
         { name: 'http', protocol: 'TCP', port: 80, targetPort: 8080 },
@@ -174,12 +281,34 @@ describe('plan -o json then sync-lb: the executed actions are the planned ones',
       ],
     });
     const [http, metrics] = service.spec!.ports!;
+    const before = await poolsOf(await planJson('ports'));
     await patchSpec('ports', { ports: [http, { ...metrics!, name: 'prom' }, { name: 'https', protocol: 'TCP', port: 443, targetPort: 8443 }] });
     const plan = await planThenSync('ports');
-    expect(plan.services[0]!.actions.filter((a) => a.kind === 'create-pool').map((a) => `${a.object} [${a.impact}]`)).toEqual([
-      'pool tcp/prom [pool-recreation]',
-      'pool tcp/https [none]',
+    const objects = plan.services[0]!.actions.map((a) => `${a.kind} ${a.object} [${a.impact}]`);
+    const members = (pool: string, port: number) => [1, 2].map((i) => `member 10.50.0.${i}:${port} of pool ${pool}`);
+    const https = (await testConnection().core.readNamespacedService({ namespace, name: 'ports' })).spec!.ports![2]!.nodePort!;
+    expect(objects).toEqual([
+      // The new port: its pool built whole.
+      'create-pool pool tcp/https [none]',
+      ...members('tcp/https', https).map((m) => `create-member ${m} [none]`),
+      'create-listener listener tcp/443 [none]',
+      'create-monitor health monitor of pool tcp/https [none]',
+      // The renamed port: pool tcp/prom takes over port 9100 from pool tcp/metrics.
+      'create-pool pool tcp/prom [none]',
+      ...members('tcp/prom', metrics!.nodePort!).map((m) => `create-member ${m} [none]`),
+      'create-monitor health monitor of pool tcp/prom [none]',
+      'await-members 2 members of pool tcp/prom healthy [none]',
+      'delete-listener listener tcp/9100 [pool-swap]',
+      'create-listener listener tcp/9100 [pool-swap]',
+      'delete-monitor health monitor of pool tcp/metrics [none]',
+      ...members('tcp/metrics', metrics!.nodePort!).map((m) => `delete-member ${m} [none]`),
+      'delete-pool pool tcp/metrics [none]',
     ]);
+    const after = await poolsOf(plan);
+    expect(after.map((p) => p.pool.name).sort()).toEqual(['tcp/http', 'tcp/https', 'tcp/prom']);
+    // The untouched port keeps its pool.
+    const httpPool = (list: typeof after) => list.find((p) => p.pool.name === 'tcp/http')!.pool.uuid;
+    expect(httpPool(after)).toBe(httpPool(before));
   });
 
   it('ip-mode: only the status is written', async (context) => {
