@@ -1,6 +1,7 @@
 // Every load-balancer annotation of the Go CCM (docs/go-ccm-compatibility.md) with its effect
 // in the simulator after a pass: what is created, what changes in place (same UUID), what is
-// recreated (new UUID), and that the pass after each change writes nothing.
+// swapped for a new object built beside it (new UUID), and that the pass after each change
+// writes nothing.
 import type { V1Service } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planCommand } from '../../src/commands/plan.js';
@@ -15,6 +16,7 @@ import {
   type TestServiceOptions,
 } from '../support/kube.js';
 import { asStored } from '../support/ip-mode.js';
+import { expectPoolSwap } from '../support/make-before-break.js';
 import {
   FLOATING_IPS,
   SUBNET_A,
@@ -334,20 +336,17 @@ describe('sync-lb: annotations', () => {
       await expectConverged(harness, ['monitor-numbers'], pass);
     });
 
-    it('recreates the monitor for a new type or HTTP version, and updates the other http options in place', async () => {
+    it('swaps the pool for one with the new monitor for a new type or HTTP version, and updates the other http options in place', async () => {
       const service = await reconciled('monitor-type');
-      const tcp = poolOf(await theLb(harness, service), 'tcp/http').monitors[0]!;
-      expect(tcp.http).toBeNull();
+      const tcp = poolOf(await theLb(harness, service), 'tcp/http');
+      expect(tcp.monitors[0]!.http).toBeNull();
 
+      // The monitor type cannot change in place: a successor pool with an http monitor is built
+      // and awaited beside the serving one, then the listener moves to it.
       await annotate(namespace, 'monitor-type', { [key('loadbalancer-health-monitor-type')]: 'http' });
-      let { simWrites } = await passOk(harness, ['monitor-type'], pass);
-      expect(routes(simWrites)).toEqual([
-        'DELETE /v1/load-balancers/health-monitors/{uuid}',
-        'POST /v1/load-balancers/health-monitors',
-      ]);
-      const http = poolOf(await theLb(harness, service), 'tcp/http').monitors[0]!;
-      expect(http.uuid).not.toBe(tcp.uuid);
-      expect(http).toMatchObject({
+      const http = await expectPoolSwap(harness, await passOk(harness, ['monitor-type'], pass), service, tcp);
+      expect(memberNames(http)).toEqual(allMembers(service));
+      expect(http.monitors[0]).toMatchObject({
         type: 'http',
         http: { url_path: '/', method: 'GET', version: '1.1', expected_codes: ['200'], host: null },
       });
@@ -361,40 +360,38 @@ describe('sync-lb: annotations', () => {
           host: 'app.example.com',
         }),
       });
-      ({ simWrites } = await passOk(harness, ['monitor-type'], pass));
+      const { simWrites } = await passOk(harness, ['monitor-type'], pass);
       expect(routes(simWrites)).toEqual(Array(4).fill('PATCH /v1/load-balancers/health-monitors/{uuid}'));
-      expect(poolOf(await theLb(harness, service), 'tcp/http').monitors[0]).toMatchObject({
-        uuid: http.uuid,
+      const patched = poolOf(await theLb(harness, service), 'tcp/http');
+      expect(patched.pool.uuid).toBe(http.pool.uuid);
+      expect(patched.monitors[0]).toMatchObject({
+        uuid: http.monitors[0]!.uuid,
         http: { url_path: '/healthz', method: 'HEAD', version: '1.1', expected_codes: ['200', '204'], host: 'app.example.com' },
       });
       await expectConverged(harness, ['monitor-type'], pass);
 
+      // The HTTP version cannot change in place either: swapped again.
       await annotate(namespace, 'monitor-type', {
         [key('loadbalancer-health-monitor-http')]: JSON.stringify({ url_path: '/healthz', version: '1.0' }),
       });
-      ({ simWrites } = await passOk(harness, ['monitor-type'], pass));
-      expect(routes(simWrites)).toEqual([
-        'DELETE /v1/load-balancers/health-monitors/{uuid}',
-        'POST /v1/load-balancers/health-monitors',
-      ]);
-      const http10 = poolOf(await theLb(harness, service), 'tcp/http').monitors[0]!;
-      expect(http10.uuid).not.toBe(http.uuid);
-      expect(http10).toMatchObject({ type: 'http', http: { url_path: '/healthz', version: '1.0', host: null } });
+      const http10 = await expectPoolSwap(harness, await passOk(harness, ['monitor-type'], pass), service, patched);
+      expect(http10.monitors[0]).toMatchObject({ type: 'http', http: { url_path: '/healthz', version: '1.0', host: null } });
       await expectConverged(harness, ['monitor-type'], pass);
 
-      // Back to the default type: recreated again, as tcp without http options.
+      // Back to the default type: swapped again, for a tcp monitor without http options.
       await annotate(namespace, 'monitor-type', {
         [key('loadbalancer-health-monitor-type')]: null,
         [key('loadbalancer-health-monitor-http')]: null,
       });
-      await passOk(harness, ['monitor-type'], pass);
-      expect(poolOf(await theLb(harness, service), 'tcp/http').monitors[0]).toMatchObject({ type: 'tcp', http: null });
+      const back = await expectPoolSwap(harness, await passOk(harness, ['monitor-type'], pass), service, http10);
+      expect(back.monitors[0]).toMatchObject({ type: 'tcp', http: null });
+      expect(memberNames(back)).toEqual(allMembers(service));
       await expectConverged(harness, ['monitor-type'], pass);
     });
   });
 
   describe('pool algorithm and protocol', () => {
-    it('recreates the pool (new UUID) with members, listener and monitor for each change', async () => {
+    it('swaps the pool for a new one (new UUID) with the same members, listener port and monitor for each change', async () => {
       const service = await reconciled('pool', {
         annotations: { [key('loadbalancer-health-monitor-delay-s')]: '7' },
       });
@@ -408,13 +405,9 @@ describe('sync-lb: annotations', () => {
         ['loadbalancer-pool-algorithm', 'least_connections', { algorithm: 'least_connections', protocol: 'proxyv2' }],
       ] as const) {
         await annotate(namespace, 'pool', { [key(annotation)]: value });
-        await passOk(harness, ['pool'], pass);
-        const state = await theLb(harness, service);
-        expect(Object.keys(state.pools)).toEqual(['tcp/http']);
-        expectWellFormed(state);
-        const pool = poolOf(state, 'tcp/http');
+        const pool = await expectPoolSwap(harness, await passOk(harness, ['pool'], pass), service, previous);
+        expect(Object.keys((await theLb(harness, service)).pools)).toEqual(['tcp/http']);
         expect(pool.pool, `${annotation}=${value}`).toMatchObject(expected);
-        expect(pool.pool.uuid).not.toBe(previous.pool.uuid);
         expect(memberNames(pool)).toEqual(allMembers(service));
         expect(pool.listeners[0]).toMatchObject({ name: 'tcp/80', protocol_port: 80 });
         expect(pool.monitors[0]).toMatchObject({ type: 'tcp', delay_s: 7 });

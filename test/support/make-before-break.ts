@@ -1,0 +1,93 @@
+// What the simulator receives when a pass runs a make-before-break strategy
+// (src/core/lb/strategies.ts): the writes of a pool swap or a member rotation in their order,
+// with the pools they go to named, and the wait between building and tearing down.
+import type { V1Service } from '@kubernetes/client-node';
+import { expect } from 'vitest';
+import type { RequestLogEntry } from '../../src/sim/server.js';
+import type { Harness } from './ccm.js';
+import { expectWellFormed, poolOf, theLb, type PassResult, type PoolState } from './lb-scenarios.js';
+
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
+
+/**
+ * `METHOD path` of each request without its query, each UUID of `names` replaced by its name
+ * (e.g. OLD, NEW) and every other UUID by `{uuid}`.
+ */
+export function namedRoutes(entries: readonly RequestLogEntry[], names: Readonly<Record<string, string>>): string[] {
+  return entries.map((e) => `${e.method} ${e.path.split('?')[0]!.replace(UUID, (uuid) => names[uuid] ?? '{uuid}')}`);
+}
+
+/**
+ * The writes of one pool swap, in order: the successor pool NEW is built (pool, its `created`
+ * members, monitor) while OLD serves; the port's listener moves (deleted, created for NEW); then
+ * OLD goes with its monitor and its `deleted` members.
+ */
+export function poolSwapWrites(created: number, deleted: number): string[] {
+  return [
+    'POST /v1/load-balancers/pools',
+    ...Array<string>(created).fill('POST /v1/load-balancers/pools/NEW/members'),
+    'POST /v1/load-balancers/health-monitors',
+    'DELETE /v1/load-balancers/listeners/{uuid}',
+    'POST /v1/load-balancers/listeners',
+    'DELETE /v1/load-balancers/health-monitors/{uuid}',
+    ...Array<string>(deleted).fill('DELETE /v1/load-balancers/pools/OLD/members/{uuid}'),
+    'DELETE /v1/load-balancers/pools/OLD',
+  ];
+}
+
+/**
+ * A pass that swapped the pool `before` for the pool `name` (by default of the same name): it
+ * wrote exactly a pool swap, awaiting the new members before the listener moved; afterwards the
+ * new pool (another UUID) holds the port's listener (a new one, on the same port) and the old
+ * pool is gone. Returns the new pool.
+ */
+export async function expectPoolSwap(
+  harness: Harness,
+  pass: Pick<PassResult, 'simRequests' | 'simWrites'>,
+  service: V1Service,
+  before: PoolState,
+  name: string = before.pool.name,
+): Promise<PoolState> {
+  const state = await theLb(harness, service);
+  expectWellFormed(state);
+  const after = poolOf(state, name);
+  expect(after.pool.uuid).not.toBe(before.pool.uuid);
+  expect(Object.values(state.pools).map((p) => p.pool.uuid)).not.toContain(before.pool.uuid);
+  const names = { [before.pool.uuid]: 'OLD', [after.pool.uuid]: 'NEW' };
+  expect(namedRoutes(pass.simWrites, names)).toEqual(poolSwapWrites(after.members.length, before.members.length));
+  expectAwaited(pass.simRequests, names, {
+    built: 'POST /v1/load-balancers/health-monitors',
+    polled: 'GET /v1/load-balancers/pools/NEW/members',
+    teardown: 'DELETE /v1/load-balancers/listeners/{uuid}',
+  });
+  const [listener] = after.listeners;
+  expect(listener).toMatchObject({ name: before.listeners[0]!.name, protocol_port: before.listeners[0]!.protocol_port });
+  expect(listener!.uuid).not.toBe(before.listeners[0]!.uuid);
+  return after;
+}
+
+/** The writes of a member rotation in pool POOL, in order: the new members added, then the old ones deleted. */
+export function memberRotationWrites(added: number, removed: number): string[] {
+  return [
+    ...Array<string>(added).fill('POST /v1/load-balancers/pools/POOL/members'),
+    ...Array<string>(removed).fill('DELETE /v1/load-balancers/pools/POOL/members/{uuid}'),
+  ];
+}
+
+/**
+ * The await-members step ran: between the last write that builds (`built`) and the first that
+ * takes something out of service (`teardown`), the new members' pool (`polled`, named as in
+ * `names`) was read, which is how the executor checks that they are healthy.
+ */
+export function expectAwaited(
+  requests: readonly RequestLogEntry[],
+  names: Readonly<Record<string, string>>,
+  step: { readonly built: string; readonly polled: string; readonly teardown: string },
+): void {
+  const seen = namedRoutes(requests, names);
+  const built = seen.lastIndexOf(step.built);
+  const teardown = seen.indexOf(step.teardown);
+  expect(built, `${step.built} among the requests`).toBeGreaterThanOrEqual(0);
+  expect(teardown, `${step.teardown} after ${step.built}`).toBeGreaterThan(built);
+  expect(seen.slice(built + 1, teardown), `the requests between ${step.built} and ${step.teardown}`).toContain(step.polled);
+}
