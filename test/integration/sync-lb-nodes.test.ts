@@ -1,5 +1,6 @@
 // Ports and nodes: externalTrafficPolicy Local, UDP, TCP and UDP on one port, named and unnamed
-// ports, a port number change that keeps the pool; and pool members that follow the node set
+// ports, a port number change that moves the listener in place, a node port change that rotates
+// the members, a rename that swaps the pool; and pool members that follow the node set
 // (added, removed, excluded by label, autoscaler taint or deletion; readiness is no filter).
 import { PatchStrategy, setHeaderOptions, type V1Service, type V1ServicePort } from '@kubernetes/client-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -34,6 +35,7 @@ import {
   serverName,
   theLb,
 } from '../support/lb-scenarios.js';
+import { expectAwaited, expectPoolSwap, memberRotationWrites, namedRoutes } from '../support/make-before-break.js';
 
 const SERVERS = 6;
 
@@ -75,7 +77,7 @@ describe('sync-lb: ports and nodes', () => {
   }
 
   describe('externalTrafficPolicy', () => {
-    it('Local: an HTTP monitor on /livez (HTTP 1.0) and members checked on the healthCheckNodePort; back to Cluster recreates members and monitor, not the pool', async () => {
+    it('Local: an HTTP monitor on /livez (HTTP 1.0) and members checked on the healthCheckNodePort; back to Cluster swaps the pool for one checked on the node port', async () => {
       const service = await reconciled('local', { externalTrafficPolicy: 'Local' });
       const nodePort = service.spec!.ports![0]!.nodePort!;
       const healthPort = service.spec!.healthCheckNodePort!;
@@ -88,18 +90,11 @@ describe('sync-lb: ports and nodes', () => {
       expect(memberNames(local)).toEqual(members(nodePort, [1, 2]));
       for (const member of local.members) expect(member).toMatchObject({ protocol_port: nodePort, monitor_port: healthPort });
 
+      // The members' monitor port and the monitor type cannot change in place: a successor pool
+      // is built and awaited while the Local one serves, then the listener moves to it.
       await patchService(namespace, 'local', { spec: { externalTrafficPolicy: 'Cluster' } });
-      const { simWrites } = await passOk(harness, ['local'], pass);
-      expect(routes(simWrites).sort()).toEqual(
-        [
-          ...Array(2).fill('DELETE /v1/load-balancers/pools/{uuid}/members/{uuid}'),
-          ...Array(2).fill('POST /v1/load-balancers/pools/{uuid}/members'),
-          'DELETE /v1/load-balancers/health-monitors/{uuid}',
-          'POST /v1/load-balancers/health-monitors',
-        ].sort(),
-      );
-      const cluster = poolOf(await theLb(harness, service), 'tcp/http');
-      expect(cluster.pool.uuid).toBe(local.pool.uuid);
+      const cluster = await expectPoolSwap(harness, await passOk(harness, ['local'], pass), service, local);
+      expect(memberNames(cluster)).toEqual(members(nodePort, [1, 2]));
       expect(cluster.monitors[0]).toMatchObject({ type: 'tcp', http: null });
       for (const member of cluster.members) expect(member).toMatchObject({ protocol_port: nodePort, monitor_port: nodePort });
       await expectConverged(harness, ['local'], pass);
@@ -154,7 +149,7 @@ describe('sync-lb: ports and nodes', () => {
       expect(memberNames(poolOf(state, 'udp/dns-udp'))).toEqual(members(udpPort!.nodePort!, [1, 2]));
     });
 
-    it('an unnamed port gets pool `tcp`; a new port number keeps the pool and recreates only the listener', async () => {
+    it('an unnamed port gets pool `tcp`; a new port number keeps the pool and moves its listener in place', async () => {
       const service = await reconciled('unnamed', { ports: [{ protocol: 'TCP', port: 80 }] });
       const before = poolOf(await theLb(harness, service), 'tcp');
       expect(before.listeners[0]).toMatchObject({ name: 'tcp/80', protocol_port: 80 });
@@ -162,17 +157,19 @@ describe('sync-lb: ports and nodes', () => {
 
       await setPorts('unnamed', [{ protocol: 'TCP', port: 8080, nodePort }]);
       const { simWrites } = await passOk(harness, ['unnamed'], pass);
-      expect(routes(simWrites)).toEqual(['DELETE /v1/load-balancers/listeners/{uuid}', 'POST /v1/load-balancers/listeners']);
+      // Its port, then its name: two PATCHes of the same listener.
+      expect(namedRoutes(simWrites, { [before.listeners[0]!.uuid]: 'LISTENER' })).toEqual(
+        Array(2).fill('PATCH /v1/load-balancers/listeners/LISTENER'),
+      );
       const after = poolOf(await theLb(harness, service), 'tcp');
       expect(after.pool.uuid).toBe(before.pool.uuid);
       expect(after.members.map((m) => m.uuid).sort()).toEqual(before.members.map((m) => m.uuid).sort());
       expect(after.monitors[0]!.uuid).toBe(before.monitors[0]!.uuid);
-      expect(after.listeners[0]).toMatchObject({ name: 'tcp/8080', protocol_port: 8080 });
-      expect(after.listeners[0]!.uuid).not.toBe(before.listeners[0]!.uuid);
+      expect(after.listeners).toMatchObject([{ uuid: before.listeners[0]!.uuid, name: 'tcp/8080', protocol_port: 8080 }]);
       await expectConverged(harness, ['unnamed'], pass);
     });
 
-    it('named ports: a port number change keeps the pool; a new node port recreates the members; a rename recreates the pool', async () => {
+    it('named ports: a port number change moves the listener in place; a new node port rotates the members; a rename swaps the pool', async () => {
       const service = await reconciled('named', {
         ports: [
           { name: 'http', protocol: 'TCP', port: 80 },
@@ -188,37 +185,41 @@ describe('sync-lb: ports and nodes', () => {
         { ...http!, port: 81 },
         { ...https! },
       ]);
-      let { simWrites } = await passOk(harness, ['named'], pass);
-      expect(routes(simWrites)).toEqual(['DELETE /v1/load-balancers/listeners/{uuid}', 'POST /v1/load-balancers/listeners']);
+      const { simWrites } = await passOk(harness, ['named'], pass);
+      const httpListener = poolOf(before, 'tcp/http').listeners[0]!;
+      expect(namedRoutes(simWrites, { [httpListener.uuid]: 'LISTENER' })).toEqual(Array(2).fill('PATCH /v1/load-balancers/listeners/LISTENER'));
       let state = await theLb(harness, service);
       expect(poolOf(state, 'tcp/http').pool.uuid).toBe(poolOf(before, 'tcp/http').pool.uuid);
-      expect(poolOf(state, 'tcp/http').listeners[0]).toMatchObject({ name: 'tcp/81' });
+      expect(poolOf(state, 'tcp/http').listeners).toMatchObject([{ uuid: httpListener.uuid, name: 'tcp/81', protocol_port: 81 }]);
       expect(poolOf(state, 'tcp/https').listeners[0]!.uuid).toBe(poolOf(before, 'tcp/https').listeners[0]!.uuid);
       await expectConverged(harness, ['named'], pass);
 
-      // https: a new nodePort → the members of that pool are recreated, the pool kept.
+      // https: a new nodePort → the members of that pool are rotated: the new ones added and
+      // awaited healthy, then the old ones deleted; the pool kept.
       const newNodePort = https!.nodePort! === 32111 ? 32112 : 32111;
       await setPorts('named', [{ ...http!, port: 81 }, { ...https!, nodePort: newNodePort }]);
-      ({ simWrites } = await passOk(harness, ['named'], pass));
-      expect(routes(simWrites).sort()).toEqual(
-        [
-          ...Array(2).fill('DELETE /v1/load-balancers/pools/{uuid}/members/{uuid}'),
-          ...Array(2).fill('POST /v1/load-balancers/pools/{uuid}/members'),
-        ].sort(),
-      );
+      const rotation = await passOk(harness, ['named'], pass);
+      const httpsPool = poolOf(before, 'tcp/https').pool.uuid;
+      expect(namedRoutes(rotation.simWrites, { [httpsPool]: 'POOL' })).toEqual(memberRotationWrites(2, 2));
+      expectAwaited(rotation.simRequests, { [httpsPool]: 'POOL' }, {
+        built: 'POST /v1/load-balancers/pools/POOL/members',
+        polled: 'GET /v1/load-balancers/pools/POOL/members',
+        teardown: 'DELETE /v1/load-balancers/pools/POOL/members/{uuid}',
+      });
       state = await theLb(harness, service);
-      expect(poolOf(state, 'tcp/https').pool.uuid).toBe(poolOf(before, 'tcp/https').pool.uuid);
-      expect(memberNames(poolOf(state, 'tcp/https'))).toEqual(members(newNodePort, [1, 2]));
+      const rotated = poolOf(state, 'tcp/https');
+      expect(rotated.pool.uuid).toBe(httpsPool);
+      expect(memberNames(rotated)).toEqual(members(newNodePort, [1, 2]));
+      expect(rotated.members.map((m) => m.uuid)).not.toContain(poolOf(before, 'tcp/https').members[0]!.uuid);
       await expectConverged(harness, ['named'], pass);
 
-      // Renaming https → tls recreates that pool under the new name.
+      // Renaming https → tls swaps that pool for one under the new name, on the same listener port.
       await setPorts('named', [{ ...http!, port: 81 }, { ...https!, name: 'tls', nodePort: newNodePort }]);
-      await passOk(harness, ['named'], pass);
+      const tls = await expectPoolSwap(harness, await passOk(harness, ['named'], pass), service, rotated, 'tcp/tls');
+      expect(memberNames(tls)).toEqual(members(newNodePort, [1, 2]));
       state = await theLb(harness, service);
-      expectWellFormed(state);
       expect(Object.keys(state.pools).sort()).toEqual(['tcp/http', 'tcp/tls']);
       expect(poolOf(state, 'tcp/http').pool.uuid).toBe(poolOf(before, 'tcp/http').pool.uuid);
-      expect(poolOf(state, 'tcp/tls').listeners[0]).toMatchObject({ name: 'tcp/443' });
       await expectConverged(harness, ['named'], pass);
     });
   });
