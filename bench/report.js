@@ -24,6 +24,7 @@ export function renderMarkdown(results) {
     ...concurrencySection(results.concurrency),
     ...provisioningSection(results.provisioning, settings),
     ...memorySection(results.memory),
+    ...scaleSection(results.scale, results.storm, settings),
     ...initNodesSection(results.initNodes),
     `Whole run: ${seconds(results.totalMs)} including the control plane's start.`,
     '',
@@ -155,6 +156,29 @@ function memorySection(rows) {
         `init-nodes over ${init.nodes} Nodes, initialising the new ones: ${seconds(init.initialise.wallMs)}, ${kube(init.initialise)} Kubernetes requests, peak RSS ${mb(init.initialise)}; ` +
         `the pass after it ${seconds(init.noop.wallMs)}, peak RSS ${mb(init.noop)}.`,
     ),
+    '',
+  ];
+}
+
+function scaleSection(scale, storm, settings) {
+  if (scale === undefined && storm === undefined) return [];
+  const row = (name, run, pass) =>
+    `| ${name} | ${run.services} | ${run.pools} | ${run.concurrency} | ${seconds(pass.wallMs)} | ${requests(pass)} | ${pass.minimum.total} | ` +
+    `${pass.requests.throttled > 0 ? `${pass.requests.throttled}, ${Math.round(pass.requests.waitedMs / 1000)} s waited` : '–'} | ${mb(pass)} |`;
+  return [
+    `## ${settings.scale} Services`,
+    '',
+    `New Services from an empty cloud (every second one with two ports, ${settings.nodes} Nodes); ` +
+      'the no-op pass is the one after it (median of 3). The storm converges as many other new Services in a cloud of its own while ' +
+      `the simulator answers ${settings.storm.rate * 100} % of all requests 429 with \`Retry-After: ${settings.storm.retryAfterSeconds}\`; ` +
+      'it must end with every Service converged and nothing created twice. "429s" counts those answers and the waits of the calls ' +
+      'before their attempts (Retry-After and the client\'s limit on requests in flight), summed over parallel calls. ' +
+      'The storm runs more Services at once: the client\'s own limit bounds the requests in flight, and each Service waits out its Retry-After in turn.',
+    '',
+    '| pass | Services | pools | concurrency | time | requests (reads + writes) | min | 429s | peak RSS |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...(scale === undefined ? [] : [row('cold (creates everything)', scale, scale.converge), row('no-op', scale, scale.noop)]),
+    ...(storm === undefined ? [] : [row(`cold in the 429 storm`, storm, storm.converge)]),
     '',
   ];
 }

@@ -29,12 +29,15 @@ const repo = fileURLToPath(new URL('..', import.meta.url));
  * @property {number} startupRuns    runs per command in the startup scenario
  * @property {{ provisionMs: number, counts: number[] }[]} provisioning  new Services converged per provisioning time
  * @property {{ services: number, nodes: number }[]} memory  no-op passes measured for peak memory
+ * @property {number} scale          Services of the scale and storm groups
+ * @property {{ rate: number, retryAfterSeconds: number }} storm  the storm group's share of 429 answers and their Retry-After
+ * @property {number} stormConcurrency  sync-lb's --concurrency in the storm
  * @property {string[]} only         scenario groups to run
  * @property {string} out            directory for results.json and results.md
  */
 
 /** The scenario groups, in the order they run. */
-const GROUPS = ['startup', 'init-nodes', 'sync-lb', 'concurrency', 'provisioning', 'memory'];
+const GROUPS = ['startup', 'init-nodes', 'sync-lb', 'concurrency', 'provisioning', 'memory', 'scale', 'storm'];
 
 const SETTINGS = [
   { flag: 'latency-ms', env: 'BENCH_LATENCY_MS', default: '50', parse: number, doc: 'simulated API latency per request' },
@@ -48,6 +51,9 @@ const SETTINGS = [
   { flag: 'startup-runs', env: 'BENCH_STARTUP_RUNS', default: '10', parse: number, doc: 'runs per command in the startup scenario (median)' },
   { flag: 'provisioning', env: 'BENCH_PROVISIONING', default: '5000:1,16', parse: provisioningList, doc: 'MS:N,N;… new Services converged with load balancers changing MS ms (bench:long adds 60000:1,50)' },
   { flag: 'memory', env: 'BENCH_MEMORY', default: '200x300,300x300', parse: memoryList, doc: 'SERVICESxNODES,… no-op passes measured for peak memory ("none" skips)' },
+  { flag: 'scale', env: 'BENCH_SCALE', default: '1000', parse: number, doc: 'Services of the scale group (cold and no-op pass) and the storm group' },
+  { flag: 'storm', env: 'BENCH_STORM', default: '0.3:1', parse: stormSetting, doc: "RATE:SECONDS: the storm group's share of requests answered 429, with Retry-After SECONDS" },
+  { flag: 'storm-concurrency', env: 'BENCH_STORM_CONCURRENCY', default: '16', parse: number, doc: "sync-lb's --concurrency in the storm (the client's limit bounds requests in flight; more Services at once overlap their waits)" },
   { flag: 'only', env: 'BENCH_ONLY', default: GROUPS.join(','), parse: groupList, doc: 'scenario groups to run' },
   { flag: 'out', env: 'BENCH_OUT', default: 'bench', parse: (v) => v, doc: 'directory for results.json and results.md' },
 ];
@@ -142,6 +148,12 @@ function provisioningList(raw, name) {
     const [ms, counts = ''] = part.split(':');
     return { provisionMs: number(ms, name), counts: numbers(counts, name) };
   });
+}
+
+function stormSetting(raw, name) {
+  const match = /^(0(?:\.\d+)?|1):(\d+)$/.exec(raw.trim());
+  if (match === null) throw new Error(`${name}: expected RATE:SECONDS (a share from 0 to 1, whole seconds), got "${raw}"`);
+  return { rate: Number(match[1]), retryAfterSeconds: Number(match[2]) };
 }
 
 function memoryList(raw, name) {

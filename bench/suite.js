@@ -29,7 +29,7 @@ export async function runSuite(env) {
     log(`startup: ${settings.startupRuns} runs per command`);
     results.startup = await measureStartup(env, kube);
   }
-  if (!['init-nodes', 'sync-lb', 'concurrency', 'provisioning', 'memory'].some(wanted)) return results;
+  if (!['init-nodes', 'sync-lb', 'concurrency', 'provisioning', 'memory', 'scale', 'storm'].some(wanted)) return results;
 
   // The load-balancer scenarios run with the first few Nodes of the init-nodes run, initialised by it.
   const initNodes = wanted('init-nodes') ? settings.initNodes : settings.nodes;
@@ -69,6 +69,17 @@ export async function runSuite(env) {
   }
 
   if (wanted('memory')) results.memory = await measureMemory(env, kube);
+  if (wanted('scale')) {
+    log(`scale: ${settings.scale} Services, a cold pass and a no-op pass, concurrency ${settings.concurrency}`);
+    results.scale = await measureServices(env, kube, { count: settings.scale, concurrency: settings.concurrency, listenerChange: false });
+  }
+  if (wanted('storm')) {
+    const { rate, retryAfterSeconds } = settings.storm;
+    log(`storm: ${settings.scale} new Services, ${rate * 100} % of requests answered 429 with Retry-After ${retryAfterSeconds}`);
+    const storm = { pathPattern: '/**', status: 429, rate, retryAfterSeconds };
+    const run = await measureServices(env, kube, { count: settings.scale, concurrency: settings.stormConcurrency, listenerChange: false, noop: false, storm });
+    results.storm = { ...run, rate, retryAfterSeconds };
+  }
   return results;
 }
 
@@ -155,9 +166,16 @@ async function measureInitNodes(env, kube, { from, to }) {
   }
 }
 
-async function measureServices(env, kube, { count, concurrency, listenerChange, noop = true, lbProvisionMs = env.settings.lbProvisionMs }) {
+/**
+ * `count` new Services: a converge, checked against the cloud, then (unless `noop` is false) the
+ * pass after it with nothing to do. With `storm` (an errorRate fault) the converge runs while the
+ * simulator answers that share of requests 429; the check of the cloud (nothing created twice)
+ * runs without it.
+ */
+async function measureServices(env, kube, { count, concurrency, listenerChange, noop = true, lbProvisionMs = env.settings.lbProvisionMs, storm }) {
   const { settings } = env;
   const sim = await startCloud({ servers: settings.nodes, latencyMs: settings.latencyMs, lbProvisionMs });
+  if (storm !== undefined) sim.admin.setFaults({ latencyMs: settings.latencyMs, errorRate: storm });
   const namespace = `bench-${count}-c${concurrency}-${randomBytes(3).toString('hex')}`;
   let names = [];
   try {
@@ -168,6 +186,7 @@ async function measureServices(env, kube, { count, concurrency, listenerChange, 
     const pass = (expected, minimum) => measureSyncPass(env, sim, { concurrency, expected, count, minimum });
 
     const converge = await pass('changed', convergeMinimum(shape));
+    sim.admin.setFaults({ latencyMs: settings.latencyMs });
     await verifyCloud(sim, shape);
     const result = { ...shape, concurrency, converge };
     if (noop) result.noop = await repeatedNoop(() => pass('unchanged', noopMinimum(shape)));
@@ -263,7 +282,14 @@ function measured(run, sim, minimum, clientCounter) {
     wallMs: Math.round(run.wallMs),
     cpuMs: run.cpuMs,
     peakRssKb: run.peakRssKb,
-    requests: { total: logged.length, reads: simReads, writes: logged.length - simReads, retries: counted.retries ?? 0 },
+    requests: {
+      total: logged.length,
+      reads: simReads,
+      writes: logged.length - simReads,
+      retries: counted.retries ?? 0,
+      throttled: logged.filter((entry) => entry.status === 429).length,
+      waitedMs: counted.waitedMs ?? 0,
+    },
     clientCount: counted.total,
     minimum: { total: minimum.total, reads: minimum.reads, writes: minimum.writes },
     aboveMinimum: differenceByRoute(simByRoute, minimum),
