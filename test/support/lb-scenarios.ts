@@ -105,6 +105,9 @@ export const TEST_PASS: SyncLbOptions = {
   waitTimeout: 30,
   settleSeconds: 0,
   pollSeconds: 0.05,
+  // Members leave at once, as under the Go CCM: these scenarios check what the pool holds after
+  // one pass. Draining (the default, 60 s) has its own tests in sync-lb-strategies.test.ts.
+  drainSeconds: 0,
   dryRun: false,
   wait: true,
 };

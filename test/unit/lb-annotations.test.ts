@@ -265,7 +265,9 @@ test('the annotation reference lists every annotation once, in table order', () 
     Object.values(LB_ANNOTATIONS).map((d) => d.key),
   );
   expect(rows[2]).toContain('written by the tool');
-  expect(text).toContain('| `k8s.cloudscale.ch/loadbalancer-pool-algorithm` | `round_robin` | one of `round_robin`, `least_connections`, `source_ip` | pool-recreation:');
+  expect(text).toContain('| `k8s.cloudscale.ch/loadbalancer-pool-algorithm` | `round_robin` | one of `round_robin`, `least_connections`, `source_ip` | pool-swap:');
+  // The Go CCM's impact is named beside this tool's where they differ.
+  expect(text).toMatch(/loadbalancer-pool-algorithm` .*\| pool-swap: .*The Go CCM: pool-recreation, the port is down for ~60–120 s\. \|/);
   // Every row has exactly 5 cells: no unescaped pipe inside a cell.
   for (const row of rows) expect(row.split(/(?<!\\)\|/).length).toBe(7);
 });

@@ -74,16 +74,6 @@ describe('create from scratch', () => {
         body: { name: `10.0.0.${n}:30080`, protocol_port: 30080, monitor_port: 30080, address: `10.0.0.${n}`, subnet: SUBNET_A.uuid },
       })),
       {
-        kind: 'create-listener',
-        verb: 'create',
-        object: 'listener tcp/80',
-        reason: { text: 'part of the new load balancer' },
-        impact: 'none',
-        downtime: none,
-        pool: { ref: 'pool:tcp/http' },
-        body: { name: 'tcp/80', protocol: 'tcp', protocol_port: 80, allowed_cidrs: [], timeout_client_data_ms: 50000, timeout_member_connect_ms: 5000, timeout_member_data_ms: 50000 },
-      },
-      {
         kind: 'create-monitor',
         verb: 'create',
         object: 'health monitor of pool tcp/http',
@@ -92,6 +82,16 @@ describe('create from scratch', () => {
         downtime: none,
         pool: { ref: 'pool:tcp/http' },
         body: { type: 'tcp', delay_s: 2, timeout_s: 1, up_threshold: 2, down_threshold: 3, http: {} },
+      },
+      {
+        kind: 'create-listener',
+        verb: 'create',
+        object: 'listener tcp/80',
+        reason: { text: 'part of the new load balancer' },
+        impact: 'none',
+        downtime: none,
+        pool: { ref: 'pool:tcp/http' },
+        body: { name: 'tcp/80', protocol: 'tcp', protocol_port: 80, allowed_cidrs: [], timeout_client_data_ms: 50000, timeout_member_connect_ms: 5000, timeout_member_data_ms: 50000 },
       },
       {
         kind: 'write-annotations',
@@ -141,10 +141,10 @@ describe('create from scratch', () => {
       'create create-member member 10.0.0.2:30053 of pool udp/dns [none]',
       'create create-member member 10.0.0.1:30054 of pool tcp/dns-tcp [none]',
       'create create-member member 10.0.0.2:30054 of pool tcp/dns-tcp [none]',
-      'create create-listener listener udp/53 [none]',
-      'create create-listener listener tcp/53 [none]',
       'create create-monitor health monitor of pool udp/dns [none]',
       'create create-monitor health monitor of pool tcp/dns-tcp [none]',
+      'create create-listener listener udp/53 [none]',
+      'create create-listener listener tcp/53 [none]',
       'update assign-floating-ip floating IP 192.0.2.99/32 [minimal]',
       'kube write-annotations service shop/web annotations [none]',
       'kube write-status service shop/web status [none]',
@@ -295,8 +295,8 @@ describe('changes on a converged Service: planned actions and their impact', () 
       'create create-pool pool tcp/https [none]',
       'create create-member member 10.0.0.1:30443 of pool tcp/https [none]',
       'create create-member member 10.0.0.2:30443 of pool tcp/https [none]',
-      'create create-listener listener tcp/443 [none]',
       'create create-monitor health monitor of pool tcp/https [none]',
+      'create create-listener listener tcp/443 [none]',
     ]],
     ['a node added → one member per pool', (w) => {
       w.servers.push(server(3));
@@ -342,6 +342,46 @@ describe('changes on a converged Service: planned actions and their impact', () 
     expect(shape(plan)).toEqual(expected);
     world.apply(plan.actions);
     expect(world.plan().actions).toEqual([]);
+  });
+
+  test.each<[string, (w: World) => void]>([
+    ['pool algorithm (the successor has another key)', (w) => w.annotate({ 'loadbalancer-pool-algorithm': 'source_ip' })],
+    ['externalTrafficPolicy (the successor has the same name, algorithm and protocol)', (w) => Object.assign(w.service.spec!, { externalTrafficPolicy: 'Local', healthCheckNodePort: 31999 })],
+  ])('a pool swap stopped at any step is finished by the next plan, never built twice: %s', (_name, change) => {
+    const full = converged(svc([{ name: 'http', port: 80, nodePort: 30080 }]));
+    change(full);
+    const steps = full.plan().actions;
+    for (let done = 1; done < steps.length; done++) {
+      const w = converged(svc([{ name: 'http', port: 80, nodePort: 30080 }]));
+      change(w);
+      w.apply(w.plan().actions.slice(0, done));
+      const next = w.plan();
+      expect(next.problems).toEqual([]);
+      // Never a second successor: at most the one pool the rest of the swap still needs.
+      expect(next.actions.filter((a) => a.kind === 'create-pool').length, `after ${done} steps`).toBeLessThanOrEqual(done === 0 ? 1 : 0);
+      // The port is never left without a listener beyond the move itself.
+      if (w.listeners.length === 0) expect(next.actions.some((a) => a.kind === 'create-listener')).toBe(true);
+      w.apply(next.actions);
+      expect(w.plan().actions, `after ${done} steps and the next pass`).toEqual([]);
+      expect(w.pools).toHaveLength(1);
+    }
+  });
+
+  test('a swap stopped midway and then reverted: the successor is deleted, the old pool stays serving', () => {
+    const w = converged(svc([{ name: 'http', port: 80, nodePort: 30080 }]));
+    const pool = w.pools[0]!.uuid;
+    w.annotate({ 'loadbalancer-pool-algorithm': 'source_ip' });
+    const steps = w.plan().actions;
+    w.apply(steps.slice(0, steps.findIndex((a) => a.kind === 'await-members')));
+    w.annotate({ 'loadbalancer-pool-algorithm': null });
+    expect(shape(w.plan())).toEqual([
+      'delete delete-monitor health monitor of pool tcp/http [none]',
+      'delete delete-member member 10.0.0.1:30080 of pool tcp/http [none]',
+      'delete delete-member member 10.0.0.2:30080 of pool tcp/http [none]',
+      'delete delete-pool pool tcp/http [none]',
+    ]);
+    w.converge();
+    expect(w.pools.map((p) => p.uuid)).toEqual([pool]);
   });
 
   test('reasons name what differs, old → new', () => {
@@ -514,8 +554,8 @@ describe('changes on a converged Service: planned actions and their impact', () 
     world.listeners = [];
     world.monitors = [];
     expect(shape(world.plan())).toEqual([
-      'create create-listener listener tcp/80 [none]',
       'create create-monitor health monitor of pool tcp/http [minimal]',
+      'create create-listener listener tcp/80 [none]',
     ]);
   });
 });

@@ -7,7 +7,7 @@ import type { V1LoadBalancerIngress } from '@kubernetes/client-node';
 import type { CloudscaleClient } from '../cloudscale/client.js';
 import { isOutcomeUnknown } from '../cloudscale/errors.js';
 import type { LoadBalancer, MemberState, MonitorStatus, PoolMember } from '../cloudscale/types.js';
-import { CcmError, InternalError, assertNever, errorMessage } from '../errors.js';
+import { CcmError, CloudscaleApiError, InternalError, assertNever, errorMessage } from '../errors.js';
 import { LB_REF, isPlannedRef, type ObjectRef, type PlannedAction } from '../lb/actions.js';
 import { ingressFromVips } from '../lb/desired.js';
 import { memberCompactor } from '../lb/actual.js';
@@ -68,6 +68,9 @@ export interface ExecutionResult {
   readonly poolsChanged: ReadonlySet<string>;
 }
 
+/** How long a port freed by a listener delete may stay taken (docs/cloudscale-api.md: "a moment"). */
+const PORT_RELEASE_MS = 30_000;
+
 /** The members a strategy waits for did not come up in time; what they would replace still serves. */
 export class MembersNotHealthyError extends CcmError {}
 
@@ -121,6 +124,8 @@ class PlanRun {
   private readonly compactMember = memberCompactor();
   private loadBalancer: LoadBalancer | undefined;
   private loadBalancerReady = false;
+  /** A listener was deleted by this plan: its port may still be held for a moment. */
+  private listenerDeleted = false;
 
   constructor(
     private readonly plan: ServicePlan,
@@ -241,11 +246,11 @@ class PlanRun {
         return this.awaitMembers(action);
       case 'create-listener':
         await this.beforeCreate('listener');
-        await cloud.listeners.create({ ...action.body, pool: this.resolve(action.pool) });
-        return;
+        return this.createListener(action);
       case 'delete-listener':
         await this.awaitLoadBalancer();
         this.deletedKinds.add('listener');
+        this.listenerDeleted = true;
         return cloud.deleteByHref(action.listener.href);
       case 'update-listener':
         await this.awaitLoadBalancer();
@@ -271,6 +276,26 @@ class PlanRun {
         return;
       default:
         return assertNever(action, 'action');
+    }
+  }
+
+  /**
+   * Creates the listener. Right after this plan deleted a listener, the API may still hold the
+   * port (a delete takes a moment to propagate): a refusal naming `protocol_port` is tried again
+   * every poll interval for up to PORT_RELEASE_MS, the shortest wait that works, instead of a
+   * long fixed pause on every move.
+   */
+  private async createListener(action: Extract<PlannedAction, { kind: 'create-listener' }>): Promise<void> {
+    const started = performance.now();
+    for (;;) {
+      try {
+        await this.deps.cloud.listeners.create({ ...action.body, pool: this.resolve(action.pool) });
+        return;
+      } catch (error) {
+        const portTaken = error instanceof CloudscaleApiError && error.status === 400 && 'protocol_port' in error.fieldErrors;
+        if (!portTaken || !this.listenerDeleted || performance.now() - started >= PORT_RELEASE_MS) throw error;
+      }
+      await abortableSleep(Math.max(this.options.pollIntervalMs, 200), this.options.signal);
     }
   }
 

@@ -855,8 +855,9 @@ class CloudPlan {
       ...this.memberAwaits,
       ...this.memberLeaves,
       ...this.listenerDeletes,
-      ...this.listenerCreates,
+      // A new port's monitor comes before its listener: the port serves only checked members.
       ...this.monitorChanges,
+      ...this.listenerCreates,
       ...this.updates,
       ...this.swaps,
       ...this.lbChanges,
@@ -927,15 +928,28 @@ class CloudPlan {
     }
     // A pool that matches but cannot keep serving through the change in place: its monitor's
     // type or HTTP version changes, or every member would be replaced by one with the same
-    // address and port (which the API cannot hold beside it).
+    // address and port (which the API cannot hold beside it). Its successor has the same name,
+    // algorithm and protocol; one an earlier pass built (no listener, the new monitor) is
+    // finished rather than built again.
+    const successors = new Set<ActualPool>();
     for (const [pool, have] of matched) {
-      if (swaps.some((s) => s.successor === have) || !holdsPort(have, pool)) continue;
+      if (swaps.some((s) => s.successor === have || s.old === have) || !holdsPort(have, pool)) continue;
       const reason = swapInPlaceReason(pool, have);
-      if (reason !== undefined) swaps.push({ old: have, desired: pool, reason });
+      if (reason === undefined) continue;
+      const successor = remove.find(
+        (r) =>
+          !swapped.has(r) &&
+          !successors.has(r) &&
+          r.listeners.length === 0 &&
+          poolKey(r.pool.name, r.pool.algorithm, r.pool.protocol) === poolKey(pool.name, pool.algorithm, pool.protocol) &&
+          swapInPlaceReason(pool, r) === undefined,
+      );
+      if (successor !== undefined) successors.add(successor);
+      swaps.push({ old: have, desired: pool, reason, ...(successor === undefined ? {} : { successor }) });
     }
 
     for (const old of remove) {
-      if (swapped.has(old)) continue;
+      if (swapped.has(old) || successors.has(old)) continue;
       this.poolDeletes.push(
         ...this.strategies.retirePool(
           old,
@@ -1051,8 +1065,8 @@ class CloudPlan {
       }
     }
     for (const target of targets) this.planMembers(target);
-    for (const target of targets) if (target.successor !== true) this.planListeners(target);
     for (const target of targets) this.planMonitors(target);
+    for (const target of targets) if (target.successor !== true) this.planListeners(target);
   }
 
   private planMembers(target: PoolTarget): void {
