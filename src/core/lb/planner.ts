@@ -1444,7 +1444,7 @@ function memberChangeReason(have: MemberState, want: DesiredMember, pool: Desire
   const haveMonitor = have.monitor_port ?? have.protocol_port;
   if (have.protocol_port !== want.protocol_port) {
     return {
-      text: 'the node port changed: the member is recreated',
+      text: 'the node port changed: a new member replaces this one',
       field: `spec.ports[${pool.port.name || 0}].nodePort`,
       from: String(have.protocol_port),
       to: String(want.protocol_port),
@@ -1452,14 +1452,14 @@ function memberChangeReason(have: MemberState, want: DesiredMember, pool: Desire
   }
   if (haveMonitor !== want.monitor_port) {
     return {
-      text: 'the health-check port changed (externalTrafficPolicy Local checks healthCheckNodePort): the member is recreated',
+      text: 'the health-check port changed (externalTrafficPolicy Local checks healthCheckNodePort): a new member replaces this one',
       field: 'spec.externalTrafficPolicy',
       from: `monitor_port ${haveMonitor}`,
       to: `monitor_port ${want.monitor_port}`,
     };
   }
   return {
-    text: 'the subnet of the address changed: the member is recreated',
+    text: 'the subnet of the address changed: a new member replaces this one',
     field: 'subnet',
     from: `${have.subnet.cidr} (${have.subnet.uuid})`,
     to: `${want.subnet.cidr} (${want.subnet.uuid})`,
@@ -1497,7 +1497,7 @@ function swapInPlaceReason(pool: DesiredPool, have: ActualPool): Reason | undefi
   if (!create.every((m) => removedSlots.has(slot(m)))) return undefined;
   const first = remove.find((r) => slot(r) === slot(create[0]!))!;
   const reason = memberChangeReason(first, create[0]!, pool);
-  return { ...reason, text: `${reason.text.replace(/: the member is recreated$/, '')}: every member changes at the same address and port, so pool ${pool.name} is swapped` };
+  return { ...reason, text: `${reason.text.replace(/: a new member replaces this one$/, '')}: every member changes at the same address and port, so pool ${pool.name} is swapped` };
 }
 
 // ---- summaries -------------------------------------------------------------------------------
