@@ -25,6 +25,7 @@ export function renderMarkdown(results) {
     ...provisioningSection(results.provisioning, settings),
     ...memorySection(results.memory),
     ...scaleSection(results.scale, results.storm, settings),
+    ...downtimeSection(results.downtime),
     ...initNodesSection(results.initNodes),
     `Whole run: ${seconds(results.totalMs)} including the control plane's start.`,
     '',
@@ -179,6 +180,29 @@ function scaleSection(scale, storm, settings) {
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...(scale === undefined ? [] : [row('cold (creates everything)', scale, scale.converge), row('no-op', scale, scale.noop)]),
     ...(storm === undefined ? [] : [row(`cold in the 429 storm`, storm, storm.converge)]),
+    '',
+  ];
+}
+
+function downtimeSection(downtime) {
+  if (downtime === undefined) return [];
+  const range = ({ minSeconds, maxSeconds }) =>
+    maxSeconds === null ? 'until fixed' : minSeconds === maxSeconds ? `${maxSeconds} s` : `${minSeconds}–${maxSeconds} s`;
+  return [
+    '## Downtime per change',
+    '',
+    "Per change, a Service with one port on the run's Nodes; the simulator's data plane propagates every change after " +
+      `${downtime.propagationMs / 1000} s and checks members every ${downtime.monitor.delaySeconds} s (up after ${downtime.monitor.upThreshold}). ` +
+      '"Measured" is the longest interval after the change in which port 80 had no listener whose pool had an enabled, healthy member. ' +
+      '"Go CCM" is the documented downtime of what the Go CCM does for that change.',
+    '',
+    '| change | Go CCM | impact here | predicted | measured | sync-lb pass |',
+    '|---|---|---|---:|---:|---:|',
+    ...downtime.rows.map(
+      (r) =>
+        `| ${r.change} | ${r.goCcm.impact}, ${range(r.goCcm)} | ${r.predicted.impacts.join(', ') || 'none'} | ≤ ${r.predicted.maxSeconds ?? '∞'} s | ` +
+        `${r.measuredSeconds === null ? '–' : `${r.measuredSeconds} s`} | ${r.passSeconds} s |`,
+    ),
     '',
   ];
 }

@@ -32,12 +32,13 @@ const repo = fileURLToPath(new URL('..', import.meta.url));
  * @property {number} scale          Services of the scale and storm groups
  * @property {{ rate: number, retryAfterSeconds: number }} storm  the storm group's share of 429 answers and their Retry-After
  * @property {number} stormConcurrency  sync-lb's --concurrency in the storm
+ * @property {number} downtimePropagationMs  the downtime group's data-plane propagation delay
  * @property {string[]} only         scenario groups to run
  * @property {string} out            directory for results.json and results.md
  */
 
 /** The scenario groups, in the order they run. */
-const GROUPS = ['startup', 'init-nodes', 'sync-lb', 'concurrency', 'provisioning', 'memory', 'scale', 'storm'];
+const GROUPS = ['startup', 'init-nodes', 'sync-lb', 'concurrency', 'provisioning', 'memory', 'scale', 'storm', 'downtime'];
 
 const SETTINGS = [
   { flag: 'latency-ms', env: 'BENCH_LATENCY_MS', default: '50', parse: number, doc: 'simulated API latency per request' },
@@ -54,6 +55,7 @@ const SETTINGS = [
   { flag: 'scale', env: 'BENCH_SCALE', default: '1000', parse: number, doc: 'Services of the scale group (cold and no-op pass) and the storm group' },
   { flag: 'storm', env: 'BENCH_STORM', default: '0.3:1', parse: stormSetting, doc: "RATE:SECONDS: the storm group's share of requests answered 429, with Retry-After SECONDS" },
   { flag: 'storm-concurrency', env: 'BENCH_STORM_CONCURRENCY', default: '16', parse: number, doc: "sync-lb's --concurrency in the storm (the client's limit bounds requests in flight; more Services at once overlap their waits)" },
+  { flag: 'downtime-propagation-ms', env: 'BENCH_DOWNTIME_PROPAGATION_MS', default: '15000', parse: number, doc: "the downtime group's data-plane propagation (the platform: about 15–20 s)" },
   { flag: 'only', env: 'BENCH_ONLY', default: GROUPS.join(','), parse: groupList, doc: 'scenario groups to run' },
   { flag: 'out', env: 'BENCH_OUT', default: 'bench', parse: (v) => v, doc: 'directory for results.json and results.md' },
 ];

@@ -5,7 +5,7 @@
 // the minimum the work needs, and the process's peak resident set size.
 import { randomBytes } from 'node:crypto';
 import { createCloudscaleClient } from '../dist/core/cloudscale/client.js';
-import { BENCH_TOKEN, TIMEOUT_ANNOTATION, kubeFixtures, kubeRoute, startCloud } from './fixtures.js';
+import { BENCH_TOKEN, TIMEOUT_ANNOTATION, kubeFixtures, kubeRoute, nodeName, startCloud } from './fixtures.js';
 import {
   convergeMinimum,
   differenceByRoute,
@@ -15,6 +15,7 @@ import {
   shapeOf,
 } from './minimum.js';
 import { runCli, runNode, scratchPath } from './process.js';
+import { measureDowntime } from './downtime.js';
 
 /**
  * @param {{ kubeconfig: string, signal: AbortSignal, settings: import('./run.js').BenchSettings, log: (line: string) => void }} env
@@ -29,7 +30,7 @@ export async function runSuite(env) {
     log(`startup: ${settings.startupRuns} runs per command`);
     results.startup = await measureStartup(env, kube);
   }
-  if (!['init-nodes', 'sync-lb', 'concurrency', 'provisioning', 'memory', 'scale', 'storm'].some(wanted)) return results;
+  if (!['init-nodes', 'sync-lb', 'concurrency', 'provisioning', 'memory', 'scale', 'storm', 'downtime'].some(wanted)) return results;
 
   // The load-balancer scenarios run with the first few Nodes of the init-nodes run, initialised by it.
   const initNodes = wanted('init-nodes') ? settings.initNodes : settings.nodes;
@@ -80,6 +81,7 @@ export async function runSuite(env) {
     const run = await measureServices(env, kube, { count: settings.scale, concurrency: settings.stormConcurrency, listenerChange: false, noop: false, storm });
     results.storm = { ...run, rate, retryAfterSeconds };
   }
+  if (wanted('downtime')) results.downtime = await measureDowntime(env, { nodes: range(1, settings.nodes).map(nodeName) });
   return results;
 }
 
