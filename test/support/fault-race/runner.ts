@@ -678,7 +678,10 @@ type Writer = { token: { name: string; value: string }; cloud: ReturnType<typeof
 /** What a paused writer did, for the run's description. */
 function pausedLine(pause: PauseRecord): string {
   const takeover = pause.holder === undefined ? 'nobody took the Lease meanwhile' : `${pause.holder} took the Lease meanwhile`;
-  return `stopped ${pause.forMs} ms (${takeover}), then ${pause.outcome}`;
+  const stopped = stoppedByFence(pause.output)
+    ? 'stopped by its Lease (past its renew deadline)'
+    : `last message: ${[...pause.output.matchAll(/"message": "([^"]*)"/g)].at(-1)?.[1]?.slice(0, 300) ?? '(none)'}`;
+  return `stopped ${pause.forMs} ms (${takeover}), then ${pause.outcome}; ${stopped}`;
 }
 
 /** A pass before its cloud writes are known: the requests with `from < seq <= to` are its own. */
