@@ -189,8 +189,8 @@ spec:
       'create-pool',
       'create-member',
       'create-member',
-      'create-listener',
       'create-monitor',
+      'create-listener',
       'write-annotations',
       'write-status',
     ]);
@@ -343,8 +343,8 @@ metadata: {name: web}
       'create-member',
       'create-member',
       'create-member',
-      'create-listener',
       'create-monitor',
+      'create-listener',
       'write-annotations',
       'write-status',
     ]);

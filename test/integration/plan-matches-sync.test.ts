@@ -134,7 +134,7 @@ describe('plan -o json then sync-lb: the executed actions are the planned ones',
   it('a new Service', async () => {
     await createLoadBalancerService(namespace, 'new');
     const plan = await planThenSync('new');
-    expect(kinds(plan)).toEqual(['add-finalizer', 'create-lb', 'create-pool', 'create-member', 'create-member', 'create-listener', 'create-monitor', 'write-annotations', 'write-status']);
+    expect(kinds(plan)).toEqual(['add-finalizer', 'create-lb', 'create-pool', 'create-member', 'create-member', 'create-monitor', 'create-listener', 'write-annotations', 'write-status']);
   });
 
   it('timeouts: updated in place', async () => {
@@ -288,11 +288,11 @@ describe('plan -o json then sync-lb: the executed actions are the planned ones',
     const members = (pool: string, port: number) => [1, 2].map((i) => `member 10.50.0.${i}:${port} of pool ${pool}`);
     const https = (await testConnection().core.readNamespacedService({ namespace, name: 'ports' })).spec!.ports![2]!.nodePort!;
     expect(objects).toEqual([
-      // The new port: its pool built whole.
+      // The new port: its pool built whole, its monitor before its listener.
       'create-pool pool tcp/https [none]',
       ...members('tcp/https', https).map((m) => `create-member ${m} [none]`),
-      'create-listener listener tcp/443 [none]',
       'create-monitor health monitor of pool tcp/https [none]',
+      'create-listener listener tcp/443 [none]',
       // The renamed port: pool tcp/prom takes over port 9100 from pool tcp/metrics.
       'create-pool pool tcp/prom [none]',
       ...members('tcp/prom', metrics!.nodePort!).map((m) => `create-member ${m} [none]`),
