@@ -225,7 +225,7 @@ spec:
     expect(cli.stdout).toContain(`      because ${because}: a successor pool is built beside it ${change}\n      impact: none, no interruption\n`);
     expect(cli.stdout).toContain(`      because ${because}: the old pool serves no port any more ${change}\n      impact: none, no interruption\n`);
     expect(cli.stdout).toMatch(
-      new RegExp(`Plan: 11 to create, 0 to update, 5 to delete, 3 Service writes\\. Worst expected downtime: ${namespace}/web, listener tcp/80 \\(pool-swap\\): the port is unreachable only while its listener moves to the new, already healthy pool \\(up to ~15 s\\)\\.\\n$`),
+      new RegExp(`Plan: 11 to create, 0 to update, 5 to delete, 1 wait for healthy members, 3 Service writes\\. Worst expected downtime: ${namespace}/web, listener tcp/80 \\(pool-swap\\): the port is unreachable only while its listener moves to the new, already healthy pool \\(up to ~15 s\\)\\.\\n$`),
     );
   });
 

@@ -277,6 +277,7 @@ function summaryLine(summary: PlanSummary, c: InstanceType<typeof Chalk>): strin
     return `${c.bold('No changes.')} The cloud and the cluster match the desired state.`;
   }
   const parts = [`${summary.create} to create`, `${summary.update} to update`, `${summary.delete} to delete`];
+  if (summary.wait > 0) parts.push(`${summary.wait} wait${summary.wait === 1 ? '' : 's'} for healthy members`);
   if (summary.kube > 0) parts.push(`${summary.kube} Service write${summary.kube === 1 ? '' : 's'}`);
   if (summary.nodeChanges > 0) parts.push(`${summary.nodeChanges} node change${summary.nodeChanges === 1 ? '' : 's'}`);
   if (summary.refuse > 0) parts.push(c.magenta(`${summary.refuse} refused`));
