@@ -93,3 +93,36 @@ describe('sync-lb in a 429 storm', () => {
     expect(next.report.services.filter((s) => s.status === 'changed').map((s) => s.service)).toEqual([`${namespace}/${failed[0]}`]);
   });
 });
+
+describe('sync-lb while the list of load balancers fails', () => {
+  let harness: Harness;
+  const prefix = uniqueName('lbwait');
+  const namespace = uniqueName('lbwait');
+  const names = ['one', 'two', 'three'];
+
+  beforeAll(async () => {
+    harness = await startHarness({ seed: lbSeed(prefix, 2), lbProvisionMs: 1_500 });
+    await createNodes(prefix, 2);
+    await ensureNamespace(namespace);
+    for (const name of names) await createLoadBalancerService(namespace, name);
+  });
+  afterAll(async () => {
+    await deleteCreatedObjects();
+    await harness?.stop();
+  });
+
+  // The list that polls the new load balancers concerns none of them in particular: a failed one
+  // is a poll that learned nothing, not a failure of every Service waiting.
+  test('the Services waiting for their new load balancers wait on through two failed lists, and converge', async () => {
+    const pass = passOk(harness, names, { namespace });
+    const created = () => harness.sim.admin.requests().filter((r) => r.method === 'POST' && r.route === '/v1/load-balancers' && r.status === 201);
+    while (created().length < names.length) await new Promise((resolve) => setTimeout(resolve, 10));
+    // Five attempts (the harness's client retries 4 times) make one failed list: two of them.
+    harness.sim.admin.setFaults({ errorRate: { pathPattern: '/v1/load-balancers', methods: ['GET'], status: 500, count: 10 } });
+    const { report, simRequests } = await pass;
+    harness.sim.admin.setFaults({});
+    expect(simRequests.filter((r) => r.route === '/v1/load-balancers' && r.status === 500)).toHaveLength(10);
+    expect(report.services.map((s) => s.status)).toEqual(['changed', 'changed', 'changed']);
+    await expectConverged(harness, names, { namespace });
+  });
+});
