@@ -65,14 +65,6 @@ describe('AdaptiveLimiter: the limit after a sequence of answers', () => {
     for (const [at, answer] of answers) await step(at, answer);
     expect(limiter.limit).toBe(limit);
   });
-
-  test('lowestLimit remembers how far a storm slowed it down', async () => {
-    const { limiter, step } = limiterAt();
-    await step(0, throttled(1_000));
-    await step(1_000, throttled(1_000));
-    for (let i = 0; i < 40; i++) await step(2_000 + i, answered);
-    expect([limiter.limit, limiter.lowestLimit]).toEqual([8, 2]);
-  });
 });
 
 describe('AdaptiveLimiter: requests in flight', () => {

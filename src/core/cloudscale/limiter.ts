@@ -27,7 +27,6 @@ export class AdaptiveLimiter {
   private inFlight = 0;
   private readonly queue: (() => void)[] = [];
   private calmAt = Number.NEGATIVE_INFINITY;
-  private lowest: number;
 
   constructor(
     private readonly settings: LimiterSettings = defaultLimiterSettings,
@@ -37,17 +36,11 @@ export class AdaptiveLimiter {
       throw new RangeError(`limiter: expected 1 ≤ minInFlight ≤ maxInFlight, got ${settings.minInFlight} and ${settings.maxInFlight}`);
     }
     this.limitValue = settings.maxInFlight;
-    this.lowest = settings.maxInFlight;
   }
 
   /** Requests that may be in flight now. */
   get limit(): number {
     return Math.floor(this.limitValue);
-  }
-
-  /** The lowest limit so far: how far a storm slowed the client down. */
-  get lowestLimit(): number {
-    return Math.floor(this.lowest);
   }
 
   /** Resolves when a request may start; the caller must `release` it once it is answered. */
@@ -85,7 +78,6 @@ export class AdaptiveLimiter {
     const now = this.now();
     if (now < this.calmAt) return;
     this.limitValue = Math.max(this.settings.minInFlight, this.limitValue / 2);
-    this.lowest = Math.min(this.lowest, this.limitValue);
     this.calmAt = now + Math.max(this.settings.coolDownMs, retryAfterMs ?? 0);
   }
 
