@@ -50,7 +50,8 @@ export type RetryDecision =
  * the answer proves that nothing was created (429, the rate limiter's refusal). Any other failed
  * POST may or may not have created its object — a 503 with `Retry-After` too: a proxy or an
  * overloaded API may have applied the request and lost the answer — so the caller must look for
- * the object before it ever sends the create again.
+ * the object before it ever sends the create again. A 429 with `Retry-After` gets the patient
+ * budget (`throttledAttempts`, `throttledWaitBudgetMs`): the API said when to come back.
  */
 export function decideRetry(input: {
   method: string;
