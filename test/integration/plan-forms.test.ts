@@ -204,7 +204,7 @@ spec:
       object: 'listener tcp/80',
       impact: 'pool-swap',
       minSeconds: 0,
-      maxSeconds: 15,
+      maxSeconds: 20,
     });
 
     // Nothing was stored: no Service api, web unchanged.
@@ -220,12 +220,12 @@ spec:
     const change = `(${P}loadbalancer-pool-algorithm: round_robin → source_ip)`;
     expect(cli.stdout).toContain(
       `  - delete-listener  listener tcp/80\n  + create-listener  listener tcp/80\n      because ${because} ${change}\n` +
-        `      impact: pool-swap, the port is unreachable only while its listener moves to the new, already healthy pool (up to ~15 s)\n`,
+        `      impact: pool-swap, the port is unreachable only while its listener moves to the new, already healthy pool (up to ~20 s)\n`,
     );
     expect(cli.stdout).toContain(`      because ${because}: a successor pool is built beside it ${change}\n      impact: none, no interruption\n`);
     expect(cli.stdout).toContain(`      because ${because}: the old pool serves no port any more ${change}\n      impact: none, no interruption\n`);
     expect(cli.stdout).toMatch(
-      new RegExp(`Plan: 11 to create, 0 to update, 5 to delete, 1 wait for healthy members, 3 Service writes\\. Worst expected downtime: ${namespace}/web, listener tcp/80 \\(pool-swap\\): the port is unreachable only while its listener moves to the new, already healthy pool \\(up to ~15 s\\)\\.\\n$`),
+      new RegExp(`Plan: 11 to create, 0 to update, 5 to delete, 1 wait for healthy members, 3 Service writes\\. Worst expected downtime: ${namespace}/web, listener tcp/80 \\(pool-swap\\): the port is unreachable only while its listener moves to the new, already healthy pool \\(up to ~20 s\\)\\.\\n$`),
     );
   });
 

@@ -113,7 +113,7 @@ describe('make-before-break against the data plane', () => {
       patchService(namespace, name, { metadata: { annotations } }),
     );
     expect(predicted.impacts).toContain(impact);
-    expect(predicted.seconds).toBe(15);
+    expect(predicted.seconds).toBe(20);
     expect(measuredMs, JSON.stringify(intervals)).toBeLessThanOrEqual(predicted.seconds * 1000);
     // The successor replaced the old pool: one pool, a new one.
     const after = await theLb(harness, service);

@@ -438,7 +438,7 @@ describe('changes on a converged Service: planned actions and their impact', () 
       from: 'tcp, HTTP 1.1',
       to: 'http, HTTP 1.0',
     });
-    expect(move.downtime).toEqual({ class: 'short', minSeconds: 0, maxSeconds: 15, text: expect.any(String) });
+    expect(move.downtime).toEqual({ class: 'short', minSeconds: 0, maxSeconds: 20, text: expect.any(String) });
     const monitorCreate = plan.actions.find((a) => a.kind === 'create-monitor')!;
     expect(monitorCreate).toMatchObject({
       reason: { field: 'spec.externalTrafficPolicy', from: 'tcp, HTTP 1.1', to: 'http, HTTP 1.0' },

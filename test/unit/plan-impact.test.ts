@@ -287,7 +287,7 @@ describe('expected downtime per impact class', () => {
     ['member-drain', 'none', 0, 0],
     ['member-rotation', 'none', 0, 0],
     ['minimal', 'minimal', 0, 5],
-    ['pool-swap', 'short', 0, 15],
+    ['pool-swap', 'short', 0, 20],
     ['listener-recreation', 'short', 0, 15],
     ['monitor-recreation', 'short', 0, 14],
     ['member-recreation', 'considerable', 4, 34],

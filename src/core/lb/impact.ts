@@ -42,7 +42,7 @@ export const IMPACT_DOC: { readonly [K in ImpactClass]: string } = {
     'New members are added and checked healthy before the old ones leave: no interruption.',
   minimal: 'Generally safe; new connections may be affected briefly.',
   'pool-swap':
-    "A successor pool is built beside the old one and checked healthy; then the port's listener moves to it: the port is unreachable only while its listener is re-created (up to about 15 s).",
+    "A successor pool is built beside the old one and checked healthy; then the port's listener moves to it: the port is unreachable only while its listener is re-created (up to about 20 s: one propagation of the data plane).",
   'listener-recreation':
     'The listener is recreated: its port is unreachable for up to about 15 s.',
   'monitor-recreation':
@@ -119,8 +119,10 @@ function computeDowntime(impact: ImpactClass, monitor?: MonitorTiming): Downtime
       return {
         class: cls,
         minSeconds: 0,
-        maxSeconds: 15,
-        text: "the port is unreachable only while its listener moves to the new, already healthy pool (up to ~15 s)",
+        // The old listener stops when its delete reaches the data plane and the API frees the port
+        // about then; the new one serves one propagation (15–20 s) after its create.
+        maxSeconds: 20,
+        text: 'the port is unreachable only while its listener moves to the new, already healthy pool (up to ~20 s)',
       };
     case 'minimal':
       return {
