@@ -371,7 +371,16 @@ class Run {
       cloud: createCloudscaleClient({ baseUrl: this.sim.url, token: token.value, retry: { baseDelayMs: 5, maxDelayMs: 50 } }),
     })) as [Writer, Writer];
     const now = this.sim.admin.arrivals();
-    this.pauses.push({ token: one.token.name, forMs: 0, stoppedAt: now, continuedAt: now, outcome: 'a breach made by the harness', output: '' });
+    this.pauses.push({
+      token: one.token.name,
+      forMs: 0,
+      stoppedAt: now,
+      continuedAt: now,
+      holder: two.token.name,
+      atSeq: now,
+      outcome: 'a breach made by the harness',
+      output: '',
+    });
     for (const [writer, name] of [[one, 'by-hand'], [two, 'by-hand-too'], [one, 'renamed-by-hand']] as const) {
       await writer.cloud.loadBalancers.update(this.foreign.handMade, { name: `${this.prefix}-${name}` });
     }

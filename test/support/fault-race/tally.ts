@@ -82,7 +82,7 @@ export class Tally {
       `${t.takeoversWhilePaused} Leases taken over meanwhile; ${t.pausedStoppedByFence} stopped with the LeaseLostError); ` +
       `${t.skews} writers with a skewed clock; ${t.faultsFired.rateLimit ?? 0} requests answered 429; ` +
       `runs with violations: ${t.runsWithViolations}${failed === '' ? '' : ` (${failed})`}; ` +
-      `runs with a transient duplicate: ${t.runsWithNotes.length}; ` +
+      `runs with notes: ${t.runsWithNotes.length}${t.runsWithNotes.length === 0 ? '' : ` (seeds ${t.runsWithNotes.join(', ')})`}; ` +
       `wall time ${t.wallSeconds} s (${list(t.secondsByPhase)} s; the rest is teardown)`
     );
   }
