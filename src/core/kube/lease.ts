@@ -108,7 +108,7 @@ export async function acquireLease(conn: KubeConnection, options: LeaseOptions):
     const sentAt = monotonicNow();
     const acquired = new V1MicroTime(now());
     if (existing === undefined) {
-      const stored = await lostRaceOrWait(options, () => winOrLockHeld(conn, where, () =>
+      const create = () =>
         conn.coordination.createNamespacedLease({
           namespace,
           body: {
@@ -117,8 +117,8 @@ export async function acquireLease(conn: KubeConnection, options: LeaseOptions):
             metadata: { name, namespace },
             spec: { holderIdentity, leaseDurationSeconds, acquireTime: acquired, renewTime: acquired, leaseTransitions: 0 },
           },
-        }),
-      ));
+        });
+      const stored = await lostRaceOrWait(options, () => winOrLockHeld(conn, where, create));
       if (stored === undefined) continue;
       return heldLease(conn, options, stored, sentAt);
     }
@@ -152,7 +152,7 @@ export async function acquireLease(conn: KubeConnection, options: LeaseOptions):
 
     const takeover = state.holderIdentity !== holderIdentity;
     const transitions = existing.spec?.leaseTransitions ?? 0;
-    const stored = await lostRaceOrWait(options, () => winOrLockHeld(conn, where, () =>
+    const take = () =>
       conn.coordination.replaceNamespacedLease({
         namespace,
         name,
@@ -167,8 +167,8 @@ export async function acquireLease(conn: KubeConnection, options: LeaseOptions):
             leaseTransitions: takeover ? transitions + 1 : transitions,
           },
         },
-      }),
-    ));
+      });
+    const stored = await lostRaceOrWait(options, () => winOrLockHeld(conn, where, take));
     if (stored === undefined) continue;
     return heldLease(conn, options, stored, sentAt);
   }
