@@ -172,9 +172,13 @@ describe('lease lock without clock agreement', () => {
     monotonicMs = 30_000; // exactly the renew deadline (half the Lease): still ours
     expect(() => holder.check('create load balancer')).not.toThrow();
     monotonicMs = 30_001; // a frozen process wakes up past it
-    expect(() => holder.check('create load balancer')).toThrow(LeaseLostError);
+    expect(() => holder.check('create load balancer')).toThrow(
+      /^create load balancer was not sent: this pass last renewed the Lease kube-system\/.+ 30 s ago, past its renew deadline of 30 s .* writes nothing more$/,
+    );
     expect(lost).toHaveLength(1);
-    expect(lost[0]!.message).toMatch(/last renewed the Lease kube-system\/.+ 30 s ago, past its renew deadline of 30 s .*create load balancer was not sent and this pass writes nothing more/);
+    expect(lost[0]).toBeInstanceOf(LeaseLostError);
+    // A later write names itself, not the first one refused.
+    expect(() => holder.check('patch service')).toThrow(/^patch service was not sent: this pass last renewed/);
     const before = await conn.coordination.readNamespacedLease({ namespace, name });
     await expect(holder.renew()).rejects.toBeInstanceOf(LeaseLostError);
     const after = await conn.coordination.readNamespacedLease({ namespace, name });
@@ -199,7 +203,9 @@ describe('lease lock without clock agreement', () => {
     );
     expect(outcome.reason).toBeInstanceOf(LeaseLostError);
     expect((outcome.reason as Error).message).toContain('the Lease was taken over during the pass');
-    expect(outcome.fence).toBe(outcome.reason);
+    expect(outcome.fence).toBeInstanceOf(LeaseLostError);
+    expect((outcome.fence as LeaseLostError).cause).toBe(outcome.reason);
+    expect((outcome.fence as Error).message).toMatch(/^patch service was not sent: the Lease was taken over during the pass/);
     expect((await readLease(conn, namespace, name))?.holderIdentity).toBe('thief');
   });
 });

@@ -204,14 +204,14 @@ function heldLease(conn: KubeConnection, options: LeaseOptions, stored: V1Lease,
     }
     return lostReason;
   };
-  const overdue = (what: string): LeaseLostError | undefined => {
+  const overdue = (): LeaseLostError | undefined => {
     const silentMs = monotonicNow() - renewedSentAt;
     if (silentMs <= timings.renewDeadlineMs) return undefined;
     return lose(
       new LeaseLostError(
         `this pass last renewed the Lease ${where} ${seconds(silentMs)} s ago, past its renew deadline of ` +
           `${seconds(timings.renewDeadlineMs)} s (the process was paused or could not reach the Kubernetes API): ` +
-          `another writer may hold it by now, so ${what} was not sent and this pass writes nothing more`,
+          'another writer may hold it by now, so this pass writes nothing more',
         {
           hint:
             'the next pass repairs what this one left; if it repeats, check the load of this host and its ' +
@@ -236,14 +236,14 @@ function heldLease(conn: KubeConnection, options: LeaseOptions, stored: V1Lease,
       else listeners.push(listener);
     },
     check(what) {
-      if (lostReason !== undefined) throw lostReason;
-      const late = overdue(what);
-      if (late !== undefined) throw late;
+      const reason = lostReason ?? overdue();
+      if (reason === undefined) return;
+      // Each refused write names itself; the reason is the one the Lease was lost for.
+      throw new LeaseLostError(`${what} was not sent: ${reason.message}`, { cause: reason, ...(reason.hint === undefined ? {} : { hint: reason.hint }) });
     },
     async renew() {
-      if (lostReason !== undefined) throw lostReason;
-      const late = overdue('the renewal');
-      if (late !== undefined) throw late;
+      const reason = lostReason ?? overdue();
+      if (reason !== undefined) throw reason;
       const attemptSentAt = monotonicNow();
       const renewed = new V1MicroTime(now());
       try {
