@@ -10,6 +10,14 @@
 //                                A run takes about twice as long since pauses, skewed clocks and
 //                                429 storms joined (4.8 s against 2.5 s): 100 runs keep the
 //                                suite's share of `npm test` where 200 runs had it.
+//   FAULT_RACE_SWAP_SEED=<n>     the first pool-swap run's seed (default 20261300); run i uses n + i
+//   FAULT_RACE_SWAP_RUNS=<n>     how many pool-swap runs (default 20; 0 skips them). Each runs on the
+//                                simulator's data plane with health checks on, changes one Service's
+//                                pool algorithm or externalTrafficPolicy and kills the writer carrying
+//                                out the swap at one of its steps (seed mod 5: after the successor pool
+//                                create, after its monitor create, during the await polling, right
+//                                after the old listener delete, after the new listener create); about
+//                                4 s each
 //   FAULT_RACE_VERBOSE=1         print every run's schedule and what each step did
 //
 // A failing run names its seed, its schedule, what each step did and the evidence of each
@@ -24,14 +32,17 @@ import { startHarness } from '../support/ccm.js';
 import { probeFeatures, requireRunnableBinary } from '../support/fault-race/cli.js';
 import { INVARIANTS } from '../support/fault-race/invariants.js';
 import { deleteWriterLease, executeRun, type RunRecord, type SuiteEnv } from '../support/fault-race/runner.js';
-import { describeScenario, generateScenario, sabotageScenario } from '../support/fault-race/scenario.js';
+import { describeScenario, generateScenario, generateSwapScenario, sabotageScenario } from '../support/fault-race/scenario.js';
 import { Tally, runReport, violationLine } from '../support/fault-race/tally.js';
 
 const firstSeed = wholeNumber('FAULT_RACE_SEED', 20261123);
 const runs = wholeNumber('FAULT_RACE_RUNS', 100);
+const firstSwapSeed = wholeNumber('FAULT_RACE_SWAP_SEED', 20261300);
+const swapRuns = wholeNumber('FAULT_RACE_SWAP_RUNS', 20);
 const verbose = process.env.FAULT_RACE_VERBOSE === '1';
 // With FAULT_RACE_RUNS=0, one skipped test stands for the seeded runs.
 const seeds = Array.from({ length: Math.max(runs, 1) }, (_, i) => firstSeed + i);
+const swapSeeds = Array.from({ length: Math.max(swapRuns, 1) }, (_, i) => firstSwapSeed + i);
 
 function wholeNumber(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -60,35 +71,41 @@ describe('fault-and-race: the safety invariants hold under kills, faults and con
 
   it('self-check: a breach of each invariant, made by the harness on purpose, is reported', async () => {
     const record = await executeRun(firstSeed, env, sabotageScenario(firstSeed));
+    if (verbose) console.log(record.violations.map(violationLine).join('\n'));
     const found = new Set(record.violations.map((v) => v.invariant));
     expect(INVARIANTS.filter((i) => !found.has(i)), record.violations.map(violationLine).join('\n')).toEqual([]);
   });
 
-  describe.skipIf(runs === 0)('seeded runs', () => {
+  /** One group of seeded runs, its summary line printed and written to `.tmp/<summaryFile>`. */
+  function seededRuns(title: string, list: readonly number[], generate: typeof generateScenario, summaryFile: string): void {
     const tally = new Tally();
 
     afterAll(() => {
       const line = tally.summary();
       console.log(line);
       mkdirSync('.tmp', { recursive: true });
-      writeFileSync('.tmp/fault-race-summary.json', `${JSON.stringify({ summary: line, ...tally.totals() }, null, 2)}\n`);
+      writeFileSync(`.tmp/${summaryFile}`, `${JSON.stringify({ summary: line, ...tally.totals() }, null, 2)}\n`);
     });
 
-    it.for(seeds)('seed %i', { timeout: 180_000 }, async (seed) => {
+    it.for(list)(`${title} %i`, { timeout: 180_000 }, async (seed) => {
+      const scenario = generate(seed);
       let record: RunRecord;
       try {
-        record = await executeRun(seed, env);
+        record = await executeRun(seed, env, scenario);
       } catch (error) {
-        throw new Error(`seed ${seed}: the run itself broke (${String(error)}); scenario: ${describeScenario(generateScenario(seed))}`, {
-          cause: error,
-        });
+        throw new Error(`seed ${seed}: the run itself broke (${String(error)}); scenario: ${describeScenario(scenario)}`, { cause: error });
       }
       tally.add(record);
       for (const note of record.notes) console.log(`seed ${seed}: ${note}`);
       if (verbose) console.log(runReport(record));
       expect(record.violations.map(violationLine), runReport(record)).toEqual([]);
     });
-  });
+  }
+
+  describe.skipIf(runs === 0)('seeded runs', () => seededRuns('seed', seeds, generateScenario, 'fault-race-summary.json'));
+  describe.skipIf(swapRuns === 0)('pool swaps killed at each step', () =>
+    seededRuns('swap seed', swapSeeds, generateSwapScenario, 'fault-race-swap-summary.json'),
+  );
 });
 
 /**

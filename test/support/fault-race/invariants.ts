@@ -12,12 +12,21 @@
 //   no write after the Lease was taken over while paused
 //                                   a writer stopped past its renew deadline, whose Lease another
 //                                   writer took meanwhile, sends no cloud write after that
+//   (runs on the data plane, where pools are swapped:)
+//   one pool per port, nothing forgotten
+//                                   after the final passes every pool of the cluster's load
+//                                   balancers has exactly one listener and one monitor, and
+//                                   exactly the Service's members (every Node's address at the
+//                                   port's nodePort), all enabled, none tagged as draining
+//   no outage beyond the prediction a swapped Service's port never went without a healthy pool
+//                                   for longer than swapBoundMs allows (see there)
 //
 // Requests are told apart by the API token they carry: every writer of a step has its own, and
 // the simulator's log names it (the harness's own checkpoints and passes use `default`).
 import type { V1Service } from '@kubernetes/client-node';
-import type { LoadBalancer } from '../../../src/core/cloudscale/types.js';
-import type { RequestLogEntry } from '../../../src/sim/index.js';
+import type { HealthMonitor, Listener, LoadBalancer, Pool, PoolMember } from '../../../src/core/cloudscale/types.js';
+import { MEMBER_DRAINING_TAG } from '../../../src/core/lb/strategies.js';
+import type { PortServing, RequestLogEntry } from '../../../src/sim/index.js';
 import { UNINITIALIZED_TAINT_KEY } from '../kube.js';
 import { key, serverName } from '../lb-scenarios.js';
 import type { CliResult } from './cli.js';
@@ -34,6 +43,8 @@ export const INVARIANTS = [
   'refused Service unharmed',
   'one writer at a time',
   'no write after the Lease was taken over while paused',
+  'one pool per port, nothing forgotten',
+  'no outage beyond the prediction',
 ] as const;
 
 export type Invariant = (typeof INVARIANTS)[number];
@@ -82,6 +93,59 @@ export interface RunFacts {
   readonly deletedServers: ReadonlySet<number>;
   /** Writers the schedule stopped (SIGSTOP) past their renew deadline and continued. */
   readonly pauses: readonly PauseRecord[];
+  /** Runs on the data plane only: what the swap invariants read. */
+  readonly swap?: SwapFacts;
+}
+
+/** A pool swap the schedule asked for: the Service, what changed, and when (Date.now()). */
+export interface SwapRecord {
+  readonly service: string;
+  readonly change: string;
+  readonly at: number;
+}
+
+export interface SwapFacts {
+  readonly swaps: readonly SwapRecord[];
+  /** When the schedule's last step with writers ended, and pass 1's `run` (Date.now()). */
+  readonly writersEndedAt: number | undefined;
+  readonly firstPassEndedAt: number;
+  /** Every port of every swapped Service, once the final passes were done and the data plane settled. */
+  readonly ports: readonly {
+    readonly service: string;
+    readonly lbUuid: string;
+    readonly port: number;
+    /** Whether the port had a listener on a pool when the schedule ended (its writers done). */
+    readonly listenerAfterSchedule: boolean;
+    /** The simulator's serving history of the port since the change (undefined: the port is unknown to the data plane). */
+    readonly serving: PortServing | undefined;
+  }[];
+  /** The pools of the load balancers the live Services name, after the final passes. */
+  readonly pools: readonly {
+    readonly pool: Pool;
+    readonly listeners: readonly Listener[];
+    readonly monitors: readonly HealthMonitor[];
+    readonly members: readonly PoolMember[];
+  }[];
+  /** The private addresses of the Nodes that should be members (the servers whose Node exists). */
+  readonly memberAddresses: readonly string[];
+}
+
+/** What `plan` predicts for a pool swap (impact pool-swap): the port is down at most 20 s. */
+export const PREDICTED_SWAP_MS = 20_000;
+
+/**
+ * The longest a swapped port may go without a healthy pool. A swap that runs to its end
+ * interrupts the port for at most the prediction (PREDICTED_SWAP_MS: the listener's delete and
+ * create reaching the data plane). A writer stopped between the old listener's delete and the
+ * new one's create (killed, or failed by a fault) leaves the port without a listener until the
+ * next pass creates it; the harness runs that pass (pass 1's `run`) after the schedule. So when
+ * the port had no listener once the schedule's writers were done, the bound is the prediction
+ * plus the time from the end of that writers step to the end of pass 1's `run`; otherwise it
+ * is the prediction alone.
+ */
+export function swapBoundMs(facts: SwapFacts, listenerAfterSchedule: boolean): number {
+  if (listenerAfterSchedule || facts.writersEndedAt === undefined) return PREDICTED_SWAP_MS;
+  return PREDICTED_SWAP_MS + Math.max(0, facts.firstPassEndedAt - facts.writersEndedAt);
 }
 
 /** A writer process stopped past its Lease's renew deadline, then continued. */
@@ -136,6 +200,7 @@ export function checkInvariants(facts: RunFacts): Findings {
     ...refusedUnharmed(facts),
     ...oneWriterAtATime(facts),
     ...silentAfterTakeover(facts),
+    ...(facts.swap === undefined ? [] : [...poolsComplete(facts, facts.swap), ...outagesWithinBound(facts.swap)]),
   ];
   return { violations, notes: lateWritesAfterPause(facts) };
 }
@@ -438,6 +503,65 @@ function lateWritesAfterPause(facts: RunFacts): string[] {
 
 function writesOf(facts: RunFacts, token: string, afterSeq: number): RequestLogEntry[] {
   return facts.log.filter((e) => e.token === token && e.method !== 'GET' && e.seq > afterSeq);
+}
+
+// ---- pool swaps ------------------------------------------------------------------------------
+
+/**
+ * After the final passes, every pool of a live Service's load balancer serves exactly one port
+ * (one listener), is checked by one monitor and holds exactly the Service's members for that
+ * port, enabled and not draining: no successor pool left beside the old one, no old pool left
+ * beside the successor, no member left disabled.
+ */
+function poolsComplete(facts: RunFacts, swap: SwapFacts): Violation[] {
+  const violations: Violation[] = [];
+  const add = (evidence: string) => violations.push({ invariant: 'one pool per port, nothing forgotten', evidence });
+  const services = [...facts.final.kube.services.values()].filter((s) => !refusingNames(facts).has(s.metadata!.name!));
+  for (const { pool, listeners, monitors, members } of swap.pools) {
+    const where = `pool ${pool.name} (${pool.uuid}) of load balancer ${pool.load_balancer.uuid}`;
+    if (listeners.length !== 1) {
+      add(`${where} has ${listeners.length} listeners (${listeners.map((l) => `${l.protocol_port}`).join(', ') || 'none: a successor or old pool left over'})`);
+      continue;
+    }
+    if (monitors.length !== 1) add(`${where} has ${monitors.length} health monitors`);
+    const service = services.find((s) => s.metadata?.annotations?.[key('loadbalancer-uuid')] === pool.load_balancer.uuid);
+    const nodePort = service?.spec?.ports?.find((p) => p.port === listeners[0]!.protocol_port)?.nodePort;
+    if (service === undefined || nodePort === undefined) continue;
+    const want = swap.memberAddresses.map((a) => `${a}:${nodePort}`).sort();
+    const have = members.map((m) => `${m.address}:${m.protocol_port}`).sort();
+    if (want.join() !== have.join()) add(`${where} has members ${have.join(', ') || 'none'}; Service ${service.metadata!.name!} wants ${want.join(', ')}`);
+    for (const m of members.filter((m) => !m.enabled || m.tags[MEMBER_DRAINING_TAG] !== undefined)) {
+      add(`${where}: member ${m.name} left ${m.enabled ? '' : 'disabled'}${m.tags[MEMBER_DRAINING_TAG] === undefined ? '' : `, draining since ${m.tags[MEMBER_DRAINING_TAG]}`}`);
+    }
+  }
+  const ports = new Map<string, string[]>();
+  for (const { pool, listeners } of swap.pools) {
+    for (const l of listeners) ports.set(`${pool.load_balancer.uuid} port ${l.protocol_port}`, [...(ports.get(`${pool.load_balancer.uuid} port ${l.protocol_port}`) ?? []), pool.name]);
+  }
+  for (const [port, pools] of ports) if (pools.length > 1) add(`load balancer ${port} is served by ${pools.length} pools: ${pools.join(', ')}`);
+  return violations;
+}
+
+/**
+ * From the simulator's data plane: since its change, each port of a swapped Service went
+ * without a listener on a pool with a healthy, enabled member for at most swapBoundMs, and it
+ * serves again at the end.
+ */
+function outagesWithinBound(swap: SwapFacts): Violation[] {
+  return swap.ports.flatMap(({ service, lbUuid, port, listenerAfterSchedule, serving }): Violation[] => {
+    const where = `Service ${service}, load balancer ${lbUuid} port ${port}`;
+    if (serving === undefined) return [{ invariant: 'no outage beyond the prediction', evidence: `${where}: the data plane knows no such port` }];
+    const bound = swapBoundMs(swap, listenerAfterSchedule);
+    const last = serving.intervals.at(-1);
+    const found: Violation[] = [];
+    const history = serving.intervals.map((i) => `${i.serving ? 'up' : 'down'} ${i.from}–${i.to ?? 'now'}`).join(', ');
+    if (serving.longestOutageMs > bound) {
+      const why = bound === PREDICTED_SWAP_MS ? 'the prediction' : `the prediction + ${bound - PREDICTED_SWAP_MS} ms until pass 1 had run (no listener after the schedule)`;
+      found.push({ invariant: 'no outage beyond the prediction', evidence: `${where}: down for ${serving.longestOutageMs} ms, more than ${bound} ms (${why}); ${history}` });
+    }
+    if (last?.serving !== true) found.push({ invariant: 'no outage beyond the prediction', evidence: `${where}: not serving after the final passes; ${history}` });
+    return found;
+  });
 }
 
 // ---- helpers ---------------------------------------------------------------------------------

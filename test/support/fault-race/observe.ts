@@ -39,7 +39,8 @@ export async function foreignSnapshot(cloud: CloudscaleClient, uuid: string): Pr
   const parts: Record<string, string> = { loadBalancer: stableJson(lb) };
   for (const pool of own) {
     parts[`pool ${pool.name}`] = stableJson(pool);
-    parts[`members of pool ${pool.name}`] = stableJson(await cloud.poolMembers.list(pool.uuid));
+    // Without monitor_status: on the data plane a member's health checks change it, no client does.
+    parts[`members of pool ${pool.name}`] = stableJson((await cloud.poolMembers.list(pool.uuid)).map(({ monitor_status: _, ...member }) => member));
     parts[`listeners of pool ${pool.name}`] = stableJson(listeners.filter((l) => l.pool?.uuid === pool.uuid));
     parts[`monitors of pool ${pool.name}`] = stableJson(monitors.filter((m) => m.pool.uuid === pool.uuid));
   }

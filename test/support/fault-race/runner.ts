@@ -6,6 +6,7 @@ import { PatchStrategy, V1MicroTime, setHeaderOptions, type V1Service } from '@k
 import { RUN_LEASE } from '../../../src/commands/run.js';
 import { createCloudscaleClient } from '../../../src/core/cloudscale/client.js';
 import type { FaultConfig, RequestLogEntry } from '../../../src/sim/index.js';
+import type { Listener } from '../../../src/core/cloudscale/types.js';
 import { startHarness, TEST_TOKEN, type Harness } from '../ccm.js';
 import {
   UNINITIALIZED_TAINT_KEY,
@@ -18,7 +19,7 @@ import {
   testConnection,
   uniqueName,
 } from '../kube.js';
-import { buildGoCcmLoadBalancer, key, lbSeed, serverName } from '../lb-scenarios.js';
+import { buildGoCcmLoadBalancer, key, lbSeed, privateAddress, serverName } from '../lb-scenarios.js';
 import {
   jsonDocument,
   outcomeLine,
@@ -29,17 +30,28 @@ import {
   type CliResult,
   type Features,
 } from './cli.js';
-import { checkInvariants, stoppedByFence, type PassRecord, type PauseRecord, type RunFacts, type Violation } from './invariants.js';
+import {
+  checkInvariants,
+  stoppedByFence,
+  type PassRecord,
+  type PauseRecord,
+  type RunFacts,
+  type SwapFacts,
+  type SwapRecord,
+  type Violation,
+} from './invariants.js';
 import { foreignSnapshot, kubeWrites, readCloud, readKube, type KubeState } from './observe.js';
 import {
   describeStep,
   generateScenario,
   PAUSED_LEASE_SECONDS,
+  SABOTAGE_OUTAGE_MS,
   runsAsProcess,
   type EditSpec,
   type FaultSpec,
   type Scenario,
   type ServiceSpec,
+  type SwapKillPoint,
   type WriterSpec,
 } from './scenario.js';
 
@@ -80,6 +92,8 @@ export interface RunRecord {
   readonly pausedStoppedByFence: number;
   /** Writers run with a skewed clock. */
   readonly skews: number;
+  /** Pool-swap runs: the step the kill aimed at, and where it landed by the killed writer's last write (undefined: it missed). */
+  readonly swapKill?: { readonly aimed: SwapKillPoint; readonly landed: string | undefined };
   /** Wall time per phase: building the world, the schedule, the three passes, the checks. */
   readonly ms: Readonly<Record<'world' | 'schedule' | 'passes' | 'checks', number>>;
 }
@@ -90,6 +104,7 @@ export async function executeRun(seed: number, env: SuiteEnv, scenario = generat
     seed: lbSeed(prefix, scenario.world.servers),
     lbProvisionMs: scenario.world.lbProvisionMs,
   });
+  if (scenario.world.dataPlane) harness.sim.admin.setDataPlane(DATA_PLANE);
   const run = new Run(scenario, harness, prefix, env);
   try {
     return await run.execute();
@@ -107,6 +122,16 @@ const FOREIGN_CLUSTER = 'another-cluster-0000';
 /** Lease durations: a killed writer blocks the others for this long (when the tool offers the flag). */
 const KILLED_LEASE_SECONDS = 3;
 const LEASE_SECONDS = 15;
+
+/** The data plane of the pool-swap runs: health checks on, changes reach it after 300 ms. */
+const DATA_PLANE = { propagationMs: 300, healthChecks: true, deletesHoldUntilPropagated: true };
+/** Fast health checks for every Service of a data-plane world: a new member is up 2 × 1 s after it reached the data plane. */
+const FAST_MONITOR = {
+  [key('loadbalancer-health-monitor-delay-s')]: '1',
+  [key('loadbalancer-health-monitor-timeout-s')]: '1',
+  [key('loadbalancer-health-monitor-up-threshold')]: '2',
+  [key('loadbalancer-health-monitor-down-threshold')]: '2',
+};
 
 class Run {
   private readonly phases = { world: 0, schedule: 0, passes: 0, checks: 0 };
@@ -131,6 +156,13 @@ class Run {
   /** Service name → UID, from every checkpoint and the edits that create Services. */
   private readonly uids = new Map<string, string>();
   private readonly deletedServers = new Set<number>();
+  /** The pool swaps the schedule asked for (edit `swap`), and when. */
+  private readonly swaps: SwapRecord[] = [];
+  /** When the last step with writers ended (Date.now()). */
+  private writersEndedAt: number | undefined;
+  /** When pass 1's `run` ended (Date.now()). */
+  private firstPassEndedAt = 0;
+  private swapKill: RunRecord['swapKill'];
   private foreign: { otherCluster: string; handMade: string; orphan: string | null } = { otherCluster: '', handMade: '', orphan: null };
 
   constructor(
@@ -182,10 +214,15 @@ class Run {
     // No writer runs now: a Lease still held was left by a killed or paused one.
     await this.releaseLeaseIf(() => true);
     const afterSchedule = await this.checkpoint();
+    const listenersAfterSchedule = this.scenario.world.dataPlane ? await this.harness.cloud.listeners.list() : [];
     this.phase('schedule');
     const windows: PassWindow[] = [];
     for (const label of ['pass 1', 'pass 2', 'pass 3']) windows.push(await this.pass(label, mark));
 
+    const sabotaged = this.scenario.steps.some((step) => step.kind === 'sabotage');
+    const swap = this.scenario.world.dataPlane
+      ? await this.swapFacts(listenersAfterSchedule, async () => (sabotaged ? this.sabotageAfterPasses() : undefined))
+      : undefined;
     this.phase('passes');
     const log = arrivalOrder(this.sim.admin.requests(), logFrom);
     const passes: PassRecord[] = windows.map(({ from, to, ...pass }) => ({
@@ -212,8 +249,10 @@ class Run {
       serverUuids: this.serverUuids,
       deletedServers: this.deletedServers,
       pauses: this.pauses,
+      ...(swap === undefined ? {} : { swap }),
     };
     const { violations, notes } = checkInvariants(facts);
+    if (this.swapKill !== undefined) this.swapKill = { ...this.swapKill, landed: this.swapKill.landed === undefined ? undefined : landingOf(facts.log, this.swapKill.landed) };
     this.phase('checks');
     const fired: Record<string, number> = {};
     for (const entry of facts.log) if (entry.fault !== undefined) fired[entry.fault] = (fired[entry.fault] ?? 0) + 1;
@@ -237,6 +276,7 @@ class Run {
       takeoversWhilePaused: this.pauses.filter((p) => p.holder !== undefined).length,
       pausedStoppedByFence: this.pauses.filter((p) => stoppedByFence(p.output)).length,
       skews: this.skews,
+      ...(this.swapKill === undefined ? {} : { swapKill: this.swapKill }),
       ms: this.phases,
     };
   }
@@ -305,6 +345,7 @@ class Run {
     if (spec.lbName !== undefined) annotations[key('loadbalancer-name')] = `${this.prefix}-${spec.lbName}`;
     if (spec.floatingIp !== undefined) annotations[key('loadbalancer-floating-ips')] = JSON.stringify([spec.floatingIp]);
     if (spec.copiedFromOtherCluster) annotations[key('loadbalancer-uuid')] = this.foreign.otherCluster;
+    if (this.scenario.world.dataPlane) Object.assign(annotations, FAST_MONITOR);
     return createLoadBalancerService(this.env.namespace, this.serviceName(spec), {
       ports: [
         { name: 'http', protocol: 'TCP', port: 80, targetPort: 8080 },
@@ -386,6 +427,95 @@ class Run {
     }
     await deleteNodeForced(serverName(this.prefix, 1));
     await cloud.floatingIps.update(refused.floatingIp!.split('/')[0]!, { server: this.serverUuids.get(2)! });
+    if (this.swaps.length > 0) await this.forceOutage(this.swaps[0]!.service);
+  }
+
+  /**
+   * The swapped Service's endpoints fail their health checks for SABOTAGE_OUTAGE_MS: its port
+   * serves nothing for longer than a swap may take, with no kill to excuse it.
+   */
+  private async forceOutage(name: string): Promise<void> {
+    const service = await testConnection().core.readNamespacedService({ namespace: this.env.namespace, name });
+    const endpoints = (service.spec?.ports ?? []).flatMap((port) =>
+      Array.from({ length: this.scenario.world.servers }, (_, i) => [privateAddress(i + 1), port.nodePort!] as const),
+    );
+    for (const [address, port] of endpoints) this.sim.admin.setEndpointHealth(address, port, false);
+    await new Promise((resolve) => setTimeout(resolve, SABOTAGE_OUTAGE_MS));
+    for (const [address, port] of endpoints) this.sim.admin.setEndpointHealth(address, port, true);
+  }
+
+  /**
+   * After the final passes (which would repair them): a pool without a listener beside the
+   * swapped Service's pool, as a forgotten successor, and one of its members disabled.
+   */
+  private async sabotageAfterPasses(): Promise<void> {
+    const { cloud } = this.harness;
+    const name = this.swaps[0]?.service;
+    const uuid = name === undefined ? undefined : (await this.kube()).services.get(name)?.metadata?.annotations?.[key('loadbalancer-uuid')];
+    if (uuid === undefined) return;
+    const pool = (await cloud.pools.list()).find((p) => p.load_balancer.uuid === uuid)!;
+    await cloud.pools.create({ name: `${pool.name}-forgotten`, load_balancer: uuid, algorithm: 'round_robin', protocol: 'tcp' });
+    const member = (await cloud.poolMembers.list(pool.uuid))[0]!;
+    await cloud.poolMembers.update(pool.uuid, member.uuid, { enabled: false });
+  }
+
+  /** Waits until every port serves on the data plane (its last interval serving), at most 10 s; whether they do. */
+  private async untilServing(ports: readonly { uuid: string; port: number }[]): Promise<boolean> {
+    const servingNow = () =>
+      ports.every(({ uuid, port }) => this.sim.admin.serving(uuid).ports.find((p) => p.port === port)?.intervals.at(-1)?.serving === true);
+    for (let waited = 0; waited < 10_000; waited += 100) {
+      if (servingNow()) return true;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    return servingNow();
+  }
+
+  /**
+   * What the swap invariants read, once the final passes are done: the serving history of every
+   * port of each swapped Service since its change (after the data plane settled), then (after
+   * `beforePools`: the self-check's breaches) the pools, listeners and members of the cluster's
+   * load balancers.
+   */
+  private async swapFacts(listenersAfterSchedule: readonly Listener[], beforePools: () => Promise<void>): Promise<SwapFacts> {
+    const { cloud } = this.harness;
+    const kube = await this.kube();
+    const lbOf = (name: string) => kube.services.get(name)?.metadata?.annotations?.[key('loadbalancer-uuid')];
+    // The last change reaches the data plane one propagation after the pass, a new member is up
+    // after its checks: wait until every swapped port serves again, or 10 s.
+    const ports = this.swaps.flatMap((swap) => {
+      const uuid = lbOf(swap.service);
+      const service = kube.services.get(swap.service);
+      return uuid === undefined || service === undefined ? [] : (service.spec?.ports ?? []).map((p) => ({ swap, uuid, port: p.port }));
+    });
+    await this.untilServing(ports);
+    const servingSince = ports.map(({ swap, uuid, port }) => ({
+      service: swap.service,
+      lbUuid: uuid,
+      port,
+      listenerAfterSchedule: listenersAfterSchedule.some((l) => l.load_balancer.uuid === uuid && l.protocol_port === port && l.pool !== null),
+      serving: this.sim.admin.serving(uuid, { since: swap.at }).ports.find((p) => p.port === port),
+    }));
+    await beforePools();
+    const [pools, listeners, monitors] = await Promise.all([cloud.pools.list(), cloud.listeners.list(), cloud.healthMonitors.list()]);
+    const ours = new Set([...kube.services.values()].map((s) => s.metadata?.annotations?.[key('loadbalancer-uuid')]).filter((u) => u !== undefined));
+    const mine = pools.filter((p) => ours.has(p.load_balancer.uuid));
+    return {
+      swaps: this.swaps,
+      writersEndedAt: this.writersEndedAt,
+      firstPassEndedAt: this.firstPassEndedAt,
+      ports: servingSince,
+      pools: await Promise.all(
+        mine.map(async (pool) => ({
+          pool,
+          listeners: listeners.filter((l) => l.pool?.uuid === pool.uuid),
+          monitors: monitors.filter((m) => m.pool.uuid === pool.uuid),
+          members: await cloud.poolMembers.list(pool.uuid),
+        })),
+      ),
+      memberAddresses: Array.from({ length: this.scenario.world.servers }, (_, i) => i + 1)
+        .filter((i) => !this.deletedServers.has(i) && kube.nodes.has(serverName(this.prefix, i)))
+        .map(privateAddress),
+    };
   }
 
   private applyFaults(specs: readonly FaultSpec[]): void {
@@ -510,6 +640,26 @@ class Run {
         this.uids.set(created.metadata!.name!, created.metadata!.uid!);
         return;
       }
+      case 'swap': {
+        const spec = this.spec(edit.service);
+        const name = this.serviceName(spec);
+        // A converged world serves: the swap must keep a port up that was up (a port not yet
+        // serving has no outage to measure, and no old member to protect).
+        const service = await conn.core.readNamespacedService({ namespace, name });
+        const uuid = service.metadata?.annotations?.[key('loadbalancer-uuid')];
+        if (uuid === undefined) throw new Error(`Service ${name} has no load balancer to swap pools on after converging`);
+        if (!(await this.untilServing((service.spec?.ports ?? []).map((p) => ({ uuid, port: p.port }))))) {
+          throw new Error(`the ports of Service ${name} do not serve 10 s after converging: ${JSON.stringify(this.sim.admin.serving(uuid))}`);
+        }
+        const at = Date.now();
+        const body =
+          edit.change === 'algorithm'
+            ? { metadata: { annotations: { [key('loadbalancer-pool-algorithm')]: 'least_connections' } } }
+            : { spec: { externalTrafficPolicy: spec.local ? 'Cluster' : 'Local' } };
+        await conn.core.patchNamespacedService({ namespace, name, body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+        this.swaps.push({ service: name, change: edit.change, at });
+        return;
+      }
     }
   }
 
@@ -567,9 +717,12 @@ class Run {
       results = [done, ...startInProcess()];
     }
     const done = await Promise.all(results);
+    this.writersEndedAt = Date.now();
     if (proc?.kill !== undefined) {
       if (done[0]!.killed) this.kills += 1;
       else this.killsMissed += 1;
+      // The token names the killed writer's requests; where it landed is read from the log later.
+      if (proc.swapKill !== undefined) this.swapKill = { aimed: proc.swapKill, landed: done[0]!.killed ? tokens.get(proc)!.name : undefined };
     }
     if (proc?.pause !== undefined && done[0]!.pause === undefined) this.pausesMissed += 1;
     if (proc?.skewSeconds !== undefined) this.skews += 1;
@@ -643,6 +796,7 @@ class Run {
     const base = this.passArgs();
     mark(`${label}, run`);
     const run = await runInProcess(writerArgv('run', base), this.sim.url);
+    if (label === 'pass 1') this.firstPassEndedAt = Date.now();
     // Between run and cleanup, for what cleanup removes again (passes 1 and 2 only).
     const afterRun = label === 'pass 1' || label === 'pass 2' ? await this.checkpoint() : undefined;
     mark(`${label}, cleanup`);
@@ -691,6 +845,28 @@ function pausedLine(pause: PauseRecord): string {
     ? 'stopped by its Lease (past its renew deadline)'
     : `last message: ${[...pause.output.matchAll(/"message": "([^"]*)"/g)].at(-1)?.[1]?.slice(0, 300) ?? '(none)'}`;
   return `stopped ${pause.forMs} ms (${takeover}), then ${pause.outcome}; ${stopped}`;
+}
+
+/**
+ * Where a pool swap's kill landed, by the killed writer's (its token's) last write before the
+ * end: the step that write ends, or 'during the await polling' when it polled members after
+ * creating the monitor.
+ */
+function landingOf(log: readonly RequestLogEntry[], token: string): string {
+  const own = log.filter((e) => e.token === token);
+  const lastWrite = own.findLast((e) => e.method !== 'GET');
+  if (lastWrite === undefined) return 'before any write';
+  const polled = own.some((e) => e.seq > lastWrite.seq && e.route === '/v1/load-balancers/pools/{uuid}/members');
+  const step = `${lastWrite.method} ${lastWrite.route}`;
+  if (step === 'POST /v1/load-balancers/health-monitors') return polled ? 'during the await polling' : 'after its monitor create';
+  return (
+    {
+      'POST /v1/load-balancers/pools': 'after the successor pool create',
+      'POST /v1/load-balancers/pools/{uuid}/members': 'after a successor member create',
+      'DELETE /v1/load-balancers/listeners/{uuid}': 'right after the old listener delete',
+      'POST /v1/load-balancers/listeners': 'after the new listener create',
+    }[step] ?? `after ${step}`
+  );
 }
 
 /** A pass before its cloud writes are known: the requests with `from < seq <= to` are its own. */

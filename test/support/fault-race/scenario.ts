@@ -39,6 +39,11 @@ export interface WorldSpec {
   /** A load balancer tagged for this cluster whose Service is gone: cleanup must delete it. */
   readonly orphan: boolean;
   readonly lbProvisionMs: number;
+  /**
+   * The simulator's data plane with health checks on (DATA_PLANE below) and every Service with
+   * the fast health-monitor annotations (FAST_MONITOR in runner.ts): the pool-swap runs.
+   */
+  readonly dataPlane?: true;
 }
 
 export type FaultSpec =
@@ -62,7 +67,11 @@ export type EditSpec =
   /** Deleted (finalizer dropped, as after a lost cluster) and created again: a new UID, the same annotations. */
   | { readonly kind: 'restore'; readonly service: string }
   | { readonly kind: 'rename'; readonly service: string; readonly to: string }
-  | { readonly kind: 'add-service'; readonly service: string };
+  | { readonly kind: 'add-service'; readonly service: string }
+  /** A change the tool carries out as a pool swap: the pool algorithm, or externalTrafficPolicy flipped. */
+  | { readonly kind: 'swap'; readonly service: string; readonly change: SwapChange };
+
+export type SwapChange = 'algorithm' | 'externalTrafficPolicy';
 
 export type KillSpec =
   | { readonly after: 'request'; readonly method: string; readonly route: string; readonly count: number }
@@ -90,6 +99,8 @@ export interface WriterSpec {
   readonly skewSeconds?: number;
   /** A process started only once the step's other writer talks to the API (it finds the Lease held). */
   readonly startsSecond?: true;
+  /** The step of a pool swap its kill aims at (SWAP_KILL_POINTS), for the tally. */
+  readonly swapKill?: SwapKillPoint;
 }
 
 /** Lease of a paused writer: renew deadline 3 s, a candidate takes over after watching it 6 s. */
@@ -110,7 +121,10 @@ export type Step =
   /**
    * The harness itself breaks every invariant (for the suite's self-check, never in a seeded
    * run): renames the hand-made load balancer, deletes a converged Service's load balancer,
-   * adds a second one of that name, deletes a Node whose server exists.
+   * adds a second one of that name, deletes a Node whose server exists; in a world with the
+   * data plane also holds a swapped Service's port down longer than a swap may (its endpoints
+   * unhealthy for SABOTAGE_OUTAGE_MS) and, after the final passes, leaves a pool without a
+   * listener and a member disabled.
    */
   | { readonly kind: 'sabotage' };
 
@@ -125,6 +139,9 @@ export interface Scenario {
 
 export type Adversary = '429 storm' | 'pause' | 'clock skew';
 
+/** The case of the pool-swap runs (generateSwapScenario); the seeded cases are 0–11. */
+export const SWAP_CASE = 12;
+
 export const CASES: Readonly<Record<number, string>> = {
   0: 'random mix',
   1: 'two writers at once',
@@ -138,6 +155,7 @@ export const CASES: Readonly<Record<number, string>> = {
   9: 'killed right after create-lb, then the name annotation edited',
   10: 'a Floating IP claimed by two Services',
   11: 'a load balancer in status error',
+  [SWAP_CASE]: 'a pool swap killed at one of its steps (generateSwapScenario)',
 };
 
 export const REFUSALS = {
@@ -277,8 +295,9 @@ function aimKills(rng: Prng, steps: readonly Step[]): Step[] {
 }
 
 /**
- * The self-check: a converged world with a Service refused by design (a Floating IP claimed by
- * a second Service added later), then the harness breaks every invariant on purpose.
+ * The self-check: a converged world on the data plane with a Service refused by design (a
+ * Floating IP claimed by a second Service added later) and one whose pool is swapped, then the
+ * harness breaks every invariant on purpose.
  */
 export function sabotageScenario(seed: number): Scenario {
   const ip = FLOATING_IPS[1];
@@ -290,18 +309,106 @@ export function sabotageScenario(seed: number): Scenario {
       { key: 's1', ports: 1, local: false, refusal: null },
       { key: 's2', ...claim },
       { key: 's3', ...claim, addedLater: true },
+      // Swapped, then held down by the sabotage longer than a swap may take.
+      { key: 's4', ports: 1, local: false, refusal: null },
     ],
     orphan: false,
     lbProvisionMs: 0,
+    dataPlane: true,
   };
   return {
     seed,
     caseId: 0,
     world,
-    steps: [{ kind: 'converge' }, { kind: 'edit', edit: { kind: 'add-service', service: 's3' } }, { kind: 'sabotage' }],
+    steps: [
+      { kind: 'converge' },
+      { kind: 'edit', edit: { kind: 'add-service', service: 's3' } },
+      { kind: 'edit', edit: { kind: 'swap', service: 's4', change: 'algorithm' } },
+      { kind: 'sabotage' },
+    ],
     adversaries: [],
   };
 }
+
+// ---- pool swaps ------------------------------------------------------------------------------
+
+/**
+ * Where a pool swap's writer is killed: after the request that ends one of its steps (for the
+ * await, after a number of member polls, which the generator draws). The next pass must finish
+ * what the killed one left: a successor without listener, a port without any.
+ */
+export const SWAP_KILL_POINTS = [
+  'after the successor pool create',
+  'after its monitor create',
+  'during the await polling',
+  'right after the old listener delete',
+  'after the new listener create',
+] as const;
+
+export type SwapKillPoint = (typeof SWAP_KILL_POINTS)[number];
+
+const SWAP_KILL_ROUTES: Readonly<Record<SwapKillPoint, readonly [string, string]>> = {
+  'after the successor pool create': ['POST', '/v1/load-balancers/pools'],
+  'after its monitor create': ['POST', '/v1/load-balancers/health-monitors'],
+  'during the await polling': ['GET', '/v1/load-balancers/pools/{uuid}/members'],
+  'right after the old listener delete': ['DELETE', '/v1/load-balancers/listeners/{uuid}'],
+  'after the new listener create': ['POST', '/v1/load-balancers/listeners'],
+};
+
+/** One-off faults aimed at a swap's own requests, or a list of load balancers answered short. */
+const SWAP_FAULT_ROUTES: readonly (readonly [string, string])[] = [
+  ['POST', '/v1/load-balancers/pools'],
+  ['POST', '/v1/load-balancers/health-monitors'],
+  ['GET', '/v1/load-balancers/pools/{uuid}/members'],
+  ['DELETE', '/v1/load-balancers/listeners/{uuid}'],
+  ['POST', '/v1/load-balancers/listeners'],
+  ['DELETE', '/v1/load-balancers/pools/{uuid}'],
+];
+
+/**
+ * A pool-swap run: a converged world on the data plane (health checks on), one Service's pool
+ * algorithm or externalTrafficPolicy changed, and the writer carrying out the swap killed at
+ * one of its steps (seed mod 5 picks which, so consecutive seeds cover every step), sometimes
+ * after a one-off fault or with a second writer; then the usual three passes.
+ */
+export function generateSwapScenario(seed: number): Scenario {
+  const rng = new Prng(seed);
+  const servers = rng.int(2, 3);
+  const services: ServiceSpec[] = [{ key: 's1', ports: rng.chance(0.4) ? 2 : 1, local: rng.chance(0.3), refusal: null }];
+  if (rng.chance(0.5)) services.push({ key: 's2', ports: 1, local: false, refusal: null });
+  const world: WorldSpec = { servers, uninitialized: [], services, orphan: false, lbProvisionMs: 0, dataPlane: true };
+  const point = SWAP_KILL_POINTS[seed % SWAP_KILL_POINTS.length]!;
+  const [method, route] = SWAP_KILL_ROUTES[point];
+  // The pass reads the members of every pool once before it plans (one pool per Service port).
+  const pools = services.reduce((n, s) => n + s.ports, 0);
+  const count = point === 'during the await polling' ? pools + rng.int(3, 20) : 1;
+  const victim: WriterSpec = {
+    command: rng.pick(['sync-lb', 'sync-lb', 'run'] as const),
+    wait: false,
+    kill: { after: 'request', method, route, count },
+    swapKill: point,
+  };
+  const killed: WriterSpec[] = [victim];
+  if (rng.chance(0.3)) killed.push({ command: rng.pick(['sync-lb', 'run'] as const), wait: rng.chance(0.5) });
+  const steps: Step[] = [
+    { kind: 'converge' },
+    { kind: 'edit', edit: { kind: 'swap', service: 's1', change: rng.pick(['algorithm', 'externalTrafficPolicy'] as const) } },
+  ];
+  if (rng.chance(0.3)) {
+    const [faultMethod, faultRoute] = rng.pick(SWAP_FAULT_ROUTES);
+    steps.push({
+      kind: 'fault',
+      fault: rng.chance(0.3)
+        ? { kind: 'lb-list-short' }
+        : { kind: 'error', method: faultMethod, route: faultRoute, status: rng.pick([500, 502, 503]), afterApplying: faultMethod !== 'GET' && rng.chance(0.5) },
+    });
+  }
+  steps.push({ kind: 'writers', writers: killed });
+  return { seed, caseId: SWAP_CASE, world, steps, adversaries: [] };
+}
+
+/** A Service's port held down this long by the self-check: longer than a swap may take (20 s). */
+export const SABOTAGE_OUTAGE_MS = 23_000;
 
 // ---- the world -------------------------------------------------------------------------------
 
@@ -549,7 +656,8 @@ export function describeWorld(world: WorldSpec): string {
   const uninitialized = world.uninitialized.length === 0 ? '' : ` (uninitialised: ${world.uninitialized.join(', ')})`;
   return (
     `${world.servers} servers${uninitialized}; services ${services.join(' ')}; ` +
-    `foreign LBs: other-cluster, hand-made${world.orphan ? ', orphan of this cluster' : ''}; provisioning ${world.lbProvisionMs} ms`
+    `foreign LBs: other-cluster, hand-made${world.orphan ? ', orphan of this cluster' : ''}; provisioning ${world.lbProvisionMs} ms` +
+    (world.dataPlane ? '; data plane with health checks' : '')
   );
 }
 
@@ -596,6 +704,7 @@ function describeWriter(w: WriterSpec): string {
     w.pause === undefined ? '' : `--lease-seconds ${PAUSED_LEASE_SECONDS}, SIGSTOP ${describeKill(w.pause.at)} for ${w.pause.forMs} ms`,
     w.skewSeconds === undefined ? '' : `clock ${w.skewSeconds > 0 ? '+' : ''}${w.skewSeconds} s`,
     w.startsSecond ? 'started second' : '',
+    w.swapKill === undefined ? '' : `swap killed ${w.swapKill}`,
   ].filter((f) => f !== '');
   return flags.length === 0 ? w.command : `${w.command}(${flags.join(', ')})`;
 }

@@ -1,7 +1,7 @@
 // The suite's account of what it covered: runs, kills, faults by kind, concurrent pairs,
 // passes, wall time, and which invariants failed for which seeds. Printed as one summary line
 // at the end, and written as JSON for the README's reliability figures.
-import { CASES, describeScenario, generateScenario } from './scenario.js';
+import { CASES, SWAP_CASE, describeScenario, generateScenario, generateSwapScenario } from './scenario.js';
 import { INVARIANTS, type Invariant, type Violation } from './invariants.js';
 import type { RunRecord } from './runner.js';
 
@@ -49,6 +49,8 @@ export class Tally {
       takeoversWhilePaused: sum((r) => r.takeoversWhilePaused),
       pausedStoppedByFence: sum((r) => r.pausedStoppedByFence),
       skews: sum((r) => r.skews),
+      swapKillsAimed: count(this.records.flatMap((r) => (r.swapKill === undefined ? [] : [r.swapKill.aimed]))),
+      swapKillsLanded: count(this.records.flatMap((r) => (r.swapKill?.landed === undefined ? [] : [r.swapKill.landed]))),
       runsWithViolations: this.records.filter((r) => r.violations.length > 0).length,
       runsWithNotes: this.records.filter((r) => r.notes.length > 0).map((r) => r.seed),
       violatingSeedsByInvariant: violations,
@@ -71,6 +73,10 @@ export class Tally {
     const failed = INVARIANTS.filter((i) => t.violatingSeedsByInvariant[i] !== undefined)
       .map((i) => `${i}: ${t.violatingSeedsByInvariant[i]!.length}`)
       .join(', ');
+    const swaps =
+      Object.keys(t.swapKillsAimed).length === 0
+        ? ''
+        : `pool swaps killed, aimed: ${list(t.swapKillsAimed)}; landed (by the killed writer's last write): ${list(t.swapKillsLanded)}; `;
     return (
       `fault-race: ${t.runs} runs (seeds ${t.seeds?.first ?? '-'}–${t.seeds?.last ?? '-'}); ` +
       `${t.kills} kills of ${t.processes} CLI processes (${t.killsMissed} ended before their kill); ` +
@@ -81,6 +87,7 @@ export class Tally {
       `${t.pauses} writers paused past their renew deadline (${t.pausesMissed} ended first; ` +
       `${t.takeoversWhilePaused} Leases taken over meanwhile; ${t.pausedStoppedByFence} stopped with the LeaseLostError); ` +
       `${t.skews} writers with a skewed clock; ${t.faultsFired.rateLimit ?? 0} requests answered 429; ` +
+      swaps +
       `runs with violations: ${t.runsWithViolations}${failed === '' ? '' : ` (${failed})`}; ` +
       `runs with notes: ${t.runsWithNotes.length}${t.runsWithNotes.length === 0 ? '' : ` (seeds ${t.runsWithNotes.join(', ')})`}; ` +
       `wall time ${t.wallSeconds} s (${list(t.secondsByPhase)} s; the rest is teardown)`
@@ -90,9 +97,13 @@ export class Tally {
 
 /** The message of a failed run: its seed, how to rerun it, the schedule, and each violation with its evidence. */
 export function runReport(record: RunRecord): string {
-  const scenario = generateScenario(record.seed);
+  const swap = record.caseId === SWAP_CASE;
+  const scenario = swap ? generateSwapScenario(record.seed) : generateScenario(record.seed);
+  const rerun = swap
+    ? `FAULT_RACE_RUNS=0 FAULT_RACE_SWAP_SEED=${record.seed} FAULT_RACE_SWAP_RUNS=1`
+    : `FAULT_RACE_SEED=${record.seed} FAULT_RACE_RUNS=1 FAULT_RACE_SWAP_RUNS=0`;
   return [
-    `seed ${record.seed} (case ${record.caseId}: ${CASES[record.caseId]}); rerun alone: FAULT_RACE_SEED=${record.seed} FAULT_RACE_RUNS=1 npx vitest run test/integration/fault-race.test.ts`,
+    `seed ${record.seed} (case ${record.caseId}: ${CASES[record.caseId]}); rerun alone: ${rerun} npx vitest run test/integration/fault-race.test.ts`,
     `scenario: ${describeScenario(scenario)}`,
     `what happened: ${record.description}`,
   ].join('\n');
