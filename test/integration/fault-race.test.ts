@@ -11,13 +11,13 @@
 //                                429 storms joined (4.8 s against 2.5 s): 100 runs keep the
 //                                suite's share of `npm test` where 200 runs had it.
 //   FAULT_RACE_SWAP_SEED=<n>     the first pool-swap run's seed (default 20261300); run i uses n + i
-//   FAULT_RACE_SWAP_RUNS=<n>     how many pool-swap runs (default 20; 0 skips them). Each runs on the
+//   FAULT_RACE_SWAP_RUNS=<n>     how many pool-swap runs (default 10; 0 skips them). Each runs on the
 //                                simulator's data plane with health checks on, changes one Service's
 //                                pool algorithm or externalTrafficPolicy and kills the writer carrying
 //                                out the swap at one of its steps (seed mod 5: after the successor pool
 //                                create, after its monitor create, during the await polling, right
 //                                after the old listener delete, after the new listener create); about
-//                                4 s each
+//                                11 s each (the data plane's checks: each swap waits ~2.5 s)
 //   FAULT_RACE_VERBOSE=1         print every run's schedule and what each step did
 //
 // A failing run names its seed, its schedule, what each step did and the evidence of each
@@ -38,7 +38,7 @@ import { Tally, runReport, violationLine } from '../support/fault-race/tally.js'
 const firstSeed = wholeNumber('FAULT_RACE_SEED', 20261123);
 const runs = wholeNumber('FAULT_RACE_RUNS', 100);
 const firstSwapSeed = wholeNumber('FAULT_RACE_SWAP_SEED', 20261300);
-const swapRuns = wholeNumber('FAULT_RACE_SWAP_RUNS', 20);
+const swapRuns = wholeNumber('FAULT_RACE_SWAP_RUNS', 10);
 const verbose = process.env.FAULT_RACE_VERBOSE === '1';
 // With FAULT_RACE_RUNS=0, one skipped test stands for the seeded runs.
 const seeds = Array.from({ length: Math.max(runs, 1) }, (_, i) => firstSeed + i);
