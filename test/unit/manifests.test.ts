@@ -164,9 +164,8 @@ describe('CronJob', () => {
       args: ['run'],
       env: [
         { name: 'CLOUDSCALE_API_TOKEN', valueFrom: { secretKeyRef: { name: 'cloudscale', key: 'access-token' } } },
-        { name: 'NODE_OPTIONS', value: '--max-semi-space-size=2' },
       ],
-      resources: { requests: { cpu: '50m', memory: '192Mi' }, limits: { cpu: '1', memory: '768Mi' } },
+      resources: { requests: { cpu: '50m', memory: '224Mi' }, limits: { cpu: '1', memory: '768Mi' } },
       securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
     });
   });
@@ -181,7 +180,6 @@ describe('CronJob', () => {
     expect(container?.env?.slice(1)).toEqual([
       { name: 'KUBERNETES_SERVICE_HOST', value: '10.0.0.10' },
       { name: 'KUBERNETES_SERVICE_PORT', value: '6443' },
-      { name: 'NODE_OPTIONS', value: '--max-semi-space-size=2' },
     ]);
   });
 });

@@ -319,9 +319,6 @@ function cronJob(options: ManifestOptions): Manifest {
           { name: 'KUBERNETES_SERVICE_HOST', value: options.apiServer.host },
           { name: 'KUBERNETES_SERVICE_PORT', value: String(options.apiServer.port) },
         ]),
-    // A pass allocates many short-lived objects (API answers); a small young generation collects
-    // them early instead of letting the heap grow into the memory limit (docs/deploy.md, figures).
-    { name: 'NODE_OPTIONS', value: '--max-semi-space-size=2' },
   ];
   const object: V1CronJob = {
     apiVersion: 'batch/v1',
@@ -372,8 +369,8 @@ function cronJob(options: ManifestOptions): Manifest {
                   env,
                   resources: {
                     // Measured (docs/deploy.md): a pass with nothing to do over 200 Services x 300
-                    // Nodes peaks at about 200-215 MB; one creating 60,000 pool members at up to 602 MB.
-                    requests: { cpu: '50m', memory: '192Mi' },
+                    // Nodes peaks at 212-215 MiB; one creating those 60,000 pool members at up to 575 MiB.
+                    requests: { cpu: '50m', memory: '224Mi' },
                     limits: { cpu: '1', memory: '768Mi' },
                   },
                   securityContext: {
