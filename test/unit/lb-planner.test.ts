@@ -315,10 +315,17 @@ describe('changes on a converged Service: planned actions and their impact', () 
     const steps = full.plan().actions;
     for (let done = 1; done < steps.length; done++) {
       const w = converged(svc([{ name: 'http', port: 80, nodePort: 30080 }]));
+      const original = w.pools[0]!.uuid;
       change(w);
       w.apply(w.plan().actions.slice(0, done));
+      const successor = w.pools.find((p) => p.uuid !== original)?.uuid;
       const next = w.plan();
       expect(next.problems).toEqual([]);
+      // The successor is finished, never torn down and built again.
+      const touchesSuccessor = next.actions.filter(
+        (a) => (a.kind === 'delete-pool' && a.pool.uuid === successor) || (a.kind === 'delete-member' && a.pool.uuid === successor),
+      );
+      expect(touchesSuccessor, `after ${done} steps`).toEqual([]);
       // Never a second successor: at most the one pool the rest of the swap still needs.
       expect(next.actions.filter((a) => a.kind === 'create-pool').length, `after ${done} steps`).toBeLessThanOrEqual(done === 0 ? 1 : 0);
       // The port is never left without a listener beyond the move itself.

@@ -68,8 +68,8 @@ export interface ExecutionResult {
   readonly poolsChanged: ReadonlySet<string>;
 }
 
-/** How long a port freed by a listener delete may stay taken (docs/cloudscale-api.md: "a moment"). */
-const PORT_RELEASE_MS = 30_000;
+/** How long what a delete freed may stay taken (docs/cloudscale-api.md: "a moment"). */
+const RELEASE_MS = 30_000;
 
 /** The members a strategy waits for did not come up in time; what they would replace still serves. */
 export class MembersNotHealthyError extends CcmError {}
@@ -124,8 +124,8 @@ class PlanRun {
   private readonly compactMember = memberCompactor();
   private loadBalancer: LoadBalancer | undefined;
   private loadBalancerReady = false;
-  /** A listener was deleted by this plan: its port may still be held for a moment. */
-  private listenerDeleted = false;
+  /** Kinds this plan deleted (never cleared, unlike deletedKinds): what they held may still be held. */
+  private readonly everDeleted = new Set<string>();
 
   constructor(
     private readonly plan: ServicePlan,
@@ -221,11 +221,12 @@ class PlanRun {
       case 'delete-pool':
         await this.awaitLoadBalancer();
         this.deletedKinds.add('pool');
+        this.everDeleted.add('pool');
         return cloud.deleteByHref(action.pool.href);
       case 'create-member': {
         await this.beforeCreate('member');
         const pool = this.resolve(action.pool);
-        const member = await cloud.poolMembers.create(pool, action.body).catch((error: unknown) => {
+        const member = await this.createWhenReleased('member', () => cloud.poolMembers.create(pool, action.body)).catch((error: unknown) => {
           // Its outcome is unknown, and so are the pool's members: it is listed when read back.
           this.poolsChanged.add(pool);
           throw error;
@@ -236,6 +237,7 @@ class PlanRun {
       case 'delete-member':
         await this.awaitLoadBalancer();
         this.deletedKinds.add('member');
+        this.everDeleted.add('member');
         this.memberWritten(this.resolve(action.pool));
         return cloud.deleteByHref(action.member.href);
       case 'update-member':
@@ -246,22 +248,24 @@ class PlanRun {
         return this.awaitMembers(action);
       case 'create-listener':
         await this.beforeCreate('listener');
-        return this.createListener(action);
+        await this.createWhenReleased('listener', () => cloud.listeners.create({ ...action.body, pool: this.resolve(action.pool) }));
+        return;
       case 'delete-listener':
         await this.awaitLoadBalancer();
         this.deletedKinds.add('listener');
-        this.listenerDeleted = true;
+        this.everDeleted.add('listener');
         return cloud.deleteByHref(action.listener.href);
       case 'update-listener':
         await this.awaitLoadBalancer();
         return cloud.listeners.update(action.listener.uuid, action.patch);
       case 'create-monitor':
         await this.beforeCreate('monitor');
-        await cloud.healthMonitors.create({ ...action.body, pool: this.resolve(action.pool) });
+        await this.createWhenReleased('monitor', () => cloud.healthMonitors.create({ ...action.body, pool: this.resolve(action.pool) }));
         return;
       case 'delete-monitor':
         await this.awaitLoadBalancer();
         this.deletedKinds.add('monitor');
+        this.everDeleted.add('monitor');
         return cloud.deleteByHref(action.monitor.href);
       case 'update-monitor':
         await this.awaitLoadBalancer();
@@ -280,20 +284,21 @@ class PlanRun {
   }
 
   /**
-   * Creates the listener. Right after this plan deleted a listener, the API may still hold the
-   * port (a delete takes a moment to propagate): a refusal naming `protocol_port` is tried again
-   * every poll interval for up to PORT_RELEASE_MS, the shortest wait that works, instead of a
-   * long fixed pause on every move.
+   * Sends a create of a listener, member or monitor. Right after this plan deleted an object of
+   * that kind (or a pool), the API may still hold what the new one needs — the port, the address
+   * and port, the pool's monitor — because a delete takes a moment to propagate: a 400 is then
+   * tried again every poll interval for up to RELEASE_MS, the shortest wait that works, instead of
+   * a long fixed pause on every move. Without such a delete a 400 is an answer, not a wait.
    */
-  private async createListener(action: Extract<PlannedAction, { kind: 'create-listener' }>): Promise<void> {
+  private async createWhenReleased<T>(kind: string, create: () => Promise<T>): Promise<T> {
     const started = performance.now();
+    const mayBeHeld = this.everDeleted.has(kind) || this.everDeleted.has('pool');
     for (;;) {
       try {
-        await this.deps.cloud.listeners.create({ ...action.body, pool: this.resolve(action.pool) });
-        return;
+        return await create();
       } catch (error) {
-        const portTaken = error instanceof CloudscaleApiError && error.status === 400 && 'protocol_port' in error.fieldErrors;
-        if (!portTaken || !this.listenerDeleted || performance.now() - started >= PORT_RELEASE_MS) throw error;
+        const refused = error instanceof CloudscaleApiError && error.status === 400;
+        if (!refused || !mayBeHeld || performance.now() - started >= RELEASE_MS) throw error;
       }
       await abortableSleep(Math.max(this.options.pollIntervalMs, 200), this.options.signal);
     }

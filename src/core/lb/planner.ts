@@ -896,14 +896,24 @@ class CloudPlan {
   update(actual: ActualLoadBalancer): void {
     const d = this.desired;
     this.actualListeners = [...actual.pools.flatMap((p) => p.listeners), ...actual.freeListeners];
+    const holdsPort = (pool: ActualPool, wanted: DesiredPool) =>
+      pool.listeners.some((l) => l.protocol === wanted.listener.protocol && l.protocol_port === wanted.listener.protocol_port);
+    // Several pools may share a desired pool's name, algorithm and protocol while a swap is under
+    // way (an externalTrafficPolicy or health-check-port change keeps them). The one the Service
+    // is matched with is the one that already fits it (its members and monitor), else the one
+    // that holds the port: so a successor is found whether or not the old pool still serves.
+    const desiredByKey = new Map(d.pools.map((p) => [poolKey(p.name, p.algorithm, p.protocol), p] as const));
+    const preference = (have: ActualPool): number => {
+      const wanted = desiredByKey.get(poolKey(have.pool.name, have.pool.algorithm, have.pool.protocol));
+      if (wanted === undefined) return 0;
+      return (swapInPlaceReason(wanted, have) === undefined ? 2 : 0) + (holdsPort(have, wanted) ? 1 : 0);
+    };
     const { create, remove, matched } = diffBy(
       d.pools,
-      actual.pools,
+      [...actual.pools].sort((a, b) => preference(b) - preference(a)),
       (p) => poolKey(p.name, p.algorithm, p.protocol),
       (p) => poolKey(p.pool.name, p.pool.algorithm, p.pool.protocol),
     );
-    const holdsPort = (pool: ActualPool, wanted: DesiredPool) =>
-      pool.listeners.some((l) => l.protocol === wanted.listener.protocol && l.protocol_port === wanted.listener.protocol_port);
     const swaps: Swap[] = [];
     const swapped = new Set<ActualPool>();
 
@@ -913,7 +923,7 @@ class CloudPlan {
       if (holdsPort(successor, pool)) continue;
       const old = remove.find((r) => !swapped.has(r) && holdsPort(r, pool));
       if (old === undefined) continue;
-      swaps.push({ old, desired: pool, reason: poolRecreationReason(old, pool), successor });
+      swaps.push({ old, desired: pool, reason: swapInPlaceReason(pool, old) ?? poolRecreationReason(old, pool), successor });
       swapped.add(old);
     }
     // A new pool that takes over a port from a pool that no longer matches (same name with
