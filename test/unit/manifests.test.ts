@@ -165,7 +165,7 @@ describe('CronJob', () => {
       env: [
         { name: 'CLOUDSCALE_API_TOKEN', valueFrom: { secretKeyRef: { name: 'cloudscale', key: 'access-token' } } },
       ],
-      resources: { requests: { cpu: '50m', memory: '224Mi' }, limits: { cpu: '1', memory: '768Mi' } },
+      resources: { requests: { cpu: '50m', memory: '224Mi' }, limits: { cpu: '1', memory: '1Gi' } },
       securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
     });
   });

@@ -369,9 +369,10 @@ function cronJob(options: ManifestOptions): Manifest {
                   env,
                   resources: {
                     // Measured (docs/deploy.md): a pass with nothing to do over 200 Services x 300
-                    // Nodes peaks at 212-215 MiB; one creating those 60,000 pool members at up to 575 MiB.
+                    // Nodes peaks at 212-215 MiB; one creating those 60,000 pool members at up to 575 MiB,
+                    // one creating 90,000 (300 x 300) at 671 MiB.
                     requests: { cpu: '50m', memory: '224Mi' },
-                    limits: { cpu: '1', memory: '768Mi' },
+                    limits: { cpu: '1', memory: '1Gi' },
                   },
                   securityContext: {
                     allowPrivilegeEscalation: false,
