@@ -45,7 +45,8 @@ export async function runNode(nodeArgs, env = {}) {
   const out = scratchPath(`run-${(runs += 1)}.json`);
   const started = performance.now();
   const child = spawn(process.execPath, ['--import', probe, ...nodeArgs], {
-    // NODE_OPTIONS passes through, so the CronJob's setting (docs/deploy.md) can be measured too.
+    // NODE_OPTIONS passes through, so a V8 setting (such as the --max-semi-space-size=2 the CronJob
+    // once set, docs/benchmarks.md) can be measured against the CLI as it starts by itself.
     env: {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '',
