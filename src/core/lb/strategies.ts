@@ -42,10 +42,10 @@ export const MEMBER_DRAINING_TAG = 'k8s.cloudscale.ch/draining-since';
  * How long configuration changes take to reach the data plane: "within about 15–20 s"
  * (docs/cloudscale-api.md). An await allows its members' checks plus this.
  */
-export const DATA_PLANE_PROPAGATION_SECONDS = 20;
+const DATA_PLANE_PROPAGATION_SECONDS = 20;
 
 /** The longest an `await-members` step waits: every new member checked by its monitor, plus propagation. */
-export function awaitSeconds(monitor: Pick<DesiredMonitor, 'delay_s' | 'up_threshold' | 'down_threshold'>): number {
+function awaitSeconds(monitor: Pick<DesiredMonitor, 'delay_s' | 'up_threshold' | 'down_threshold'>): number {
   return monitor.delay_s * Math.max(monitor.up_threshold, monitor.down_threshold) + DATA_PLANE_PROPAGATION_SECONDS;
 }
 
@@ -290,7 +290,7 @@ export class Strategies {
   }
 }
 
-export function httpBody(http: DesiredMonitor['http']) {
+function httpBody(http: DesiredMonitor['http']) {
   if (http === null) return {};
   return {
     expected_codes: [...http.expected_codes],
