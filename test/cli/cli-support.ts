@@ -95,6 +95,17 @@ export interface RunningBinary {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
+/** Ends every process of `started` still running (continued first, should a test have stopped it) and empties the list. */
+export async function killStarted(started: RunningBinary[]): Promise<void> {
+  for (const running of started.splice(0)) {
+    if (running.child.exitCode === null && running.child.signalCode === null) {
+      running.child.kill('SIGCONT');
+      running.child.kill('SIGKILL');
+      await running.exited;
+    }
+  }
+}
+
 /** Starts the binary and leaves it running; the caller ends it (and must, in afterEach). */
 export function startBinary(
   args: readonly string[],

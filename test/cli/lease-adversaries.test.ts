@@ -18,21 +18,13 @@ import {
   uniqueName,
   waitUntil,
 } from '../support/kube.js';
-import { startBinary, type RunningBinary } from './cli-support.js';
+import { killStarted, startBinary, type RunningBinary } from './cli-support.js';
 
 const hasFaketime = spawnSync('faketime', ['-f', '+0s', 'true']).status === 0;
 const SERVICES = ['alpha', 'beta', 'gamma'];
 
 const started: RunningBinary[] = [];
-afterEach(async () => {
-  for (const running of started.splice(0)) {
-    if (running.child.exitCode === null && running.child.signalCode === null) {
-      running.child.kill('SIGCONT');
-      running.child.kill('SIGKILL');
-      await running.exited;
-    }
-  }
-});
+afterEach(() => killStarted(started));
 
 describe('the Lease against skewed clocks and frozen writers', () => {
   const prefix = uniqueName('lease-adv');

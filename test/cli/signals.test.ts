@@ -5,20 +5,13 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { runBinary, startHarness, type Harness } from '../support/ccm.js';
 import { createLoadBalancerService, createNode, deleteCreatedObjects, ensureNamespace, uniqueName } from '../support/kube.js';
-import { startBinary, type RunningBinary } from './cli-support.js';
+import { killStarted, startBinary, type RunningBinary } from './cli-support.js';
 
 /** A hang guard, not a speed assertion: a process that ignores its signal fails here, not at the test timeout. */
 const exitGuardMs = 20_000;
 
 const started: RunningBinary[] = [];
-afterEach(async () => {
-  for (const running of started.splice(0)) {
-    if (running.child.exitCode === null && running.child.signalCode === null) {
-      running.child.kill('SIGKILL');
-      await running.exited;
-    }
-  }
-});
+afterEach(() => killStarted(started));
 
 function startSim(args: readonly string[] = []): RunningBinary {
   const sim = startBinary(['sim', ...args]);
