@@ -908,9 +908,11 @@ class CloudPlan {
       if (wanted === undefined) return 0;
       return (swapInPlaceReason(wanted, have) === undefined ? 2 : 0) + (holdsPort(have, wanted) ? 1 : 0);
     };
+    // Ranked once per pool: the sort would otherwise compare members again on every comparison.
+    const ranks = new Map(actual.pools.map((p) => [p, preference(p)] as const));
     const { create, remove, matched } = diffBy(
       d.pools,
-      [...actual.pools].sort((a, b) => preference(b) - preference(a)),
+      [...actual.pools].sort((a, b) => ranks.get(b)! - ranks.get(a)!),
       (p) => poolKey(p.name, p.algorithm, p.protocol),
       (p) => poolKey(p.pool.name, p.pool.algorithm, p.pool.protocol),
     );
