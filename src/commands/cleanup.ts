@@ -4,7 +4,6 @@
 // kube-system uid) are never touched, and Floating IPs are never deleted: a deleted load
 // balancer's Floating IPs stay in the project, unassigned. What counts as left behind, and the
 // evidence each deletion needs, is src/core/apply/cleanup.ts.
-import { stringify as toYaml } from 'yaml';
 import {
   deleteCleanupCandidates,
   findCleanupCandidates,
@@ -13,7 +12,7 @@ import {
   type KeptLoadBalancer,
 } from '../core/apply/cleanup.js';
 import { PartialFailureError, UsageError } from '../core/errors.js';
-import { resultDocument } from '../core/render/document.js';
+import { plainYaml, resultDocument } from '../core/render/document.js';
 import { escapeUnprintable } from '../core/render/untrusted.js';
 import type { CommandContext } from './context.js';
 import { asWriter, type WriterOptions } from './writer.js';
@@ -94,7 +93,7 @@ async function cleanupPass(options: CleanupOptions, ctx: CommandContext): Promis
   const result = report(outcome);
   const document = resultDocument('CleanupResult', 1, result);
   if (ctx.globals.output === 'json') ctx.stdout.write(`${JSON.stringify(document, null, 2)}\n`);
-  if (ctx.globals.output === 'yaml') ctx.stdout.write(toYaml(document));
+  if (ctx.globals.output === 'yaml') ctx.stdout.write(plainYaml(document));
   if (outcome !== undefined && outcome.failures.length > 0) {
     throw new PartialFailureError(
       `cleanup: ${outcome.failures.length} of ${candidates.length} load balancer(s) could not be deleted`,

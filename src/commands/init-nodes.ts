@@ -1,13 +1,12 @@
 // `cloudscale-ccm init-nodes [NODE…]`: one pass of node initialisation, metadata refresh and
 // node lifecycle (src/core/apply/node-pass.ts). Prints a line (or a JSON document) per node and
 // each warning of the pass once; fails the pass if any node did.
-import { stringify as toYaml } from 'yaml';
 import { initNodes, type InitNodesResult } from '../core/apply/node-pass.js';
 import type { ApplyNodeOptions } from '../core/nodes/apply.js';
 import { counted } from '../core/nodes/wording.js';
 import { PartialFailureError, UsageError, errorMessage } from '../core/errors.js';
 import { parseLabelSelector } from '../core/lb/selector.js';
-import { resultDocument } from '../core/render/document.js';
+import { plainYaml, resultDocument } from '../core/render/document.js';
 import { escapeUnprintable } from '../core/render/untrusted.js';
 import type { CommandContext } from './context.js';
 import { asWriter, type WriterOptions } from './writer.js';
@@ -98,7 +97,7 @@ function print(result: InitNodesResult, ctx: CommandContext): void {
       ctx.stdout.write(`${JSON.stringify(jsonDocument(result), null, 2)}\n`);
       return;
     case 'yaml':
-      ctx.stdout.write(toYaml(jsonDocument(result)));
+      ctx.stdout.write(plainYaml(jsonDocument(result)));
       return;
     case 'text':
       for (const node of result.nodes) ctx.stdout.write(`${escapeUnprintable(`${node.object} ${node.text}`)}\n`);

@@ -2,7 +2,7 @@
 // expected downtime. Strictly read-only: it reads the cluster and the cloud (and, for -f, asks
 // the API server for a dry-run apply, which stores nothing) and prints.
 import type { V1Service } from '@kubernetes/client-node';
-import { stringify as toYaml } from 'yaml';
+import { plainYaml } from '../core/render/document.js';
 import { readLbPassSnapshot, type ServiceSelection } from '../core/apply/snapshot.js';
 import { planLbPass } from '../core/apply/lb-pass.js';
 import { DEFAULT_DRAIN_SECONDS } from '../core/lb/strategies.js';
@@ -126,7 +126,7 @@ function writePlan(document: PlanDocument, ctx: CommandContext): void {
       ctx.stdout.write(`${JSON.stringify(document, null, 2)}\n`);
       return;
     case 'yaml':
-      ctx.stdout.write(toYaml(document));
+      ctx.stdout.write(plainYaml(document));
       return;
     case 'text':
       ctx.stdout.write(renderPlanText(document, { color: ctx.globals.color }));

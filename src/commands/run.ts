@@ -3,9 +3,8 @@
 // cloud controller manager (e.g. the Go CCM) holds `kube-system/cloud-controller-manager`.
 import { LockHeldError, PartialFailureError, RefusedError } from '../core/errors.js';
 import { leaseInUse } from '../core/kube/lease.js';
-import { stringify as toYaml } from 'yaml';
 import { budgetLine } from '../core/cloudscale/request-counter.js';
-import { resultDocument } from '../core/render/document.js';
+import { plainYaml, resultDocument } from '../core/render/document.js';
 import type { CommandContext, OutputStream } from './context.js';
 import { initNodesCommand, type InitNodesResult } from './init-nodes.js';
 import { syncLbCommand, type SyncLbReport } from './sync-lb.js';
@@ -110,7 +109,7 @@ export async function runCommand(options: RunOptions, ctx: CommandContext): Prom
   };
   const document = resultDocument('RunResult', 1, report);
   if (ctx.globals.output === 'json') ctx.stdout.write(`${JSON.stringify(document, null, 2)}\n`);
-  else if (ctx.globals.output === 'yaml') ctx.stdout.write(toYaml(document));
+  else if (ctx.globals.output === 'yaml') ctx.stdout.write(plainYaml(document));
   else ctx.stdout.write(`${summaryLine(report)}\n`);
   if (failures.length > 0) {
     throw new PartialFailureError(

@@ -1,7 +1,6 @@
 // `cloudscale-ccm sync-lb [service/NAME …]`: one load-balancer pass. Reads one snapshot, plans
 // every Service with the planner `plan` uses, reconciles them (src/core/apply), and reports a
 // line (or a JSON document) per Service. Fails the pass if any Service failed.
-import { stringify as toYaml } from 'yaml';
 import { planLbPass, reconcileLoadBalancers, type ServiceOutcome } from '../core/apply/lb-pass.js';
 import { DEFAULT_DRAIN_SECONDS } from '../core/lb/strategies.js';
 import { readLbPassSnapshot, type ServiceSelection } from '../core/apply/snapshot.js';
@@ -9,7 +8,7 @@ import { budgetLine, summarise, type RequestSummary } from '../core/cloudscale/r
 import { CcmError, InternalError, PartialFailureError, errorMessage } from '../core/errors.js';
 import type { PlannedAction } from '../core/lb/actions.js';
 import { sharedClusterIdWarning, sharingClusterId } from '../core/lb/cluster-identity.js';
-import { resultDocument } from '../core/render/document.js';
+import { plainYaml, resultDocument } from '../core/render/document.js';
 import { createPassReporter, reporterMode } from '../core/render/progress.js';
 import { escapeUnprintable } from '../core/render/untrusted.js';
 import type { CommandContext } from './context.js';
@@ -142,7 +141,7 @@ async function syncLbPass(names: readonly ServiceName[], options: SyncLbOptions,
   };
   const document = resultDocument('SyncLbResult', SYNC_LB_JSON_VERSION, report);
   if (ctx.globals.output === 'json') ctx.stdout.write(`${JSON.stringify(document, null, 2)}\n`);
-  else if (ctx.globals.output === 'yaml') ctx.stdout.write(toYaml(document));
+  else if (ctx.globals.output === 'yaml') ctx.stdout.write(plainYaml(document));
   else ctx.stdout.write(`${summaryLine(report)}\n`);
 
   const failures = [

@@ -4,12 +4,14 @@
 import type { V1Service } from '@kubernetes/client-node';
 import { readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
+import { parse as parseYaml } from 'yaml';
 import type { Server, SubnetStub } from '../../src/core/cloudscale/types.js';
 import { ACTION_VERB, type ActionKind } from '../../src/core/lb/actions.js';
 import { downtimeOf, IMPACT_CLASSES, type ImpactClass } from '../../src/core/lb/impact.js';
 import { planService } from '../../src/core/lb/planner.js';
 import { planNodes } from '../../src/core/nodes/plan.js';
 import type { NodeSnapshot } from '../../src/core/nodes/types.js';
+import { plainYaml } from '../../src/core/render/document.js';
 import { PLAN_DOCUMENT_VERSION, planDocument } from '../../src/core/render/plan.js';
 
 const DOC = readFileSync(new URL('../../docs/plan-json.md', import.meta.url), 'utf8');
@@ -156,3 +158,14 @@ function kindRows(): [ActionKind, { verb: string; fields: string[] }][] {
   }
   return rows;
 }
+
+describe('-o yaml', () => {
+  test('is plain YAML: objects shared between actions (frozen downtimes) are written out, no anchors or aliases', () => {
+    const actions = document.services[0]!.actions;
+    // The premise: two actions share one downtime object, which `yaml`'s default turns into an alias.
+    expect(actions.some((a, i) => actions.slice(i + 1).some((b) => b.downtime === a.downtime))).toBe(true);
+    const text = plainYaml(document);
+    expect(text).not.toMatch(/[&*]a\d+\b/);
+    expect(parseYaml(text)).toEqual(JSON.parse(JSON.stringify(document)));
+  });
+});

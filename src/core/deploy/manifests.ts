@@ -204,7 +204,7 @@ export function renderTokenSecretTemplate(): string {
 export function renderManifestsYaml(manifests: readonly Manifest[], header: readonly string[] = []): string {
   return manifests
     .map((manifest, index) => {
-      const document = new Document(manifest.object);
+      const document = new Document(manifest.object, { aliasDuplicateObjects: false });
       // Lists of plain values read best on one line: `verbs: [get, list]`.
       visit(document, {
         Seq(_, node) {

@@ -1,3 +1,5 @@
+import { stringify } from 'yaml';
+
 /** The group and version every machine-readable document of this tool carries. */
 export const DOCUMENT_API_VERSION = 'cloudscale-ccm/v1';
 
@@ -11,4 +13,13 @@ export function resultDocument<K extends string, T extends object>(
   body: T,
 ): { apiVersion: typeof DOCUMENT_API_VERSION; kind: K; version: number } & T {
   return { apiVersion: DOCUMENT_API_VERSION, kind, version, ...body };
+}
+
+/**
+ * A document as plain YAML, the way kubectl and helm print it: an object that occurs twice (the
+ * planner shares one frozen downtime between actions of a class) is written out twice, never as
+ * an anchor (`&a1`) and alias (`*a1`) pair.
+ */
+export function plainYaml(document: unknown): string {
+  return stringify(document, { aliasDuplicateObjects: false });
 }
