@@ -237,14 +237,14 @@ function sameReason(a: Reason, b: Reason): boolean {
   return a.text === b.text && a.field === b.field && a.from === b.from && a.to === b.to;
 }
 
-function describeReason(reason: Reason): string {
+export function describeReason(reason: Reason): string {
   if (reason.field !== undefined && (reason.from !== undefined || reason.to !== undefined)) {
     return `${reason.text} (${reason.field}: ${reason.from ?? '(none)'} → ${reason.to ?? '(none)'})`;
   }
   return reason.text;
 }
 
-function describeNodeReason(action: NodeAction): string {
+export function describeNodeReason(action: NodeAction): string {
   const { reason } = action;
   if (reason.from === null && reason.to === null) return reason.text;
   return `${reason.text} (${reason.field}: ${reason.from ?? '(none)'} → ${reason.to ?? '(none)'})`;
