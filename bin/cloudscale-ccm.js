@@ -5,10 +5,16 @@
 //   2  plan --detailed-exitcode: changes are pending
 const [major] = process.versions.node.split('.').map(Number);
 if (major < 22) {
-  process.stderr.write(
-    `cloudscale-ccm needs Node.js 22 or newer (this is ${process.version}).\n` +
-      'hint: run it through npm (npx cloudscale-ccm …), which uses the Node 24 the project installs.\n',
-  );
+  // Only a checkout has the `node` dev dependency (Node 24) beside this file; an installed
+  // package has no newer Node to point at. Written for old Node: no newer syntax or API.
+  const { existsSync } = await import('node:fs');
+  const { fileURLToPath } = await import('node:url');
+  const script = fileURLToPath(import.meta.url);
+  const checkoutNode = fileURLToPath(new URL('../node_modules/.bin/node', import.meta.url));
+  const hint = existsSync(checkoutNode)
+    ? `run it through npm in the checkout (npx cloudscale-ccm …), or as ${checkoutNode} ${script} …: both use the Node 24 the project installs`
+    : `install Node.js 22 or newer and run it again; to leave this Node as it is, run it with Node 24 from npm: npx -y -p node@24 -- node ${script} …`;
+  process.stderr.write(`cloudscale-ccm needs Node.js 22 or newer (this is ${process.version}).\nhint: ${hint}\n`);
   process.exit(1);
 }
 
