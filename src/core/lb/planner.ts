@@ -39,6 +39,7 @@ import {
   readLbAnnotation,
   type LbAnnotationValues,
 } from './annotations.js';
+import type { HeldChange } from './budget.js';
 import { taggedKubeSystemUid } from './cluster-identity.js';
 import {
   desiredLoadBalancer,
@@ -108,6 +109,11 @@ export interface ServicePlan {
   /** Errors for this Service: each names the thing and how to fix it. Non-empty → non-zero exit. */
   readonly problems: readonly Problem[];
   readonly warnings: readonly PlanWarning[];
+  /**
+   * What the downtime budget holds back (src/core/lb/budget.ts): these actions are not in
+   * `actions`; `restoreHeld` puts them back. Absent when nothing is held.
+   */
+  readonly held?: readonly HeldChange[];
 }
 
 export function planService(input: PlanServiceInput): ServicePlan {
@@ -129,6 +135,11 @@ const build = buildAction;
 function serviceName(identity: { namespace: string; name: string }): string {
   return `${identity.namespace}/${identity.name}`;
 }
+
+// The Service's own objects, named without the Service: every line that shows them (a plan
+// block, a progress line) already says which Service it is.
+const SERVICE_FINALIZER_OBJECT = `finalizer ${LB_FINALIZER}`;
+const SERVICE_STATUS_OBJECT = 'status.loadBalancer';
 
 function refuse(problem: Problem, object: string, reason: Reason): PlannedAction {
   return build({ kind: 'refuse', object, reason, impact: 'refused', problem });
@@ -250,7 +261,7 @@ function planDelete(input: PlanServiceInput): ServicePlan {
     actions.push(
       build({
         kind: 'write-status',
-        object: `service ${svc} status`,
+        object: SERVICE_STATUS_OBJECT,
         reason: { text: `${why}: clear status.loadBalancer`, field: 'status.loadBalancer.ingress' },
         impact: 'none',
         from: ingress,
@@ -261,7 +272,7 @@ function planDelete(input: PlanServiceInput): ServicePlan {
   actions.push(
     build({
       kind: 'remove-finalizer',
-      object: `service ${svc} finalizer`,
+      object: SERVICE_FINALIZER_OBJECT,
       reason: { text: `${why}; its load balancer is gone`, field: 'metadata.finalizers', from: LB_FINALIZER },
       impact: 'none',
     }),
@@ -487,7 +498,7 @@ class EnsurePlanner {
       this.actions.push(
         build({
           kind: 'add-finalizer',
-          object: `service ${this.svc} finalizer`,
+          object: SERVICE_FINALIZER_OBJECT,
           reason: {
             text: 'protect the load balancer from being left behind when the Service is deleted',
             field: 'metadata.finalizers',
@@ -655,7 +666,7 @@ class EnsurePlanner {
     this.actions.push(
       build({
         kind: 'write-annotations',
-        object: `service ${this.svc} annotations`,
+        object: 'annotations',
         reason: {
           text: `record the load balancer on the Service: ${changes.map((c) => c.key.slice(c.key.indexOf('/') + 1)).join(', ')}`,
         },
@@ -668,7 +679,7 @@ class EnsurePlanner {
   private planStatus(a: LbAnnotationValues, actual: ActualLoadBalancer | null): void {
     const current: V1LoadBalancerIngress[] = this.input.service.status?.loadBalancer?.ingress ?? [];
     const settings = ingressSettings(a, this.input.apiServerMinor);
-    const object = `service ${this.svc} status`;
+    const object = SERVICE_STATUS_OBJECT;
     if (actual === null && !('hostname' in settings)) {
       this.actions.push(
         build({

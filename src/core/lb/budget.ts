@@ -1,0 +1,174 @@
+// The downtime budget (`--max-downtime`): which planned actions of a Service run now and which
+// are held back until someone approves them. Pure: a plan, a budget and the Service's approval
+// annotation in, the plan to run now and its held change out.
+//
+// What is held:
+// - a **trigger**: an action of an `ensure` plan whose predicted interruption exceeds the budget
+//   (`interruptionSeconds`);
+// - every later action that needs a held one: one that refers (`{ref}`) to an object a held
+//   action creates, and one of the same strategy story after it (the steps of a pool swap that
+//   retire the old pool come after the listener move and share its reason: deleting the old
+//   pool while it still serves its port would take the port down unapproved).
+// - a wait step (`await-members`) of the same story before a held step: it guards only the
+//   steps after it.
+// Everything else runs: the successor pool of a held swap is built (it serves no port), members join and are drained, other ports and other Services converge.
+//
+// What is never held: a plan that creates its load balancer (nothing serves yet; this includes
+// a load balancer recreated because the one the Service records is gone: its port is down
+// already, holding would only prolong the outage), and `delete` plans (the Service is deleted or
+// no longer of type LoadBalancer: Kubernetes already took its node ports away).
+//
+// All held actions of a Service form one change with one id (`changeId`), stable while the
+// pending change is the same: a hash of the Service UID and of what the triggers change
+// (kind, object, field, from, to), never of UUIDs or times of the pass.
+import { createHash } from 'node:crypto';
+import type { PlannedAction } from './actions.js';
+import type { Downtime } from './impact.js';
+import type { ServicePlan } from './planner.js';
+
+/** A part of a Service's change that is not applied in this pass, with why. */
+export interface HeldChange {
+  /** Short and stable while the pending change is the same; what the approval annotation carries. */
+  readonly id: string;
+  /** The held actions, in plan order. */
+  readonly actions: readonly PlannedAction[];
+  /** The index of each held action in the full plan (`restoreHeld` puts them back there). */
+  readonly positions: readonly number[];
+  /** The worst predicted downtime among the held actions. */
+  readonly downtime: Downtime;
+  /** The budget the change exceeded, in seconds. */
+  readonly budgetSeconds: number;
+  /** One sentence for people: what is held and why. */
+  readonly reason: string;
+}
+
+/** The budget of one pass for one Service. */
+export interface BudgetInput {
+  /** The largest predicted interruption applied without approval, in seconds. */
+  readonly seconds: number;
+  /** The change id the Service's approval annotation carries, if any. */
+  readonly approval?: string | null;
+}
+
+/**
+ * How long an action interrupts a serving port, for the budget: its predicted worst case
+ * (`Infinity` when unbounded). Changes of class `minimal` count as 0: no interruption is
+ * expected (a member joins, a listener setting or a monitor setting changes in place; at worst
+ * some new connections are affected for a few seconds), and holding them would hold every node
+ * that joins the cluster.
+ */
+export function interruptionSeconds(downtime: Downtime): number {
+  if (downtime.class === 'none' || downtime.class === 'minimal') return 0;
+  return downtime.maxSeconds ?? Number.POSITIVE_INFINITY;
+}
+
+/**
+ * The plan whose `actions` are what runs now and whose `held` lists what waits for approval.
+ * A plan with nothing over the budget, or whose held change the approval names, is returned as
+ * it is (without `held`).
+ */
+export function applyBudget(plan: ServicePlan, budget: BudgetInput): ServicePlan {
+  const full = restoreHeld(plan);
+  const change = heldChange(full, budget.seconds);
+  if (change === null || (budget.approval != null && budget.approval.trim() === change.id)) return full;
+  const held = new Set(change.positions);
+  const { held: _previous, ...rest } = full;
+  return { ...rest, actions: full.actions.filter((_, index) => !held.has(index)), held: [change] };
+}
+
+/** The full plan: the held actions back at their places among the others, no `held`. */
+export function restoreHeld(plan: ServicePlan): ServicePlan {
+  if (plan.held === undefined) return plan;
+  const { held, ...rest } = plan;
+  const total = plan.actions.length + held.reduce((n, change) => n + change.actions.length, 0);
+  const slots: (PlannedAction | undefined)[] = new Array<PlannedAction | undefined>(total);
+  for (const change of held) change.actions.forEach((action, i) => (slots[change.positions[i]!] = action));
+  const running = plan.actions[Symbol.iterator]();
+  const actions = Array.from(slots, (slot) => slot ?? running.next().value!);
+  return { ...rest, actions };
+}
+
+/** The held change of a full plan under the budget, or `null` when everything may run. */
+export function heldChange(plan: ServicePlan, budgetSeconds: number): HeldChange | null {
+  if (plan.mode !== 'ensure' || plan.actions.some((a) => a.kind === 'create-lb')) return null;
+  const triggers = new Set<number>();
+  plan.actions.forEach((action, index) => {
+    if (action.verb !== 'refuse' && interruptionSeconds(action.downtime) > budgetSeconds) triggers.add(index);
+  });
+  if (triggers.size === 0) return null;
+
+  const positions: number[] = [];
+  const heldRefs = new Set<string>();
+  plan.actions.forEach((action, index) => {
+    const held =
+      triggers.has(index) ||
+      referencedRefs(action).some((ref) => heldRefs.has(ref)) ||
+      positions.some((p) => sameStory(plan.actions[p]!, action));
+    if (!held) return;
+    positions.push(index);
+    if ('ref' in action && typeof action.ref === 'string') heldRefs.add(action.ref);
+  });
+
+  // A wait guards only the steps after it: with those held it would wait for nothing (and run
+  // every pass), so it waits with them.
+  plan.actions.forEach((action, index) => {
+    if (action.verb === 'wait' && !positions.includes(index) && positions.some((p) => p > index && sameStory(plan.actions[p]!, action))) {
+      positions.push(index);
+    }
+  });
+  positions.sort((a, b) => a - b);
+  const actions = positions.map((p) => plan.actions[p]!);
+  const worst = actions.reduce((w, a) => (interruptionSeconds(a.downtime) > interruptionSeconds(w.downtime) ? a : w));
+  const service = `${plan.service.namespace}/${plan.service.name}`;
+  return {
+    id: changeId(plan.service.uid, [...triggers].map((p) => plan.actions[p]!)),
+    actions,
+    positions,
+    downtime: worst.downtime,
+    budgetSeconds,
+    reason: `${worst.kind} ${worst.object} of service ${service} is predicted to interrupt traffic (${worst.downtime.text}), more than the budget of ${formatSeconds(budgetSeconds)}`,
+  };
+}
+
+/** Ten lowercase hex digits of a hash over the Service UID and what the triggers change. */
+export function changeId(serviceUid: string, triggers: readonly PlannedAction[]): string {
+  const hash = createHash('sha256').update(serviceUid);
+  for (const action of triggers) {
+    const { field, from, to } = action.reason;
+    hash.update(`\n${action.kind}\t${action.object}\t${field ?? ''}\t${from ?? ''}\t${to ?? ''}`);
+  }
+  return hash.digest('hex').slice(0, 10);
+}
+
+/** `0s`, `15s`, `2m`, `1m30s`, `1h`: how budgets are written on the command line and in messages. */
+export function formatSeconds(seconds: number): string {
+  if (seconds === Number.POSITIVE_INFINITY) return 'unbounded';
+  const h = Math.floor(seconds / 3600);
+  const m = Math.floor((seconds % 3600) / 60);
+  const s = seconds % 60;
+  const parts = [h > 0 ? `${h}h` : '', m > 0 ? `${m}m` : '', s > 0 || seconds === 0 ? `${s}s` : ''];
+  return parts.join('');
+}
+
+/** The `{ref}`s of objects created in the same plan that an action needs. */
+function referencedRefs(action: PlannedAction): string[] {
+  const refs: string[] = [];
+  for (const field of ['pool', 'loadBalancer'] as const) {
+    const value = (action as Partial<Record<typeof field, unknown>>)[field];
+    if (typeof value === 'object' && value !== null && 'ref' in value && typeof value.ref === 'string') refs.push(value.ref);
+  }
+  if (action.kind === 'write-annotations') for (const change of action.changes) if ('ref' in change.to) refs.push(change.to.ref);
+  if (action.kind === 'write-status' && 'ref' in action.to) refs.push(action.to.ref);
+  return refs;
+}
+
+/**
+ * Whether `later` is a step of the same strategy story as the held `earlier`: strategies derive
+ * the reasons of their steps from one reason (same field, from and to; the text extended).
+ */
+function sameStory(earlier: PlannedAction, later: PlannedAction): boolean {
+  const a = earlier.reason;
+  const b = later.reason;
+  if (a.field !== b.field || a.from !== b.from || a.to !== b.to) return false;
+  return a.text === b.text || b.text.startsWith(`${a.text}:`) || a.text.startsWith(`${b.text}:`);
+}

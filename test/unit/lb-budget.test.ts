@@ -1,0 +1,194 @@
+// The downtime budget against real plans of the planner (the in-test cloud model of
+// test/support/lb-world.ts): which actions run now, which are held with everything that needs
+// them, the change id, approval, and that the held actions go back to their places.
+import { describe, expect, test } from 'vitest';
+import { applyBudget, changeId, heldChange, interruptionSeconds, restoreHeld } from '../../src/core/lb/budget.js';
+import { downtimeOf } from '../../src/core/lb/impact.js';
+import type { ServicePlan } from '../../src/core/lb/planner.js';
+import { converged, node, P, server, svc, World } from '../support/lb-world.js';
+
+const shape = (actions: ServicePlan['actions']) => actions.map((a) => `${a.kind} ${a.object} [${a.impact}]`);
+const twoPorts = () => svc([{ name: 'http', port: 80, nodePort: 30080 }, { name: 'https', port: 443, nodePort: 30443 }]);
+
+describe('interruptionSeconds', () => {
+  test.each([
+    ['none', 0],
+    ['member-drain', 0],
+    ['member-rotation', 0],
+    ['minimal', 0],
+    ['pool-swap', 20],
+    ['listener-recreation', 15],
+    ['port-removal', Number.POSITIVE_INFINITY],
+    ['no-members', Number.POSITIVE_INFINITY],
+    ['lb-deletion', Number.POSITIVE_INFINITY],
+  ] as const)('%s → %s s', (impact, seconds) => {
+    expect(interruptionSeconds(downtimeOf(impact))).toBe(seconds);
+  });
+});
+
+describe('what is held, against real plans', () => {
+  test('pool swap under 0s: the successor is built now; the wait for it, the listener move and the retirement of the old pool are held', () => {
+    const w = converged(twoPorts());
+    w.annotate({ 'loadbalancer-pool-algorithm': 'least_connections' });
+    const full = w.plan();
+    const budgeted = applyBudget(full, { seconds: 0 });
+    const held = budgeted.held![0]!;
+    expect(held.actions.some((a) => a.kind === 'create-pool' || a.kind === 'create-member' || a.kind === 'create-monitor')).toBe(false);
+    expect(held.actions.some((a) => a.kind === 'delete-listener')).toBe(true);
+    expect(held.actions.some((a) => a.kind === 'create-listener')).toBe(true);
+    // The old pools are not deleted while they still serve.
+    expect(budgeted.actions.filter((a) => a.kind === 'delete-pool' || a.kind === 'delete-member' || a.kind === 'delete-monitor')).toEqual([]);
+    expect(budgeted.actions.filter((a) => a.kind === 'create-pool')).toHaveLength(2);
+    expect(budgeted.actions.filter((a) => a.kind === 'await-members')).toHaveLength(0);
+    expect(held.actions.filter((a) => a.kind === 'await-members')).toHaveLength(2);
+    expect(held.downtime).toEqual(downtimeOf('pool-swap'));
+    expect(held.budgetSeconds).toBe(0);
+    expect(held.reason).toContain('budget of 0s');
+    expect(restoreHeld(budgeted)).toEqual(full);
+  });
+
+  test('pool swap under 20s: nothing held', () => {
+    const w = converged();
+    w.annotate({ 'loadbalancer-pool-algorithm': 'least_connections' });
+    const full = w.plan();
+    expect(applyBudget(full, { seconds: 20 })).toEqual(full);
+    expect(applyBudget(full, { seconds: 19 }).held).toHaveLength(1);
+  });
+
+  test('the pass after the successor was built holds the same change (same id)', () => {
+    const w = converged();
+    w.annotate({ 'loadbalancer-pool-algorithm': 'least_connections' });
+    const first = applyBudget(w.plan(), { seconds: 0 });
+    w.apply(first.actions);
+    const second = applyBudget(w.plan(), { seconds: 0 });
+    expect(second.actions).toEqual([]);
+    expect(second.held![0]!.id).toBe(first.held![0]!.id);
+    expect(shape(second.held![0]!.actions)).toEqual(shape(first.held![0]!.actions));
+    // Approving it runs the rest: the state converges.
+    const approved = applyBudget(w.plan(), { seconds: 0, approval: second.held![0]!.id });
+    expect(approved.held).toBeUndefined();
+    w.apply(approved.actions);
+    expect(w.plan().actions).toEqual([]);
+  });
+
+  test('port removal: the whole pool retirement is held, the other port untouched', () => {
+    const w = converged(twoPorts());
+    w.service.spec!.ports!.pop();
+    const budgeted = applyBudget(w.plan(), { seconds: 3600 });
+    expect(budgeted.actions).toEqual([]);
+    expect(shape(budgeted.held![0]!.actions)).toEqual([
+      'delete-listener listener tcp/443 [port-removal]',
+      'delete-monitor health monitor of pool tcp/https [port-removal]',
+      'delete-member member 10.0.0.1:30443 of pool tcp/https [port-removal]',
+      'delete-member member 10.0.0.2:30443 of pool tcp/https [port-removal]',
+      'delete-pool pool tcp/https [port-removal]',
+    ]);
+    expect(budgeted.held![0]!.downtime.maxSeconds).toBeNull();
+  });
+
+  test('port removal held while a new node joins the other port: the member is added now', () => {
+    const w = converged(twoPorts());
+    w.service.spec!.ports!.pop();
+    w.servers.push(server(3));
+    w.nodes.push(node(3));
+    const budgeted = applyBudget(w.plan(), { seconds: 0 });
+    expect(shape(budgeted.actions)).toEqual(['create-member member 10.0.0.3:30080 of pool tcp/http [minimal]']);
+    expect(budgeted.held![0]!.actions).toHaveLength(5);
+  });
+
+  test('two ports swap numbers (listener recreation, 15 s): the listeners are deleted and re-created, held together under 14s', () => {
+    const w = converged(twoPorts());
+    const [http, https] = w.service.spec!.ports!;
+    [http!.port, https!.port] = [https!.port, http!.port];
+    const full = w.plan();
+    const budgeted = applyBudget(full, { seconds: 0 });
+    const heldShape = shape(budgeted.held![0]!.actions);
+    expect(heldShape.filter((l) => l.startsWith('delete-listener'))).toHaveLength(2);
+    expect(heldShape.filter((l) => l.startsWith('create-listener'))).toHaveLength(2);
+    expect(budgeted.actions.filter((a) => a.kind === 'delete-listener' || a.kind === 'create-listener')).toEqual([]);
+    expect(applyBudget(full, { seconds: 14 }).held![0]!.actions).toEqual(budgeted.held![0]!.actions);
+    expect(applyBudget(full, { seconds: 15 }).held).toBeUndefined();
+  });
+
+  test('a port number change moves the listener in place (minimal): not held', () => {
+    const w = converged();
+    w.service.spec!.ports![0]!.port = 8080;
+    const full = w.plan();
+    expect(full.actions.some((a) => a.kind === 'update-listener')).toBe(true);
+    expect(applyBudget(full, { seconds: 0 })).toEqual(full);
+  });
+
+  test('member rotation (node port change) and drain (node leaves): not held under 0s', () => {
+    const w = converged();
+    w.service.spec!.ports![0]!.nodePort = 31080;
+    const rotation = w.plan();
+    expect(rotation.actions.some((a) => a.kind === 'await-members')).toBe(true);
+    expect(applyBudget(rotation, { seconds: 0 })).toEqual(rotation);
+
+    const d = converged();
+    d.drain = { seconds: 60, nowMs: Date.parse('2026-01-01T00:00:00Z') };
+    d.nodes.pop();
+    const drain = d.plan();
+    expect(drain.actions.some((a) => a.impact === 'member-drain')).toBe(true);
+    expect(applyBudget(drain, { seconds: 0 })).toEqual(drain);
+  });
+
+  test('the last members leaving without drain (no-members) are held', () => {
+    const w = converged(svc(undefined, { [`${P}loadbalancer-node-selector`]: 'role=web' }), (x) => (x.nodes = [node(1, { role: 'web' }), node(2, { role: 'web' })]));
+    w.nodes = [node(1), node(2)];
+    const full = w.plan();
+    const noMembers = full.actions.filter((a) => a.impact === 'no-members');
+    expect(noMembers.length).toBeGreaterThan(0);
+    expect(applyBudget(full, { seconds: 3600 }).held![0]!.actions).toEqual(noMembers);
+  });
+
+  test('a new load balancer is never held, nor a deletion', () => {
+    const fresh = new World(svc()).plan();
+    expect(applyBudget(fresh, { seconds: 0 })).toEqual(fresh);
+    const w = converged();
+    w.service.spec!.type = 'ClusterIP';
+    const removal = w.plan();
+    expect(removal.mode).toBe('delete');
+    expect(removal.actions.some((a) => a.impact === 'lb-deletion')).toBe(true);
+    expect(applyBudget(removal, { seconds: 0 })).toEqual(removal);
+  });
+});
+
+describe('change id and approval', () => {
+  const swapPlan = (algorithm: string, uid = 'uid-web') => {
+    const w = converged();
+    w.service.metadata!.uid = uid;
+    w.annotate({ 'loadbalancer-pool-algorithm': algorithm });
+    return w.plan();
+  };
+
+  test('short, stable for the same change, different for another change or Service', () => {
+    const a = heldChange(swapPlan('least_connections'), 0)!.id;
+    expect(a).toMatch(/^[0-9a-f]{10}$/);
+    expect(heldChange(swapPlan('least_connections'), 0)!.id).toBe(a);
+    expect(heldChange(swapPlan('source_ip'), 0)!.id).not.toBe(a);
+    expect(heldChange(swapPlan('least_connections', 'uid-other'), 0)!.id).not.toBe(a);
+    expect(changeId('u', [])).not.toBe(changeId('v', []));
+  });
+
+  test.each([
+    ['the right id', (id: string) => id, false],
+    ['the right id with spaces around', (id: string) => ` ${id}\n`, false],
+    ['a stale id', () => '0123456789', true],
+    ['an empty value', () => '', true],
+    ['no approval', () => null, true],
+  ])('%s → held: %s', (_, approval, held) => {
+    const full = swapPlan('least_connections');
+    const id = heldChange(full, 0)!.id;
+    const budgeted = applyBudget(full, { seconds: 0, approval: approval(id) });
+    expect(budgeted.held !== undefined).toBe(held);
+    expect(restoreHeld(budgeted)).toEqual(full);
+  });
+
+  test('applying the budget to a budgeted plan is the same as to the full plan', () => {
+    const full = swapPlan('least_connections');
+    const once = applyBudget(full, { seconds: 0 });
+    expect(applyBudget(once, { seconds: 0 })).toEqual(once);
+    expect(applyBudget(once, { seconds: 60 })).toEqual(full);
+  });
+});
