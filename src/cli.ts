@@ -77,7 +77,7 @@ function buildProgram(
     .addOption(new Option('--kubeconfig <file>', 'path to the kubeconfig file (default: KUBECONFIG, ~/.kube/config, in-cluster)'))
     .addOption(new Option('--context <name>', 'kubeconfig context to use'))
     .addOption(
-      new Option('-o, --output <format>', 'output format').choices(['text', 'json', 'yaml']).default('text'),
+      new Option('-o, --output <format>', 'output format (markdown: plan only)').choices(['text', 'json', 'yaml', 'markdown']).default('text'),
     )
     .addOption(new Option('--no-color', 'disable colours (also NO_COLOR)'))
     .addOption(new Option('--api-url <url>', 'cloudscale API base URL (default: CLOUDSCALE_API_URL or https://api.cloudscale.ch)'))
@@ -172,13 +172,32 @@ function buildProgram(
     .option('-n, --namespace <ns>', 'namespace of the named Services and of -f manifests without one', 'default')
     .option('-f, --filename <file>', 'plan a proposed Service manifest (YAML/JSON, several documents allowed; - for stdin)')
     .option('--detailed-exitcode', 'exit 0 when nothing would change, 2 when changes are pending, 1 on error', false)
+    .option('--out <file>', 'also save the plan with a fingerprint of what it rests on, for `cloudscale-ccm apply FILE`')
     .addOption(drainSecondsOption())
     .action(
       run(async (command, ctx) => {
         const { planCommand } = await import('./commands/plan.js');
-        const o = command.opts<{ namespace: string; filename?: string; detailedExitcode: boolean; drainSeconds: number }>();
+        const o = command.opts<{ namespace: string; filename?: string; detailedExitcode: boolean; drainSeconds: number; out?: string }>();
         const result = await planCommand(command.args, o, ctx);
         return result.exitCode;
+      }),
+    );
+
+  program
+    .command('apply')
+    .description('apply a plan saved by plan --out exactly as saved (held-back changes too), or refuse it if anything it rests on changed')
+    .argument('<file>', 'the file plan --out wrote')
+    .addOption(new Option('--concurrency <n>', 'Services reconciled at once').argParser(positiveInt('--concurrency')).default(4))
+    .addOption(new Option('--wait-timeout <seconds>', 'give up waiting for a load balancer after this long').argParser(positiveInt('--wait-timeout')).default(600))
+    .addOption(new Option('--settle-seconds <s>', 'pause between deleting and re-creating similar objects (the API needs ~5 s)').argParser(nonNegativeNumber('--settle-seconds')).default(5))
+    .addOption(new Option('--poll-seconds <s>', 'interval between reads of a load balancer that is "changing"').argParser(nonNegativeNumber('--poll-seconds')).default(2))
+    .addOption(waitOption())
+    .addOption(leaseSecondsOption())
+    .action(
+      run(async (command, ctx) => {
+        const { applyCommand } = await import('./commands/apply.js');
+        const o = command.opts<{ concurrency: number; waitTimeout: number; settleSeconds: number; pollSeconds: number; wait?: boolean; leaseSeconds: number }>();
+        await applyCommand(command.args[0]!, o, ctx);
       }),
     );
 
@@ -316,6 +335,11 @@ function withApiServer(error: unknown, ctx: CommandContext): unknown {
 function globalsOf(command: Command, io: CliIo): GlobalOptions {
   // Picked field by field: the merged options also hold the subcommand's own flags.
   const o = command.optsWithGlobals<Omit<GlobalOptions, 'verbose'> & { verbose?: boolean }>();
+  if (o.output === 'markdown' && command.name() !== 'plan') {
+    throw new UsageError(`-o markdown is for plan only; ${command.name()} writes text, json or yaml`, {
+      hint: `run cloudscale-ccm ${command.name()} with -o text, -o json or -o yaml`,
+    });
+  }
   const noColorEnv = io.env.NO_COLOR !== undefined && io.env.NO_COLOR !== '';
   return {
     ...(o.kubeconfig === undefined ? {} : { kubeconfig: o.kubeconfig }),

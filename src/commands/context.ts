@@ -5,7 +5,8 @@ import type { KubeConnection } from '../core/kube/connection.js';
 import type { LeaseHandle } from '../core/kube/lease.js';
 import type { ArmableFence } from '../core/fence.js';
 
-export type OutputFormat = 'text' | 'json' | 'yaml';
+/** `markdown` is for `plan` only: the command line refuses it for every other command. */
+export type OutputFormat = 'text' | 'json' | 'yaml' | 'markdown';
 
 export interface GlobalOptions {
   kubeconfig?: string;

@@ -1,15 +1,19 @@
 // `cloudscale-ccm plan`: the actions init-nodes and sync-lb would take, with impact and
 // expected downtime. Strictly read-only: it reads the cluster and the cloud (and, for -f, asks
 // the API server for a dry-run apply, which stores nothing) and prints.
+import { randomBytes } from 'node:crypto';
+import { rename, rm, writeFile } from 'node:fs/promises';
 import type { V1Service } from '@kubernetes/client-node';
 import { plainYaml } from '../core/render/document.js';
-import { readLbPassSnapshot, type ServiceSelection } from '../core/apply/snapshot.js';
+import { readLbPassSnapshot, type LbPassSnapshot, type ServiceSelection } from '../core/apply/snapshot.js';
+import { SAVED_PLAN_FORMAT, SAVED_PLAN_VERSION, fingerprintOf, serializeSavedPlan } from '../core/apply/saved-plan.js';
 import { planLbPass } from '../core/apply/lb-pass.js';
 import { DEFAULT_DRAIN_SECONDS } from '../core/lb/strategies.js';
 import { planNodePass } from '../core/apply/node-pass.js';
 import { dryRunService } from '../core/kube/dry-run.js';
 import { LB_ANNOTATIONS } from '../core/lb/annotations.js';
-import { UsageError } from '../core/errors.js';
+import { ConfigError, UsageError } from '../core/errors.js';
+import { renderPlanMarkdown } from '../core/render/markdown.js';
 import { planDocument, renderPlanText, type PlanDocument } from '../core/render/plan.js';
 import type { CommandContext, CommandResult } from './context.js';
 import { readServiceManifests } from './service-manifests.js';
@@ -22,6 +26,8 @@ export interface PlanOptions {
   maxNodeDeletions?: number;
   /** As sync-lb's: how long a member leaving its pool is drained before it is deleted. */
   drainSeconds?: number;
+  /** Also save the plan with its fingerprint to this file, for `apply FILE`. */
+  out?: string;
 }
 
 export async function planCommand(
@@ -29,7 +35,14 @@ export async function planCommand(
   options: PlanOptions,
   ctx: CommandContext,
 ): Promise<CommandResult> {
-  const { document, missing } = await planWithLookups(args, options, ctx);
+  if (options.out !== undefined && options.filename !== undefined) {
+    throw new UsageError('plan --out cannot save a plan of a proposed manifest (-f): it was planned for Services that do not exist like that', {
+      hint: 'apply the manifest with kubectl first, then run plan --out for the live Services',
+    });
+  }
+  const planned = await planWithLookups(args, options, ctx);
+  const { document, missing } = planned;
+  if (options.out !== undefined) await savePlan(options.out, planned, options, ctx);
   writePlan(document, ctx);
   // Problems and missing Services are errors: the plan is printed, the exit code says "error".
   for (const name of missing) {
@@ -56,7 +69,7 @@ async function planWithLookups(
   args: readonly string[],
   options: PlanOptions,
   ctx: CommandContext,
-): Promise<{ document: PlanDocument; missing: ServiceName[] }> {
+): Promise<PlanWithInputs> {
   const names = parseServiceArgs(args, options.namespace);
   if (names.length > 0 && options.filename !== undefined) {
     throw new UsageError('plan takes Service names or -f FILE, not both', {
@@ -99,9 +112,10 @@ async function planWithLookups(
         )
       : Promise.resolve(null),
   ]);
+  const nowMs = Date.now();
   const planned = planLbPass(snapshot, selection, proposed, {
     seconds: options.drainSeconds ?? DEFAULT_DRAIN_SECONDS,
-    nowMs: Date.now(),
+    nowMs,
   });
   const missing = names.filter(
     (name) => !snapshot.services.some((s) => s.metadata?.namespace === name.namespace && s.metadata?.name === name.name),
@@ -117,7 +131,53 @@ async function planWithLookups(
           },
     services: planned.map((p) => p.plan),
   });
-  return { document, missing };
+  return { document, missing, snapshot, selection, nowMs, apiUrl: cloud.baseUrl };
+}
+
+interface PlanWithInputs {
+  readonly document: PlanDocument;
+  /** Named Services that do not exist. */
+  readonly missing: ServiceName[];
+  /** What the plan was made from, for a saved plan's fingerprint. */
+  readonly snapshot: LbPassSnapshot;
+  readonly selection: ServiceSelection;
+  readonly nowMs: number;
+  readonly apiUrl: string;
+}
+
+/**
+ * Writes the saved plan (src/core/apply/saved-plan.ts) to `file`: to a temporary file beside it,
+ * then renamed over it, so a reader never sees half of it.
+ */
+async function savePlan(file: string, planned: PlanWithInputs, options: PlanOptions, ctx: CommandContext): Promise<void> {
+  const { snapshot, selection } = planned;
+  const text = serializeSavedPlan({
+    format: SAVED_PLAN_FORMAT,
+    version: SAVED_PLAN_VERSION,
+    cluster: {
+      clusterId: snapshot.clusterId,
+      kubeSystemUid: snapshot.kubeSystemUid,
+      server: ctx.kube().config.getCurrentCluster()?.server ?? '(unknown)',
+    },
+    api: { url: planned.apiUrl },
+    createdAt: new Date(planned.nowMs).toISOString(),
+    selection,
+    options: { drainSeconds: options.drainSeconds ?? DEFAULT_DRAIN_SECONDS, maxNodeDeletions: options.maxNodeDeletions ?? null },
+    fingerprint: fingerprintOf(snapshot, selection),
+    plan: planned.document,
+  });
+  const temporary = `${file}.${randomBytes(4).toString('hex')}.tmp`;
+  try {
+    await writeFile(temporary, text, { mode: 0o644 });
+    await rename(temporary, file);
+  } catch (error) {
+    await rm(temporary, { force: true });
+    throw new ConfigError(`could not write the plan to ${file}: ${(error as Error).message}`, {
+      cause: error,
+      hint: 'pass --out a path in a directory you can write to',
+    });
+  }
+  ctx.stderr.write(`The plan is saved in ${file}; apply exactly this plan with: cloudscale-ccm apply ${file}\n`);
 }
 
 function writePlan(document: PlanDocument, ctx: CommandContext): void {
@@ -127,6 +187,9 @@ function writePlan(document: PlanDocument, ctx: CommandContext): void {
       return;
     case 'yaml':
       ctx.stdout.write(plainYaml(document));
+      return;
+    case 'markdown':
+      ctx.stdout.write(renderPlanMarkdown(document));
       return;
     case 'text':
       ctx.stdout.write(renderPlanText(document, { color: ctx.globals.color }));

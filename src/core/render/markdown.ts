@@ -1,0 +1,96 @@
+// `plan -o markdown`: the plan as Markdown for a pull-request comment: a summary, then one table
+// per Service (and one for the nodes) with each change's impact and expected downtime. Built
+// from the PlanDocument, as the JSON is. Pure.
+//
+// Names and reasons come from the cluster and the API: untrusted. Control characters are
+// escaped, and every character Markdown gives a meaning to (emphasis, links, HTML, table pipes)
+// is escaped too, so a name can neither break the table nor become a link, a tag or a mention.
+import type { PlannedAction } from '../lb/actions.js';
+import type { ServicePlan } from '../lb/planner.js';
+import { problemSummary } from '../lb/problems.js';
+import { describeNodeReason, describeReason, type PlanDocument } from './plan.js';
+import { escapeUnprintable } from './untrusted.js';
+
+/** Markdown-escaped text for a table cell or a heading: one line, no markup, no pipe. */
+export function markdownText(text: string): string {
+  return escapeUnprintable(text)
+    .replace(/&/g, '&amp;')
+    .replace(/[\\`*_{}[\]<>()#+!|~]/g, (c) => `\\${c}`)
+    .replace(/@/g, '&#64;');
+}
+
+/** Whether an action is held back by the downtime budget (`plan --max-downtime`). */
+export type HeldOf = (plan: ServicePlan, action: PlannedAction) => boolean;
+
+export function renderPlanMarkdown(document: PlanDocument, options: { held?: HeldOf } = {}): string {
+  const lines: string[] = ['### cloudscale-ccm plan', '', summaryLine(document), ''];
+  const shown = document.services.filter((s) => s.actions.length + s.problems.length + s.warnings.length > 0);
+  for (const plan of shown) lines.push(...serviceSection(plan, options.held), '');
+  const nodes = document.nodes;
+  if (nodes !== null && (nodes.actions.length > 0 || nodes.deletionRefusal !== null)) lines.push(...nodesSection(nodes), '');
+  const unchanged = document.services.filter((s) => !shown.includes(s)).map((s) => `${s.service.namespace}/${s.service.name}`);
+  if (unchanged.length > 0) lines.push(`Unchanged: ${unchanged.map(markdownText).join(', ')}.`, '');
+  return `${lines.join('\n').trimEnd()}\n`;
+}
+
+function summaryLine(document: PlanDocument): string {
+  const s = document.summary;
+  if (!s.changes && s.refuse === 0 && s.problems === 0) return '**No changes.** The cloud and the cluster match the desired state.';
+  const parts = [`${s.create} to create`, `${s.update} to update`, `${s.delete} to delete`];
+  if (s.kube > 0) parts.push(`${s.kube} Service write${s.kube === 1 ? '' : 's'}`);
+  if (s.nodeChanges > 0) parts.push(`${s.nodeChanges} node change${s.nodeChanges === 1 ? '' : 's'}`);
+  if (s.refuse > 0) parts.push(`${s.refuse} refused`);
+  if (s.problems > 0) parts.push(`${s.problems} problem${s.problems === 1 ? '' : 's'}`);
+  const worst = s.worstDowntime;
+  const downtime =
+    worst === null
+      ? 'Expected downtime: none.'
+      : `Worst expected downtime: ${markdownText(worst.service)}, ${markdownText(worst.object)} (${worst.impact}): ${markdownText(worst.text)}.`;
+  return `**Plan:** ${parts.join(', ')}. ${downtime}`;
+}
+
+function serviceSection(plan: ServicePlan, held: HeldOf | undefined): string[] {
+  const lb = plan.loadBalancer;
+  const what =
+    lb === null
+      ? 'no load balancer'
+      : plan.mode === 'delete'
+        ? `load balancer ${markdownText(lb.name)} (no longer wanted)`
+        : `load balancer ${markdownText(lb.name)}${lb.uuid === null ? ' (new)' : ''}`;
+  const lines = [`#### Service ${markdownText(`${plan.service.namespace}/${plan.service.name}`)} — ${what}`, ''];
+  if (plan.actions.length > 0) {
+    lines.push('| Change | Object | Why | Impact | Downtime | Held back |', '|---|---|---|---|---|---|');
+    for (const action of plan.actions) {
+      const downtime = action.verb === 'kube' || action.verb === 'refuse' ? '—' : markdownText(action.downtime.text);
+      const impact = action.verb === 'kube' || action.verb === 'refuse' ? '—' : action.impact;
+      const isHeld = held?.(plan, action) === true ? '**yes**' : 'no';
+      lines.push(row([`\`${action.kind}\``, markdownText(action.object), markdownText(describeReason(action.reason)), impact, downtime, isHeld]));
+    }
+  }
+  const refused = new Set(plan.actions.flatMap((a) => (a.kind === 'refuse' ? [a.problem] : [])));
+  const notes = [
+    ...plan.problems.filter((p) => !refused.has(p)).map((p) => `- **error:** ${markdownText(problemSummary(p))} (how to fix: ${markdownText(p.hint)})`),
+    ...plan.warnings.map((w) => `- **warning** ${markdownText(w.reason)}: ${markdownText(w.message)}`),
+  ];
+  if (notes.length > 0) lines.push(...(plan.actions.length > 0 ? [''] : []), ...notes);
+  return lines;
+}
+
+function nodesSection(nodes: NonNullable<PlanDocument['nodes']>): string[] {
+  const lines = ['#### Nodes', ''];
+  if (nodes.actions.length > 0) {
+    lines.push('| Change | Object | Why | Impact |', '|---|---|---|---|');
+    for (const action of nodes.actions) {
+      lines.push(row([`\`${action.kind}\``, markdownText(action.object), markdownText(describeNodeReason(action)), action.verb === 'refuse' ? 'refused' : action.impact]));
+    }
+  }
+  const carried = nodes.actions.some((a) => a.kind === 'delete-node' && a.verb === 'refuse');
+  if (nodes.deletionRefusal !== null && !carried) {
+    lines.push(...(nodes.actions.length > 0 ? [''] : []), `- no node is deleted: ${markdownText(nodes.deletionRefusal)}`);
+  }
+  return lines;
+}
+
+function row(cells: readonly string[]): string {
+  return `| ${cells.join(' | ')} |`;
+}
