@@ -25,6 +25,20 @@ if (major < 22) {
 const { setFlagsFromString } = await import('node:v8');
 setFlagsFromString('--semi-space-growth-factor=1');
 
+// A Tab asking for Service names is served with one GET when the kubeconfig allows it, before
+// the CLI and the Kubernetes client load (src/commands/completion.ts); otherwise the CLI runs.
+if (process.argv[2] === '__complete') {
+  const { completeWithoutClient } = await import('../dist/commands/completion.js');
+  let exitCode;
+  try {
+    if (await completeWithoutClient(process.argv.slice(3), process)) exitCode = 0;
+  } catch (error) {
+    process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
+    exitCode = 1;
+  }
+  if (exitCode !== undefined) await new Promise(() => process.stdout.write('', () => process.exit(exitCode)));
+}
+
 const { runCli, formatTopLevelError } = await import('../dist/cli.js');
 
 const controller = new AbortController();

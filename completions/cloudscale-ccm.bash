@@ -3,9 +3,39 @@
 #   source <(cloudscale-ccm completion bash)          # this shell
 #   cloudscale-ccm completion bash > ~/.local/share/bash-completion/completions/cloudscale-ccm
 #
-# Completes subcommands, flags and their fixed values, files, kubeconfig contexts (with kubectl),
-# and for `plan` and `sync-lb` the LoadBalancer Services of the namespace given with -n, read
-# from the cluster by `cloudscale-ccm __complete services`.
+# Completes `cloudscale-ccm`, `npx cloudscale-ccm` and `kubectl-cloudscale` (`kubectl cloudscale`
+# completes through kubectl's own script and bin/kubectl_complete-cloudscale, which uses this
+# one): subcommands, flags and their fixed values, files, kubeconfig contexts (with kubectl), and
+# for `plan` and `sync-lb` the LoadBalancer Services of the namespace given with -n, read from
+# the cluster by `cloudscale-ccm __complete services`.
+
+# The installation that printed this script (`completion bash` fills it in: node, then
+# bin/cloudscale-ccm.js); it answers the lookups of `npx cloudscale-ccm` outside a project.
+_cloudscale_ccm_installed=()
+
+# Runs `cloudscale-ccm __complete ARGS…` as the program the line starts with ($1) would. For npx
+# that is the package of the directory tree (a project depending on it, or a checkout of it) run
+# with the Node of its node_modules/.bin, as npx runs it, else the installation above.
+_cloudscale_ccm_lookup() {
+  local program=$1 dir=$PWD
+  shift
+  if [[ $program != npx ]]; then
+    "$program" __complete "$@"
+    return
+  fi
+  while [[ -n $dir ]]; do
+    if [[ -f $dir/node_modules/cloudscale-ccm/bin/cloudscale-ccm.js ]]; then
+      PATH=$dir/node_modules/.bin:$PATH node "$dir/node_modules/cloudscale-ccm/bin/cloudscale-ccm.js" __complete "$@"
+      return
+    fi
+    if [[ -f $dir/bin/cloudscale-ccm.js && -f $dir/package.json ]] && grep -q '"name": *"cloudscale-ccm"' "$dir/package.json"; then
+      PATH=$dir/node_modules/.bin:$PATH node "$dir/bin/cloudscale-ccm.js" __complete "$@"
+      return
+    fi
+    dir=${dir%/*}
+  done
+  ((${#_cloudscale_ccm_installed[@]} > 0)) && "${_cloudscale_ccm_installed[@]}" __complete "$@"
+}
 
 _cloudscale_ccm_commands='init-nodes sync-lb plan cleanup run sim manifests completion help'
 
@@ -102,11 +132,31 @@ _cloudscale_ccm() {
     completion) ((${#arguments[@]} == 0)) && mapfile -t COMPREPLY < <(compgen -W 'bash zsh fish' -- "$cur") ;;
     plan | sync-lb)
       local services
-      services=$("${COMP_WORDS[0]}" __complete services -n "$namespace" "${cluster_args[@]}" 2>/dev/null)
+      services=$(_cloudscale_ccm_lookup "${COMP_WORDS[0]}" services -n "$namespace" "${cluster_args[@]}" 2>/dev/null)
       mapfile -t COMPREPLY < <(compgen -W "$services" -- "$cur")
       ;;
   esac
   return 0
 }
 
-complete -F _cloudscale_ccm cloudscale-ccm
+# `npx cloudscale-ccm …`: the words after npx are completed as a cloudscale-ccm line (the lookup
+# then knows it came through npx); any other npx line goes to the completion npx had before, or
+# to file names.
+_cloudscale_ccm_npx_previous=$(complete -p npx 2>/dev/null | sed -n 's/.* -F \([^ ]*\) .*/\1/p')
+[[ $_cloudscale_ccm_npx_previous == _cloudscale_ccm_npx ]] && _cloudscale_ccm_npx_previous=''
+
+_cloudscale_ccm_npx() {
+  if ((COMP_CWORD >= 2)) && [[ ${COMP_WORDS[1]} == cloudscale-ccm ]]; then
+    local -a COMP_WORDS=(npx "${COMP_WORDS[@]:2}")
+    local COMP_CWORD=$((COMP_CWORD - 1))
+    _cloudscale_ccm
+  elif [[ -n $_cloudscale_ccm_npx_previous ]]; then
+    "$_cloudscale_ccm_npx_previous" "$@"
+  else
+    compopt -o default 2>/dev/null
+    COMPREPLY=()
+  fi
+}
+
+complete -F _cloudscale_ccm cloudscale-ccm kubectl-cloudscale
+complete -F _cloudscale_ccm_npx npx

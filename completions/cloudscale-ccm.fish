@@ -3,9 +3,43 @@
 #   cloudscale-ccm completion fish | source                                      # this shell
 #   cloudscale-ccm completion fish > ~/.config/fish/completions/cloudscale-ccm.fish   # every shell
 #
-# Completes subcommands, flags and their fixed values, files, kubeconfig contexts (with kubectl),
-# and for `plan` and `sync-lb` the LoadBalancer Services of the namespace given with -n, read
-# from the cluster by `cloudscale-ccm __complete services`.
+# Completes `cloudscale-ccm`, `npx cloudscale-ccm` and `kubectl-cloudscale` (`kubectl cloudscale`
+# completes through kubectl's own script and bin/kubectl_complete-cloudscale): subcommands, flags
+# and their fixed values, files, kubeconfig contexts (with kubectl), and for `plan` and `sync-lb`
+# the LoadBalancer Services of the namespace given with -n, read from the cluster by
+# `cloudscale-ccm __complete services`.
+
+# The installation that printed this script (`completion fish` fills it in: node, then
+# bin/cloudscale-ccm.js); it answers the lookups of `npx cloudscale-ccm` outside a project.
+set -g __cloudscale_ccm_installed
+
+# Set while an `npx cloudscale-ccm …` line is completed as a `cloudscale-ccm …` line.
+set -g __cloudscale_ccm_via_npx 0
+
+# Runs `cloudscale-ccm __complete ARGS…` as the program the line starts with ($argv[1]) would.
+# For npx that is the package of the directory tree (a project depending on it, or a checkout of
+# it) run with the Node of its node_modules/.bin, as npx runs it, else the installation above.
+function __cloudscale_ccm_lookup
+    set -l program $argv[1]
+    set -l args $argv[2..-1]
+    if test $__cloudscale_ccm_via_npx = 0
+        $program __complete $args
+        return
+    end
+    set -l dir $PWD
+    while test -n "$dir"
+        if test -f $dir/node_modules/cloudscale-ccm/bin/cloudscale-ccm.js
+            env PATH=$dir/node_modules/.bin:$PATH node $dir/node_modules/cloudscale-ccm/bin/cloudscale-ccm.js __complete $args
+            return
+        end
+        if test -f $dir/bin/cloudscale-ccm.js -a -f $dir/package.json; and grep -q '"name": *"cloudscale-ccm"' $dir/package.json
+            env PATH=$dir/node_modules/.bin:$PATH node $dir/bin/cloudscale-ccm.js __complete $args
+            return
+        end
+        set dir (string replace -r '/[^/]*$' '' -- $dir)
+    end
+    test (count $__cloudscale_ccm_installed) -gt 0; and $__cloudscale_ccm_installed __complete $args
+end
 
 # The value of the last of the given flags on the line (as `--flag value` or `--flag=value`).
 function __cloudscale_ccm_flag_value
@@ -34,7 +68,7 @@ function __cloudscale_ccm_services
     set -l program (commandline -opc)[1]
     set -l namespace (__cloudscale_ccm_flag_value -n --namespace)
     test -n "$namespace"; or set namespace default
-    $program __complete services -n $namespace (__cloudscale_ccm_cluster_args) 2>/dev/null
+    __cloudscale_ccm_lookup $program services -n $namespace (__cloudscale_ccm_cluster_args) 2>/dev/null
 end
 
 function __cloudscale_ccm_contexts
@@ -48,6 +82,22 @@ function __cloudscale_ccm_contexts
 end
 
 set -l commands init-nodes sync-lb plan cleanup run sim manifests completion help
+
+# `npx cloudscale-ccm …` completes as the same line without `npx`.
+function __cloudscale_ccm_npx_is_ours
+    set -l tokens (commandline -opc)
+    test (count $tokens) -ge 2; and test "$tokens[2]" = cloudscale-ccm
+end
+
+function __cloudscale_ccm_npx_candidates
+    set -l tokens (commandline -opc)
+    set -g __cloudscale_ccm_via_npx 1
+    complete -C (string join ' ' -- (string escape -- $tokens[2..-1]) (commandline -ct))
+    set -g __cloudscale_ccm_via_npx 0
+end
+
+complete -c npx -n __cloudscale_ccm_npx_is_ours -f -a '(__cloudscale_ccm_npx_candidates)'
+complete -c kubectl-cloudscale -w cloudscale-ccm
 
 complete -c cloudscale-ccm -f
 

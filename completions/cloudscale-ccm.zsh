@@ -1,12 +1,42 @@
-#compdef cloudscale-ccm
+#compdef cloudscale-ccm kubectl-cloudscale npx
 # zsh completion for cloudscale-ccm
 #
 #   source <(cloudscale-ccm completion zsh)                     # this shell (after compinit)
 #   cloudscale-ccm completion zsh > "${fpath[1]}/_cloudscale-ccm"   # every shell
 #
-# Completes subcommands, flags and their fixed values, files, kubeconfig contexts (with kubectl),
-# and for `plan` and `sync-lb` the LoadBalancer Services of the namespace given with -n, read
-# from the cluster by `cloudscale-ccm __complete services`.
+# Completes `cloudscale-ccm`, `npx cloudscale-ccm` and `kubectl-cloudscale` (`kubectl cloudscale`
+# completes through kubectl's own script and bin/kubectl_complete-cloudscale): subcommands, flags
+# and their fixed values, files, kubeconfig contexts (with kubectl), and for `plan` and `sync-lb`
+# the LoadBalancer Services of the namespace given with -n, read from the cluster by
+# `cloudscale-ccm __complete services`.
+
+# The installation that printed this script (`completion zsh` fills it in: node, then
+# bin/cloudscale-ccm.js); it answers the lookups of `npx cloudscale-ccm` outside a project.
+_cloudscale_ccm_installed=()
+
+# Runs `cloudscale-ccm __complete ARGS…` as the program the line starts with ($1) would. For npx
+# that is the package of the directory tree (a project depending on it, or a checkout of it) run
+# with the Node of its node_modules/.bin, as npx runs it, else the installation above.
+_cloudscale_ccm_lookup() {
+  local program=$1 dir=$PWD
+  shift
+  if [[ $program != npx ]]; then
+    $program __complete "$@"
+    return
+  fi
+  while [[ -n $dir ]]; do
+    if [[ -f $dir/node_modules/cloudscale-ccm/bin/cloudscale-ccm.js ]]; then
+      PATH=$dir/node_modules/.bin:$PATH node "$dir/node_modules/cloudscale-ccm/bin/cloudscale-ccm.js" __complete "$@"
+      return
+    fi
+    if [[ -f $dir/bin/cloudscale-ccm.js && -f $dir/package.json ]] && grep -q '"name": *"cloudscale-ccm"' "$dir/package.json"; then
+      PATH=$dir/node_modules/.bin:$PATH node "$dir/bin/cloudscale-ccm.js" __complete "$@"
+      return
+    fi
+    dir=${dir%/*}
+  done
+  (( ${#_cloudscale_ccm_installed} > 0 )) && $_cloudscale_ccm_installed __complete "$@"
+}
 
 # The value of the last of the given flags on the line (as `--flag value` or `--flag=value`).
 _cloudscale_ccm_flag_value() {
@@ -35,7 +65,7 @@ _cloudscale_ccm_services() {
   local namespace=$(_cloudscale_ccm_flag_value -n --namespace)
   local -a reply services
   _cloudscale_ccm_cluster_args
-  services=(${(f)"$(${_cloudscale_ccm_line[1]} __complete services -n "${namespace:-default}" "${reply[@]}" 2>/dev/null)"})
+  services=(${(f)"$(_cloudscale_ccm_lookup ${_cloudscale_ccm_line[1]} services -n "${namespace:-default}" "${reply[@]}" 2>/dev/null)"})
   _wanted services expl 'LoadBalancer Service' compadd -a services
 }
 
@@ -155,9 +185,22 @@ _cloudscale_ccm() {
   return ret
 }
 
+# `npx cloudscale-ccm …`: the words after npx are completed as a cloudscale-ccm line (the lookup
+# then knows it came through npx); any other npx line completes file names.
+_cloudscale_ccm_npx() {
+  if (( CURRENT > 2 )) && [[ ${words[2]} == cloudscale-ccm ]]; then
+    words=(npx "${(@)words[3,-1]}")
+    (( CURRENT-- ))
+    _cloudscale_ccm
+  else
+    _files
+  fi
+}
+
 # Autoloaded from $fpath the file is the body of _cloudscale-ccm; sourced it registers itself.
 if [[ $funcstack[1] == _cloudscale-ccm ]]; then
-  _cloudscale_ccm "$@"
+  if [[ $service == npx ]]; then _cloudscale_ccm_npx "$@"; else _cloudscale_ccm "$@"; fi
 else
-  compdef _cloudscale_ccm cloudscale-ccm
+  compdef _cloudscale_ccm cloudscale-ccm kubectl-cloudscale
+  compdef _cloudscale_ccm_npx npx
 fi

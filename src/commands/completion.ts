@@ -1,10 +1,14 @@
 // `cloudscale-ccm completion bash|zsh|fish` prints the script shipped under completions/, so
 // the printed and the installed scripts are the same file. The scripts call the hidden
-// `cloudscale-ccm __complete services` for Service names, served by completeCommand.
+// `cloudscale-ccm __complete services` for Service names: bin/ first offers it to
+// completeWithoutClient (one GET with the kubeconfig's credentials), and only when that cannot
+// serve the kubeconfig does the full CLI run completeCommand with the Kubernetes client.
 import type { V1Service } from '@kubernetes/client-node';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import { assertNever } from '../core/errors.js';
+import { directCredentials, directGetJson } from '../core/kube/direct-get.js';
 import type { CommandContext } from './context.js';
 
 export type CompletionShell = 'bash' | 'zsh' | 'fish';
@@ -18,8 +22,31 @@ export function completionScriptPath(shell: CompletionShell): string {
   return fileURLToPath(new URL(`../../completions/cloudscale-ccm.${shell}`, import.meta.url));
 }
 
+/** The line of each script that names the installation printing it; empty in the shipped file. */
+const INSTALLED_LINE: Record<CompletionShell, { empty: string; filled: (words: string[]) => string }> = {
+  bash: { empty: '_cloudscale_ccm_installed=()', filled: (words) => `_cloudscale_ccm_installed=(${words.map(posixQuote).join(' ')})` },
+  zsh: { empty: '_cloudscale_ccm_installed=()', filled: (words) => `_cloudscale_ccm_installed=(${words.map(posixQuote).join(' ')})` },
+  fish: { empty: 'set -g __cloudscale_ccm_installed', filled: (words) => `set -g __cloudscale_ccm_installed ${words.map(fishQuote).join(' ')}` },
+};
+
+/**
+ * Prints the shipped script with this installation (this Node, this package's bin) filled in,
+ * so that `npx cloudscale-ccm` outside a project, which no directory tree tells where the
+ * package is, still completes Service names.
+ */
 export async function completionCommand(shell: CompletionShell, ctx: CommandContext): Promise<void> {
-  ctx.stdout.write(await readFile(completionScriptPath(shell), 'utf8'));
+  const script = await readFile(completionScriptPath(shell), 'utf8');
+  const line = INSTALLED_LINE[shell];
+  const bin = fileURLToPath(new URL('../../bin/cloudscale-ccm.js', import.meta.url));
+  ctx.stdout.write(script.replace(`\n${line.empty}\n`, `\n${line.filled([process.execPath, bin])}\n`));
+}
+
+function posixQuote(word: string): string {
+  return `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
+function fishQuote(word: string): string {
+  return `'${word.replaceAll('\\', '\\\\').replaceAll("'", "\\'")}'`;
 }
 
 /** Candidates for the shell scripts, one per line; nothing else is written to stdout. */
@@ -36,7 +63,50 @@ export async function completeCommand(
     default:
       assertNever(kind, 'completion kind');
   }
-  ctx.stdout.write(candidates.map((candidate) => `${candidate}\n`).join(''));
+  ctx.stdout.write(candidateLines(candidates));
+}
+
+function candidateLines(candidates: readonly string[]): string {
+  return candidates.map((candidate) => `${candidate}\n`).join('');
+}
+
+/** A Tab gives up on a cluster that does not answer within this time. */
+const DIRECT_TIMEOUT_MS = 3000;
+
+/**
+ * Serves `__complete services [-n NS] [--kubeconfig FILE] [--context NAME]` (the arguments
+ * after `__complete`) without loading the Kubernetes client, and resolves to true; resolves to
+ * false, having written nothing, when the arguments or the kubeconfig need the full CLI.
+ */
+export async function completeWithoutClient(
+  args: readonly string[],
+  io: { env: NodeJS.ProcessEnv; stdout: { write(text: string): unknown } },
+): Promise<boolean> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...args],
+      allowPositionals: true,
+      options: { namespace: { type: 'string', short: 'n' }, kubeconfig: { type: 'string' }, context: { type: 'string' } },
+    });
+  } catch {
+    return false;
+  }
+  if (parsed.positionals.length !== 1 || parsed.positionals[0] !== 'services') return false;
+  const { namespace = 'default', kubeconfig, context } = parsed.values;
+  const credentials = directCredentials({
+    env: io.env,
+    ...(kubeconfig === undefined ? {} : { kubeconfig }),
+    ...(context === undefined ? {} : { context }),
+  });
+  if (credentials === undefined) return false;
+  const list = (await directGetJson(
+    credentials,
+    `/api/v1/namespaces/${encodeURIComponent(namespace)}/services`,
+    DIRECT_TIMEOUT_MS,
+  )) as { items?: V1Service[] };
+  io.stdout.write(candidateLines(serviceCandidates(list.items ?? [])));
+  return true;
 }
 
 /** `service/NAME` for each Service in `namespace` that serviceCandidates keeps. */

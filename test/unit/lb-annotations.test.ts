@@ -49,6 +49,8 @@ describe('defaults (no annotations)', () => {
     timeoutMemberDataMs: 50000,
     listenerAllowedSubnets: [],
     nodeSelector: null,
+    approveChange: null,
+    announcedChanges: [],
   };
   test.each(Object.entries(expected))('%s', (name, value) => {
     expect(valuesOf({}).values[name as LbAnnotationName]).toEqual(value);

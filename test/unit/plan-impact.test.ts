@@ -185,6 +185,9 @@ const ANNOTATION_ROWS: { readonly [K in LbAnnotationName]: readonly Row[] } = {
       impact: 'no-members',
     },
   ],
+  // This tool's own annotations change nothing on the load balancer (the budget reads them).
+  approveChange: [{ change: (w) => (w.service.metadata!.annotations![LB_ANNOTATIONS.approveChange.key] = '0123456789'), actions: [], impact: 'none', typical: true }],
+  announcedChanges: [{ change: (w) => (w.service.metadata!.annotations![LB_ANNOTATIONS.announcedChanges.key] = '0123456789'), actions: [], impact: 'none', typical: true }],
 };
 
 describe('every annotation: actions, impact class, convergence', () => {
