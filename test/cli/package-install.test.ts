@@ -1,0 +1,155 @@
+// The published package, as a user gets it: `npm pack` of the built tree, `npm install -g` of
+// that tarball into a fresh prefix, and the installed command run from a directory outside the
+// repository against the test cluster and a simulator the installed package starts itself.
+// What it proves: the tarball holds what every subcommand needs (the bundles of dist/vendor, the
+// shipped folders, every `bin` entry), the install fetches only the runtime dependencies and
+// warns about nothing, and a Node older than 22 gets advice that works for an installed package.
+//
+// Sizes are printed (README, "Install"); the ceilings below fail a change that brings a bundled
+// package back as a runtime dependency (the install was 117 MB with @kubernetes/client-node).
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { accessSync, constants, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { TEST_TOKEN, type BinaryResult } from '../support/ccm.js';
+import { testKubeconfig } from '../support/kube.js';
+
+const repo = fileURLToPath(new URL('../..', import.meta.url));
+const manifest = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as {
+  name: string;
+  version: string;
+  bin: Record<string, string>;
+  dependencies: Record<string, string>;
+};
+const TARBALL_CEILING_BYTES = 2_500_000;
+const INSTALL_CEILING_BYTES = 15_000_000;
+
+/** npm and every `#!/usr/bin/env node` run on the Node of this test (24), not an older system Node. */
+const env = { ...process.env, PATH: [dirname(process.execPath), process.env.PATH].join(delimiter) };
+let work: string;
+let prefix: string;
+let tarball: string;
+let installLog: string;
+
+/** Apparent size of a file or a tree, in bytes (what `du -s --apparent-size -B1` prints). */
+function sizeOf(path: string): number {
+  return Number(execFileSync('du', ['-s', '--apparent-size', '-B1', path], { encoding: 'utf8' }).split('\t')[0]);
+}
+
+function npm(args: readonly string[], cwd: string): string {
+  const result = spawnSync('npm', [...args], { cwd, env, encoding: 'utf8', timeout: 120_000 });
+  if (result.status !== 0) throw new Error(`npm ${args.join(' ')} exited with ${result.status}:\n${result.stdout}\n${result.stderr}`);
+  return `${result.stdout}${result.stderr}`;
+}
+
+/** Runs an installed command from `work` (outside the repository) against the test cluster. */
+function runInstalled(command: string, args: readonly string[], extraEnv: NodeJS.ProcessEnv = {}, node = process.execPath): Promise<BinaryResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(node, [join(prefix, 'bin', command), ...args], {
+      cwd: work,
+      env: { PATH: env.PATH, HOME: work, KUBECONFIG: testKubeconfig(), CLOUDSCALE_API_TOKEN: TEST_TOKEN, ...extraEnv },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: 60_000,
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+beforeAll(() => {
+  if (!statSync(join(repo, 'dist', 'cli.js'), { throwIfNoEntry: false })) {
+    throw new Error('dist/cli.js is missing: run `npm run build` before this test (npm test does)');
+  }
+  work = mkdtempSync(join(tmpdir(), 'ccm-package-'));
+  prefix = join(work, 'prefix');
+  // The tree is built already (npm test builds it): packing without the prepack build packs it as is.
+  const packed = JSON.parse(npm(['pack', '--json', '--ignore-scripts', '--pack-destination', work, repo], work)) as { filename: string }[];
+  tarball = join(work, packed[0]!.filename);
+  // --loglevel=warn: the repository's .npmrc (loglevel=error) is not read outside it, but say so.
+  installLog = npm(['install', '-g', '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=warn', tarball], work);
+  console.log(
+    `package: tarball ${(sizeOf(tarball) / 1e6).toFixed(2)} MB, installed ${(sizeOf(prefix) / 1e6).toFixed(1)} MB ` +
+      `(${manifest.name}@${manifest.version}, ${process.version})`,
+  );
+}, 180_000);
+afterAll(() => {
+  if (work !== undefined) rmSync(work, { recursive: true, force: true });
+});
+
+describe('the packed and installed package', () => {
+  test('installs without a warning, only the runtime dependencies, within the size ceilings', () => {
+    expect(installLog).not.toMatch(/warn|ERR/i);
+    const installed = join(prefix, 'lib', 'node_modules', manifest.name);
+    const dependencies = readdirSync(join(installed, 'node_modules')).flatMap((entry) =>
+      entry.startsWith('@') ? readdirSync(join(installed, 'node_modules', entry)).map((name) => `${entry}/${name}`) : [entry],
+    );
+    expect(dependencies.filter((name) => !name.startsWith('.')).sort()).toEqual(Object.keys(manifest.dependencies).sort());
+    expect(sizeOf(tarball)).toBeLessThan(TARBALL_CEILING_BYTES);
+    expect(sizeOf(prefix)).toBeLessThan(INSTALL_CEILING_BYTES);
+  });
+
+  test('the tarball holds the built code, its bundles and the shipped folders, and no sources, tests or source maps', () => {
+    const files = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).trim().split('\n');
+    for (const expected of ['package/dist/cli.js', 'package/dist/vendor/client-node.js', 'package/dist/vendor/yaml.js', 'package/dist/vendor/ink.js']) {
+      expect(files).toContain(expected);
+    }
+    for (const folder of ['completions', 'deploy', 'examples']) expect(files.some((f) => f.startsWith(`package/${folder}/`)), folder).toBe(true);
+    expect(files.filter((f) => /^package\/(src|test|bench|scripts|helpers)\//.test(f) || f.endsWith('.map'))).toEqual([]);
+  });
+
+  test('every bin entry is installed as an executable command', () => {
+    for (const command of Object.keys(manifest.bin)) {
+      expect(() => accessSync(join(prefix, 'bin', command), constants.X_OK), command).not.toThrow();
+    }
+  });
+
+  test('--help and manifests run from a directory outside the repository', async () => {
+    const help = await runInstalled('cloudscale-ccm', ['--help']);
+    expect(help.code, help.stderr).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: cloudscale-ccm/);
+    const manifests = await runInstalled('cloudscale-ccm', ['manifests']);
+    expect(manifests.code, manifests.stderr).toBe(0);
+    expect(manifests.stdout).toContain('kind: CronJob');
+  });
+
+  test('sim serves the shipped seed, and plan reads the test cluster and that simulator', async () => {
+    const seed = join(prefix, 'lib', 'node_modules', manifest.name, 'examples', 'sim-seed.yaml');
+    const sim = spawn(process.execPath, [join(prefix, 'bin', 'cloudscale-ccm'), 'sim', '--seed', seed, '--token', TEST_TOKEN], {
+      cwd: work,
+      env: { PATH: env.PATH, HOME: work },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    try {
+      const first = (await createInterface({ input: sim.stdout })[Symbol.asyncIterator]().next()).value as string;
+      expect(first).toMatch(/^CLOUDSCALE_API_URL=http:\/\/127\.0\.0\.1:\d+$/);
+      const plan = await runInstalled('cloudscale-ccm', ['plan', '-o', 'json'], { CLOUDSCALE_API_URL: first.slice('CLOUDSCALE_API_URL='.length) });
+      expect(plan.code, plan.stderr).toBe(0);
+      expect(JSON.parse(plan.stdout)).toMatchObject({ apiVersion: 'cloudscale-ccm/v1', kind: 'Plan' });
+    } finally {
+      sim.kill('SIGTERM');
+      await once(sim, 'close');
+    }
+  });
+
+  // The machines of this project have Debian's Node 20 as /usr/bin/node; elsewhere there may be none.
+  const oldNode = ['/usr/bin/node', '/usr/local/bin/node'].find((path) => {
+    const version = spawnSync(path, ['--version'], { encoding: 'utf8' });
+    return version.status === 0 && Number(/^v(\d+)/.exec(version.stdout)?.[1]) < 22;
+  });
+  test.skipIf(oldNode === undefined)('on a Node older than 22 the installed command says how to run it with a newer one', async () => {
+    const result = await runInstalled('cloudscale-ccm', ['--help'], {}, oldNode);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^cloudscale-ccm needs Node\.js 22 or newer \(this is v\d+/);
+    // Not `npx cloudscale-ccm`, which works only in a checkout that installed the node dev dependency.
+    expect(result.stderr).toContain(`npx -y -p node@24 -- node ${join(prefix, 'lib', 'node_modules', manifest.name, 'bin', 'cloudscale-ccm.js')}`);
+    expect(result.stderr).not.toContain('npx cloudscale-ccm');
+  });
+});
