@@ -53,8 +53,14 @@ interface AnnotationSpec<T> extends Omit<AnnotationDefinition<T>, 'key' | 'parse
   readonly parse: (raw: string, context: AnnotationParseContext) => T;
 }
 
-function define<T>(name: string, spec: AnnotationSpec<T>): AnnotationDefinition<T> {
-  const key = `${ANNOTATION_PREFIX}${name}`;
+/**
+ * The prefix of this tool's own annotations, which the Go CCM does not have: a single DNS
+ * label, so none of them can collide with a `k8s.cloudscale.ch/` key.
+ */
+export const OWN_ANNOTATION_PREFIX = 'cloudscale-ccm/';
+
+function define<T>(name: string, spec: AnnotationSpec<T>, prefix: string = ANNOTATION_PREFIX): AnnotationDefinition<T> {
+  const key = `${prefix}${name}`;
   return {
     ...spec,
     key,
@@ -543,6 +549,32 @@ export const LB_ANNOTATIONS = {
       }
     },
   }),
+  approveChange: define(
+    'approve-change',
+    {
+      format: 'the id of a held change, as `plan` prints it (10 hex digits)',
+      default: null as string | null,
+      defaultText: '(none)',
+      impact: 'none',
+      writtenBy: 'user',
+      doc: 'Approves the change of this Service that the downtime budget (`--max-downtime`) holds back, if its id is this one: the next pass applies it. An id that no longer matches the pending change approves nothing (Warning `ApprovalMismatch`). See "Changes with downtime".',
+      parse: (raw) => (raw.trim() === '' ? null : raw.trim()),
+    },
+    OWN_ANNOTATION_PREFIX,
+  ),
+  announcedChanges: define(
+    'announced-changes',
+    {
+      format: 'held change ids, comma-separated',
+      default: [] as readonly string[],
+      defaultText: '(none)',
+      impact: 'none',
+      writtenBy: 'tool',
+      doc: 'Written by the tool: the held changes (and mismatched approvals) it has announced with a Warning Event, so each is announced once, not every pass.',
+      parse: (raw) => raw.split(',').map((id) => id.trim()).filter((id) => id !== ''),
+    },
+    OWN_ANNOTATION_PREFIX,
+  ),
 } as const;
 
 export type LbAnnotationName = keyof typeof LB_ANNOTATIONS;
