@@ -4,6 +4,7 @@
 import { LockHeldError, PartialFailureError, RefusedError } from '../core/errors.js';
 import { leaseInUse } from '../core/kube/lease.js';
 import { budgetLine } from '../core/cloudscale/request-counter.js';
+import { counted } from '../core/nodes/wording.js';
 import { plainYaml, resultDocument } from '../core/render/document.js';
 import type { CommandContext, OutputStream } from './context.js';
 import { initNodesCommand, type InitNodesResult } from './init-nodes.js';
@@ -113,7 +114,7 @@ export async function runCommand(options: RunOptions, ctx: CommandContext): Prom
   else ctx.stdout.write(`${summaryLine(report)}\n`);
   if (failures.length > 0) {
     throw new PartialFailureError(
-      `run: ${failures.length} failure(s)`,
+      `run: ${counted(failures.length, 'failure')}`,
       failures.map((f) => ({ object: f.object, error: new Error(f.message) })),
       report,
     );
@@ -153,7 +154,7 @@ function summaryLine(report: RunReport): string {
   return (
     `run: nodes ${s.nodesInitialized} initialized, ${s.nodesRefreshed} refreshed, ${s.nodesDeleted} deleted; ` +
     `load balancers ${s.loadBalancersCreated} created, ${s.loadBalancersUpdated} updated, ${s.loadBalancersDeleted} deleted; ` +
-    `${report.failures.length} failure(s); ${budgetLine(report.requests)}; ` +
+    `${counted(report.failures.length, 'failure')}; ${budgetLine(report.requests)}; ` +
     `${(report.durationMs / 1000).toFixed(1)} s`
   );
 }

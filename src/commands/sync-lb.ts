@@ -7,6 +7,7 @@ import { readLbPassSnapshot, type ServiceSelection } from '../core/apply/snapsho
 import { budgetLine, summarise, type RequestSummary } from '../core/cloudscale/request-counter.js';
 import { CcmError, InternalError, PartialFailureError, errorMessage } from '../core/errors.js';
 import type { PlannedAction } from '../core/lb/actions.js';
+import { counted } from '../core/nodes/wording.js';
 import { sharedClusterIdWarning, sharingClusterId } from '../core/lb/cluster-identity.js';
 import { plainYaml, resultDocument } from '../core/render/document.js';
 import { createPassReporter, reporterMode } from '../core/render/progress.js';
@@ -155,7 +156,7 @@ async function syncLbPass(names: readonly ServiceName[], options: SyncLbOptions,
   if (failures.length > 0) {
     const failed = new Set(failures.map((f) => f.object)).size;
     throw new PartialFailureError(
-      `${failed} of ${report.services.length} Service(s) failed to sync`,
+      `${failed} of ${counted(report.services.length, 'Service')} failed to sync`,
       failures,
       report,
     );
@@ -206,7 +207,7 @@ function serviceLabel(plan: { service: { namespace: string; name: string } }): s
 function summaryLine(report: SyncLbReport): string {
   const count = (status: ServiceOutcome['status']) => report.services.filter((s) => s.status === status).length;
   return (
-    `sync-lb: ${report.services.length} Service(s): ${count('changed')} changed, ${count('unchanged')} in sync, ` +
+    `sync-lb: ${counted(report.services.length, 'Service')}: ${count('changed')} changed, ${count('unchanged')} in sync, ` +
     `${count('failed')} failed; ${budgetLine(report.requests)} in ${(report.durationMs / 1000).toFixed(1)} s`
   );
 }

@@ -23,6 +23,8 @@ function underPseudoTerminal(args: string[], env: NodeJS.ProcessEnv): Promise<st
   });
 }
 
+const SIX = ['web', 'web2', 'web3', 'web4', 'web5', 'web6'];
+
 describe('progress view of sync-lb', () => {
   let harness: Harness;
   const namespace = uniqueName('tty');
@@ -41,6 +43,10 @@ servers:
     await createNode(`${prefix}-1`, { ready: true });
     await createLoadBalancerService(namespace, 'one');
     await createLoadBalancerService(namespace, 'two');
+    // Six Services; the first by name has four ports, so it finishes last, after the others.
+    const ports = [80, 81, 82, 83].map((port) => ({ name: `p${port}`, protocol: 'TCP', port, targetPort: 8080 }));
+    await createLoadBalancerService(namespace, 'web', { ports });
+    for (const name of SIX.slice(1)) await createLoadBalancerService(namespace, name);
   });
   afterAll(async () => {
     await deleteCreatedObjects();
@@ -48,14 +54,32 @@ servers:
   });
 
   const env = () => ({ KUBECONFIG: testKubeconfig(), CLOUDSCALE_API_URL: harness.sim.url, CLOUDSCALE_API_TOKEN: TEST_TOKEN });
-  const args = (name: string) => ['sync-lb', '-n', namespace, `service/${name}`, '--cluster-id', harness.clusterId, '--settle-seconds', '0', '--poll-seconds', '0.05'];
+  const args = (...names: string[]) => ['sync-lb', '-n', namespace, ...names.map((name) => `service/${name}`), '--cluster-id', harness.clusterId, '--settle-seconds', '0', '--poll-seconds', '0.05'];
 
   it('draws a live view in a terminal: colours, cursor control, the waiting step, then the result', async () => {
     const out = await underPseudoTerminal(args('one'), env());
     expect(out).toMatch(/\u001b\[/);
     expect(out).toContain(`service/${namespace}/one: 2/8 waiting for k8s-service`);
     expect(out).toMatch(new RegExp(`✓ service/${namespace}/one: done, 8 actions in \\d+\\.\\d s`));
-    expect(out).toContain('sync-lb: 1 Service(s): 1 changed, 0 in sync, 0 failed');
+    expect(out).toContain('sync-lb: 1 Service: 1 changed, 0 in sync, 0 failed');
+  });
+
+  it('ends with one line per Service, each named once, as the pass executed them', async () => {
+    const out = await underPseudoTerminal(args(...SIX), env());
+    const finished = [...out.matchAll(new RegExp(`✓ service/${namespace}/(\\w+): done, (\\d+) actions`, 'g'))].map((m) => `${m[1]} ${m[2]}`);
+    // web: 4 pools with their member, monitor and listener; the others one of each (8 actions).
+    expect(finished.sort()).toEqual(['web 20', 'web2 8', 'web3 8', 'web4 8', 'web5 8', 'web6 8']);
+    expect(out).toContain('sync-lb: 6 Services: 6 changed, 0 in sync, 0 failed');
+  });
+
+  it('a pass with nothing to do, and a plan, print their text without terminal control codes', async () => {
+    await underPseudoTerminal(args('one'), env());
+    const inSync = await underPseudoTerminal([...args('one'), '--no-color'], env());
+    expect(JSON.stringify(inSync)).toBe(JSON.stringify(inSync.replace(/\u001b/g, '')));
+    expect(inSync).toMatch(new RegExp(`^service/${namespace}/one: in sync\r?\nsync-lb: 1 Service: 0 changed, 1 in sync, 0 failed`));
+    const plan = await underPseudoTerminal(['plan', '-n', namespace, 'service/one', '--cluster-id', harness.clusterId, '--no-color'], env());
+    expect(JSON.stringify(plan)).toBe(JSON.stringify(plan.replace(/\u001b/g, '')));
+    expect(plan).toMatch(/^Unchanged: /);
   });
 
   it('prints plain lines without escape codes when stdout is not a terminal', async () => {

@@ -60,7 +60,7 @@ describe('sync-lb in a 429 storm', () => {
     const throttled = answered.filter((r) => r.status === 429).length;
     expect(throttled).toBeGreaterThan(SERVICES);
     // The budget line counts the 429s the simulator sent (the CLI is its only client meanwhile).
-    expect(output).toContain(`sync-lb: ${SERVICES} Service(s): ${SERVICES} changed, 0 in sync, 0 failed; `);
+    expect(output).toContain(`sync-lb: ${SERVICES} Services: ${SERVICES} changed, 0 in sync, 0 failed; `);
     expect(output).toMatch(new RegExp(`API requests \\(\\d+ writes; ${throttled} answered 429, \\d+ s waited\\)`));
 
     const lbs = await harness.cloud.loadBalancers.list();

@@ -78,7 +78,7 @@ describe('sync-lb: failures', () => {
       const names = [...bad.keys(), 'good'];
 
       const { error, simWrites, ctx, report } = await passFails(harness, names, pass);
-      expect(error.message).toContain(`${cases.length} of ${names.length} Service(s) failed`);
+      expect(error.message).toContain(`${cases.length} of ${names.length} Services failed`);
 
       // The only cloud writes are the good Service's load balancer.
       const goodLb = await theLb(harness, good);

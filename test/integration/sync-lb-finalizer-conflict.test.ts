@@ -107,7 +107,7 @@ describe('sync-lb: a finalizer write that conflicts with another writer', () => 
     expect(error).toBeInstanceOf(PartialFailureError);
     expect(failuresOf(error as PartialFailureError, namespace, name)).toEqual([
       expect.stringMatching(
-        new RegExp(`add-finalizer service .*label-storm finalizer: .*another writer changed the Service between each of ${FINALIZER_ATTEMPTS} reads and the write that followed it \\(409 Conflict: .*the object has been modified`),
+        new RegExp(`add-finalizer finalizer service.kubernetes.io/load-balancer-cleanup: .*another writer changed the Service between each of ${FINALIZER_ATTEMPTS} reads and the write that followed it \\(409 Conflict: .*the object has been modified`),
       ),
     ]);
     expect(((error as PartialFailureError).failures[0]!.error as CcmError).hint).toContain('the next pass tries again');

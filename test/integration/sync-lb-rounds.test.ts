@@ -48,7 +48,7 @@ servers:
     expect(report.services[0]!.status).toBe('changed');
     expect(report.services[0]!.actions.filter((a) => a.kind === 'create-listener')).toHaveLength(2);
     expect((await harness.cloud.listeners.list()).map((l) => l.name)).toEqual(['tcp/80']);
-    expect(ctx.out()).toContain('the state read back still differs: 1 more action(s)');
+    expect(ctx.out()).toContain('the state read back still differs: 1 more action');
   });
 
   it(`fails after ${MAX_ROUNDS} rounds when the state keeps changing, naming what still differs`, async () => {

@@ -104,13 +104,13 @@ const ANNOTATION_ROWS: { readonly [K in LbAnnotationName]: readonly Row[] } = {
   uuid: [
     {
       change: { 'loadbalancer-uuid': null },
-      actions: ['write-annotations service shop/web annotations [none]'],
+      actions: ['write-annotations annotations [none]'],
       impact: 'none',
       typical: true,
     },
   ],
   configVersion: [
-    { change: { 'loadbalancer-config-version': '0' }, actions: ['write-annotations service shop/web annotations [none]'], impact: 'none', typical: true },
+    { change: { 'loadbalancer-config-version': '0' }, actions: ['write-annotations annotations [none]'], impact: 'none', typical: true },
   ],
   name: [{ change: { 'loadbalancer-name': 'shop-web' }, actions: ['rename-lb load balancer k8s-service-uid-web [none]'], impact: 'none', typical: true }],
   flavor: [{ change: { 'loadbalancer-flavor': 'lb-large' }, actions: ['refuse load balancer k8s-service-uid-web [refused]'], impact: 'refused', typical: true }],
@@ -130,8 +130,8 @@ const ANNOTATION_ROWS: { readonly [K in LbAnnotationName]: readonly Row[] } = {
   ],
   poolAlgorithm: [{ change: { 'loadbalancer-pool-algorithm': 'least_connections' }, actions: swapPool(), impact: 'pool-swap', typical: true }],
   poolProtocol: [{ change: { 'loadbalancer-pool-protocol': 'proxyv2' }, actions: swapPool(), impact: 'pool-swap', typical: true }],
-  forceHostname: [{ change: { 'loadbalancer-force-hostname': 'lb.example.com' }, actions: ['write-status service shop/web status [none]'], impact: 'none', typical: true }],
-  ipMode: [{ change: { 'loadbalancer-ip-mode': 'VIP' }, actions: ['write-status service shop/web status [none]'], impact: 'none', typical: true }],
+  forceHostname: [{ change: { 'loadbalancer-force-hostname': 'lb.example.com' }, actions: ['write-status status.loadBalancer [none]'], impact: 'none', typical: true }],
+  ipMode: [{ change: { 'loadbalancer-ip-mode': 'VIP' }, actions: ['write-status status.loadBalancer [none]'], impact: 'none', typical: true }],
   healthMonitorDelayS: [{ change: { 'loadbalancer-health-monitor-delay-s': '7' }, actions: [`update-monitor ${MONITOR} [minimal]`], impact: 'minimal', typical: true }],
   healthMonitorTimeoutS: [{ change: { 'loadbalancer-health-monitor-timeout-s': '2' }, actions: [`update-monitor ${MONITOR} [minimal]`], impact: 'minimal', typical: true }],
   healthMonitorUpThreshold: [{ change: { 'loadbalancer-health-monitor-up-threshold': '4' }, actions: [`update-monitor ${MONITOR} [minimal]`], impact: 'minimal', typical: true }],
@@ -272,7 +272,7 @@ const SPEC_ROWS: readonly (readonly [string, Row])[] = [
     'type LoadBalancer → NodePort: the load balancer is deleted',
     {
       change: (w) => (w.service.spec!.type = 'NodePort'),
-      actions: ['delete-lb load balancer k8s-service-uid-web [lb-deletion]', 'write-status service shop/web status [none]', 'remove-finalizer service shop/web finalizer [none]'],
+      actions: ['delete-lb load balancer k8s-service-uid-web [lb-deletion]', 'write-status status.loadBalancer [none]', 'remove-finalizer finalizer service.kubernetes.io/load-balancer-cleanup [none]'],
       impact: 'lb-deletion',
     },
   ],

@@ -51,7 +51,7 @@ describe('live view (ink)', () => {
     const create = action('create-pool', 'pool tcp/http');
     const inFlight = run([['service/a/web', { type: 'start', action: create, index: 1 }, 0]]);
     const view = render(<PassProgressView progress={inFlight} now={at(1200)} color={false} />);
-    expect(view.lastFrame()).toBe('› service/a/web: 0/2 create-pool pool tcp/http (1.2 s)\n1 Service(s) queued');
+    expect(view.lastFrame()).toBe('› service/a/web: 0/2 create-pool pool tcp/http (1.2 s)\n1 Service queued');
     const finished = run([
       ['service/a/web', { finished: 'changed' }, 2000],
       ['service/a/api', { finished: 'unchanged' }, 2100],
@@ -59,6 +59,36 @@ describe('live view (ink)', () => {
     view.rerender(<PassProgressView progress={finished} now={at(3000)} color={false} />);
     expect(view.frames.join('\n')).toContain('✓ service/a/web: done, 0 actions in 0.0 s');
     expect(view.frames.join('\n')).toContain('= service/a/api: in sync');
+    view.unmount();
+  });
+
+  it('prints each finished Service once, in the order they finished, whatever their order in the pass', () => {
+    const names = ['web', 'web2', 'web3', 'web4', 'web5', 'web6'].map((n) => `service/a/${n}`);
+    let state = initialProgress(names.map((service) => ({ service, total: 1 })));
+    for (const service of names) state = progressReducer(state, { type: 'executor', service, event: { type: 'start', action: action('create-lb', 'load balancer x'), index: 0 }, at: at(0) });
+    const view = render(<PassProgressView progress={state} now={at(0)} color={false} />);
+    const order = [2, 0, 4, 1, 5, 3].map((i) => names[i]!);
+    for (const [i, service] of order.entries()) {
+      state = progressReducer(state, { type: 'finished', service, status: 'changed', message: null, at: at(1000 + i) });
+      view.rerender(<PassProgressView progress={state} now={at(2000)} color={false} />);
+    }
+    const lines = view.lastFrame()!.split('\n').filter((l) => l.startsWith('✓'));
+    expect(lines.map((l) => l.slice(2, l.indexOf(':')))).toEqual(order);
+    view.unmount();
+  });
+
+  it('a Service given another round gets a second line when it finishes again; the earlier lines stay as they were', () => {
+    let state = initialProgress([{ service: 'service/a/web', total: 1 }, { service: 'service/a/api', total: 1 }]);
+    const view = render(<PassProgressView progress={state} now={at(0)} color={false} />);
+    const step = (event: Parameters<typeof progressReducer>[1]) => {
+      state = progressReducer(state, event);
+      view.rerender(<PassProgressView progress={state} now={at(5000)} color={false} />);
+    };
+    step({ type: 'finished', service: 'service/a/web', status: 'changed', message: null, at: at(1000) });
+    step({ type: 'requeued', service: 'service/a/web', total: 2, at: at(1100) });
+    step({ type: 'finished', service: 'service/a/api', status: 'unchanged', message: null, at: at(1200) });
+    step({ type: 'finished', service: 'service/a/web', status: 'failed', message: 'boom', at: at(1300) });
+    expect(view.lastFrame()!.split('\n').filter((l) => l !== '')).toEqual(['✓ service/a/web: done, 0 actions in 0.0 s', '= service/a/api: in sync', '✗ service/a/web: failed after 0/2: boom']);
     view.unmount();
   });
 });

@@ -21,6 +21,12 @@ export interface ServiceProgress {
 
 export interface PassProgress {
   readonly services: readonly ServiceProgress[];
+  /**
+   * Every Service that finished, as it was then, in the order they finished. Append-only: the
+   * live view prints each entry once, as a permanent line, when it is appended (a Service given
+   * another round and finished again is appended again, with its new total).
+   */
+  readonly finished: readonly ServiceProgress[];
 }
 
 export function initialProgress(plans: readonly { service: string; total: number }[]): PassProgress {
@@ -35,6 +41,7 @@ export function initialProgress(plans: readonly { service: string; total: number
       endedAt: null,
       message: null,
     })),
+    finished: [],
   };
 }
 
@@ -51,9 +58,10 @@ export type ProgressEvent =
     };
 
 export function progressReducer(state: PassProgress, event: ProgressEvent): PassProgress {
-  return {
-    services: state.services.map((s) => (s.service === event.service ? applyTo(s, event) : s)),
-  };
+  const services = state.services.map((s) => (s.service === event.service ? applyTo(s, event) : s));
+  if (event.type !== 'finished') return { services, finished: state.finished };
+  const now = services.find((s) => s.service === event.service);
+  return { services, finished: now === undefined ? state.finished : [...state.finished, now] };
 }
 
 function applyTo(s: ServiceProgress, event: ProgressEvent): ServiceProgress {

@@ -1,6 +1,7 @@
 // The live progress view of a load-balancer pass in a terminal (ink): finished Services scroll
 // up as permanent lines, the ones in flight stay at the bottom with what they are doing.
 import { Box, Static, Text } from 'ink';
+import { counted } from '../nodes/wording.js';
 import { describeProgress, type PassProgress, type ServiceProgress } from './progress-model.js';
 
 const SYMBOL: { readonly [K in ServiceProgress['status']]: string } = {
@@ -21,19 +22,17 @@ const COLOR: { readonly [K in ServiceProgress['status']]: string | undefined } =
   failed: 'red',
 };
 
-const finished = (s: ServiceProgress) => s.status === 'changed' || s.status === 'unchanged' || s.status === 'failed';
-
 /** `color` false (--no-color, NO_COLOR): the same view without colour codes. */
 export function PassProgressView(props: { progress: PassProgress; now: number; color: boolean }) {
   const colorOf = (s: ServiceProgress) => (props.color ? COLOR[s.status] : undefined);
-  const done = props.progress.services.filter(finished);
   const active = props.progress.services.filter((s) => s.status === 'running' || s.status === 'waiting');
   const pending = props.progress.services.filter((s) => s.status === 'pending').length;
   return (
     <Box flexDirection="column">
-      <Static items={done}>
-        {(s) => (
-          <Text key={s.service} color={colorOf(s)}>
+      {/* Static prints the items appended since its last frame, by position: the list must only grow. */}
+      <Static items={[...props.progress.finished]}>
+        {(s, index) => (
+          <Text key={index} color={colorOf(s)}>
             {SYMBOL[s.status]} {describeProgress(s, props.now)}
           </Text>
         )}
@@ -43,7 +42,7 @@ export function PassProgressView(props: { progress: PassProgress; now: number; c
           {SYMBOL[s.status]} {describeProgress(s, props.now)}
         </Text>
       ))}
-      {pending > 0 ? <Text color={props.color ? 'gray' : undefined}>{pending} Service(s) queued</Text> : null}
+      {pending > 0 ? <Text color={props.color ? 'gray' : undefined}>{counted(pending, 'Service')} queued</Text> : null}
     </Box>
   );
 }

@@ -2,6 +2,7 @@
 // CronJob's log), nothing with -o json/yaml (the document at the end says it all).
 import type { ExecutorEvent } from '../apply/lb-executor.js';
 import type { LiveView } from './progress-live.js';
+import { counted } from '../nodes/wording.js';
 import { escapeUnprintable } from './untrusted.js';
 import { describeProgress, initialProgress, progressReducer, type PassProgress, type ProgressEvent } from './progress-model.js';
 
@@ -26,7 +27,10 @@ export function createPassReporter(
   stream: { write(text: string): unknown },
   options: { mode: ReporterMode; color: boolean; now?: () => number },
 ): PassReporter {
-  const { mode, color } = options;
+  const { color } = options;
+  // A pass with nothing to do has nothing to animate: its lines are printed plainly, so a
+  // terminal gets no cursor or synchronised-output codes around them.
+  const mode = options.mode === 'live' && !plans.some((p) => p.total > 0) ? 'lines' : options.mode;
   const now = options.now ?? Date.now;
   let state: PassProgress = initialProgress(plans);
   const apply = (event: ProgressEvent) => {
@@ -54,7 +58,7 @@ export function createPassReporter(
       },
       onRequeued(service, total) {
         apply({ type: 'requeued', service, total, at: now() });
-        writeLine(`${service}: the state read back still differs: ${total} more action(s)`);
+        writeLine(`${service}: the state read back still differs: ${counted(total, 'more action')}`);
       },
       close: async () => {},
     };
