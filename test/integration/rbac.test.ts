@@ -12,33 +12,24 @@
 // a Node) or for named arguments, which one pass does not provoke.
 import {
   ApiException,
-  AuthorizationV1Api,
-  CoordinationV1Api,
-  CoreV1Api,
-  KubeConfig,
   KubernetesObjectApi,
   PatchStrategy,
   RbacAuthorizationV1Api,
-  setHeaderOptions,
   type KubernetesObject,
   type V1PolicyRule,
-  type V1ResourceAttributes,
 } from '@kubernetes/client-node';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { runCommand } from '../../src/commands/run.js';
-import { connectKube, type KubeConnection } from '../../src/core/kube/connection.js';
 import { namespaceUid } from '../../src/core/kube/cluster.js';
 import {
   buildManifests,
-  CCM_LEASE_NAME,
   CCM_NAME,
   CCM_NAMESPACE,
   CLUSTER_RULES,
   DEFAULT_SCHEDULE,
-  GO_CCM_LEASE_NAME,
   KUBE_SYSTEM_RULES,
   renderTokenSecretTemplate,
   buildTokenSecretTemplate,
@@ -50,237 +41,46 @@ import {
   createNode,
   deleteCreatedObjects,
   testConnection,
-  testKubeconfig,
   uniqueName,
   UNINITIALIZED_TAINT_KEY,
 } from '../support/kube.js';
 import { eventsOf, lbSeed, serverName } from '../support/lb-scenarios.js';
+import {
+  adminConfig,
+  allowed,
+  clientsWithToken,
+  connectionWithToken,
+  deleteLeaseIfUnchanged,
+  describeAttributes,
+  ensureLeaseExists,
+  eventually,
+  NOT_GRANTED,
+  outcomeOf,
+  REQUIRED_STEPS,
+  tokenFor,
+} from '../support/rbac.js';
 
-/** A name no object of the test cluster has: writes to it end in 404 after authorization. */
-const PROBE = 'rbac-probe-does-not-exist';
 const FIELD_MANAGER = 'cloudscale-ccm-rbac-test';
-const mergePatch = () => setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
-
-interface Clients {
-  core: CoreV1Api;
-  coordination: CoordinationV1Api;
-}
-
-interface Step {
-  /** What the tool does, in its words. */
-  readonly name: string;
-  readonly attributes: V1ResourceAttributes;
-  /** The request the tool sends for this step; must not change anything (dry run or read). */
-  readonly call: (clients: Clients) => Promise<unknown>;
-}
-
-/**
- * Every Kubernetes request `run` (init-nodes + sync-lb under the Lease) makes, as the
- * RBAC sees it. Keep it in step with src/core/kube/: a new request kind needs a row here and
- * perhaps a rule in src/core/deploy/manifests.ts.
- */
-const REQUIRED_STEPS: readonly Step[] = [
-  {
-    name: 'init-nodes: list Nodes',
-    attributes: { verb: 'list', resource: 'nodes' },
-    call: ({ core }) => core.listNode({ limit: 1 }),
-  },
-  {
-    name: 'init-nodes: re-read a Node after a conflict',
-    attributes: { verb: 'get', resource: 'nodes', name: PROBE },
-    call: ({ core }) => core.readNode({ name: PROBE }),
-  },
-  {
-    name: 'init-nodes: patch providerID, labels and taints',
-    attributes: { verb: 'patch', resource: 'nodes', name: PROBE },
-    call: ({ core }) =>
-      core.patchNode({ name: PROBE, body: { spec: { providerID: 'cloudscale://probe' } }, dryRun: 'All' }, mergePatch()),
-  },
-  {
-    name: 'init-nodes: patch node addresses',
-    attributes: { verb: 'patch', resource: 'nodes', subresource: 'status', name: PROBE },
-    call: ({ core }) =>
-      core.patchNodeStatus(
-        { name: PROBE, body: { status: { addresses: [{ type: 'InternalIP', address: '10.0.0.1' }] } }, dryRun: 'All' },
-        mergePatch(),
-      ),
-  },
-  {
-    name: 'node lifecycle: delete a Node whose server is gone',
-    attributes: { verb: 'delete', resource: 'nodes', name: PROBE },
-    call: ({ core }) => core.deleteNode({ name: PROBE, dryRun: 'All' }),
-  },
-  {
-    name: 'sync-lb: list Services in all namespaces',
-    attributes: { verb: 'list', resource: 'services' },
-    call: ({ core }) => core.listServiceForAllNamespaces({ limit: 1 }),
-  },
-  {
-    name: 'sync-lb: read a named Service',
-    attributes: { verb: 'get', resource: 'services', namespace: 'default', name: PROBE },
-    call: ({ core }) => core.readNamespacedService({ namespace: 'default', name: PROBE }),
-  },
-  {
-    name: 'sync-lb: patch annotations and the finalizer',
-    attributes: { verb: 'patch', resource: 'services', namespace: 'default', name: PROBE },
-    call: ({ core }) =>
-      core.patchNamespacedService(
-        { namespace: 'default', name: PROBE, body: { metadata: { annotations: { probe: 'x' } } }, dryRun: 'All' },
-        mergePatch(),
-      ),
-  },
-  {
-    name: 'sync-lb: patch status.loadBalancer',
-    attributes: { verb: 'patch', resource: 'services', subresource: 'status', namespace: 'default', name: PROBE },
-    call: ({ core }) =>
-      core.patchNamespacedServiceStatus(
-        { namespace: 'default', name: PROBE, body: { status: { loadBalancer: { ingress: [{ ip: '192.0.2.1' }] } } }, dryRun: 'All' },
-        mergePatch(),
-      ),
-  },
-  {
-    name: 'sync-lb and init-nodes: record an Event',
-    attributes: { verb: 'create', resource: 'events', namespace: 'default' },
-    call: ({ core }) =>
-      core.createNamespacedEvent({
-        namespace: 'default',
-        dryRun: 'All',
-        body: {
-          metadata: { generateName: `${PROBE}.` },
-          involvedObject: { apiVersion: 'v1', kind: 'Service', namespace: 'default', name: PROBE },
-          reason: 'RbacProbe',
-          message: 'RBAC test',
-          type: 'Normal',
-          source: { component: 'cloudscale-ccm' },
-        },
-      }),
-  },
-  {
-    name: 'sync-lb and init-nodes: read an Event recorded before (the same event again)',
-    attributes: { verb: 'get', resource: 'events', namespace: 'default', name: PROBE },
-    call: ({ core }) => core.readNamespacedEvent({ namespace: 'default', name: PROBE }),
-  },
-  {
-    name: 'sync-lb and init-nodes: count a repeated Event',
-    attributes: { verb: 'patch', resource: 'events', namespace: 'default', name: PROBE },
-    call: ({ core }) =>
-      core.patchNamespacedEvent({ namespace: 'default', name: PROBE, body: { count: 2 }, dryRun: 'All' }, mergePatch()),
-  },
-  {
-    name: 'cluster identity: read namespace kube-system',
-    attributes: { verb: 'get', resource: 'namespaces', name: CCM_NAMESPACE },
-    call: ({ core }) => core.readNamespace({ name: CCM_NAMESPACE }),
-  },
-  {
-    name: 'run: create the Lease',
-    attributes: { verb: 'create', group: 'coordination.k8s.io', resource: 'leases', namespace: CCM_NAMESPACE },
-    call: ({ coordination }) =>
-      coordination.createNamespacedLease({
-        namespace: CCM_NAMESPACE,
-        dryRun: 'All',
-        body: { metadata: { name: CCM_LEASE_NAME }, spec: { holderIdentity: 'rbac-test', leaseDurationSeconds: 60 } },
-      }),
-  },
-  {
-    name: 'run: read the Lease',
-    attributes: { verb: 'get', group: 'coordination.k8s.io', resource: 'leases', namespace: CCM_NAMESPACE, name: CCM_LEASE_NAME },
-    call: ({ coordination }) => coordination.readNamespacedLease({ namespace: CCM_NAMESPACE, name: CCM_LEASE_NAME }),
-  },
-  {
-    name: 'run: renew and release the Lease',
-    attributes: { verb: 'update', group: 'coordination.k8s.io', resource: 'leases', namespace: CCM_NAMESPACE, name: CCM_LEASE_NAME },
-    call: ({ coordination }) =>
-      coordination.replaceNamespacedLease({
-        namespace: CCM_NAMESPACE,
-        name: CCM_LEASE_NAME,
-        dryRun: 'All',
-        // The Lease exists (ensureLeaseExists); this resourceVersion is stale: 409, never written.
-        body: { metadata: { name: CCM_LEASE_NAME, resourceVersion: '1' }, spec: { holderIdentity: '' } },
-      }),
-  },
-  {
-    name: 'run: check whether the Go CCM holds its Lease',
-    attributes: { verb: 'get', group: 'coordination.k8s.io', resource: 'leases', namespace: CCM_NAMESPACE, name: GO_CCM_LEASE_NAME },
-    call: ({ coordination }) => coordination.readNamespacedLease({ namespace: CCM_NAMESPACE, name: GO_CCM_LEASE_NAME }),
-  },
-];
-
-/** Requests the role must refuse: the token, other Leases and namespaces, verbs it never needs. */
-const NOT_GRANTED: readonly V1ResourceAttributes[] = [
-  { verb: 'get', resource: 'secrets', namespace: CCM_NAMESPACE, name: 'cloudscale' },
-  { verb: 'list', resource: 'secrets', namespace: CCM_NAMESPACE },
-  { verb: 'get', group: 'coordination.k8s.io', resource: 'leases', namespace: CCM_NAMESPACE, name: 'kube-scheduler' },
-  { verb: 'update', group: 'coordination.k8s.io', resource: 'leases', namespace: CCM_NAMESPACE, name: GO_CCM_LEASE_NAME },
-  { verb: 'delete', group: 'coordination.k8s.io', resource: 'leases', namespace: CCM_NAMESPACE, name: CCM_LEASE_NAME },
-  { verb: 'list', group: 'coordination.k8s.io', resource: 'leases', namespace: CCM_NAMESPACE },
-  { verb: 'create', group: 'coordination.k8s.io', resource: 'leases', namespace: 'default' },
-  { verb: 'get', resource: 'namespaces', name: 'default' },
-  { verb: 'list', resource: 'namespaces' },
-  { verb: 'create', resource: 'nodes' },
-  { verb: 'update', resource: 'nodes', name: PROBE },
-  { verb: 'watch', resource: 'nodes' },
-  { verb: 'update', resource: 'services', namespace: 'default', name: PROBE },
-  { verb: 'delete', resource: 'services', namespace: 'default', name: PROBE },
-  { verb: 'create', resource: 'services', namespace: 'default' },
-  { verb: 'watch', resource: 'services' },
-  { verb: 'get', resource: 'configmaps', namespace: CCM_NAMESPACE, name: 'kube-root-ca.crt' },
-  { verb: 'create', resource: 'pods', namespace: CCM_NAMESPACE },
-];
-
-const admin = new KubeConfig();
-let adminCore: CoreV1Api;
 let adminObjects: KubernetesObjectApi;
 const created: KubernetesObject[] = [];
+let createdLeaseVersion: string | undefined;
 
 beforeAll(async () => {
-  admin.loadFromFile(testKubeconfig());
-  adminCore = admin.makeApiClient(CoreV1Api);
-  adminObjects = KubernetesObjectApi.makeApiClient(admin);
-  await ensureLeaseExists();
+  adminObjects = KubernetesObjectApi.makeApiClient(adminConfig());
+  createdLeaseVersion = await ensureLeaseExists();
 });
 
 const scratch = mkdtempSync(join(tmpdir(), 'ccm-rbac-'));
 
 afterAll(async () => {
   rmSync(scratch, { recursive: true, force: true });
-  if (createdLeaseVersion !== undefined) {
-    // Deleted only while nobody took it since (the precondition fails otherwise).
-    await admin
-      .makeApiClient(CoordinationV1Api)
-      .deleteNamespacedLease({
-        namespace: CCM_NAMESPACE,
-        name: CCM_LEASE_NAME,
-        body: { preconditions: { resourceVersion: createdLeaseVersion } },
-      })
-      .catch((error: unknown) => {
-        if (!(error instanceof ApiException && (error.code === 404 || error.code === 409))) throw error;
-      });
-  }
+  await deleteLeaseIfUnchanged(createdLeaseVersion);
   for (const object of created.reverse()) {
     await adminObjects.delete(object).catch((error: unknown) => {
       if (!(error instanceof ApiException && error.code === 404)) throw error;
     });
   }
 });
-
-let createdLeaseVersion: string | undefined;
-
-/**
- * `run` renews a Lease that exists, and a PUT to a missing Lease is authorized as a create.
- * So the renew step needs the Lease to exist: created here without a holder (the state of a
- * released Lease) unless a run of another test holds it already.
- */
-async function ensureLeaseExists(): Promise<void> {
-  try {
-    const lease = await admin.makeApiClient(CoordinationV1Api).createNamespacedLease({
-      namespace: CCM_NAMESPACE,
-      body: { metadata: { name: CCM_LEASE_NAME } },
-    });
-    createdLeaseVersion = lease.metadata?.resourceVersion;
-  } catch (error) {
-    if (!(error instanceof ApiException && error.code === 409)) throw error;
-  }
-}
 
 /** Server-side apply as the test's field manager; remembered for deletion if it is new. */
 async function apply(object: KubernetesObject): Promise<void> {
@@ -293,81 +93,6 @@ async function apply(object: KubernetesObject): Promise<void> {
   );
   await adminObjects.patch(object, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply);
   if (!existed) created.push(object);
-}
-
-async function tokenFor(serviceAccount: string): Promise<string> {
-  const request = await adminCore.createNamespacedServiceAccountToken({
-    namespace: CCM_NAMESPACE,
-    name: serviceAccount,
-    body: { spec: { audiences: [], expirationSeconds: 600 } },
-  });
-  const token = request.status?.token;
-  if (token === undefined) throw new Error(`TokenRequest for ${serviceAccount} returned no token`);
-  return token;
-}
-
-/** API clients authenticated as the ServiceAccount, against the same API server. */
-function clientsWithToken(token: string): Clients & { authorization: AuthorizationV1Api } {
-  const cluster = admin.getCurrentCluster();
-  if (cluster === null) throw new Error('the test kubeconfig has no current cluster');
-  const config = new KubeConfig();
-  config.loadFromOptions({
-    clusters: [cluster],
-    users: [{ name: 'service-account', token }],
-    contexts: [{ name: 'service-account', cluster: cluster.name, user: 'service-account' }],
-    currentContext: 'service-account',
-  });
-  return {
-    core: config.makeApiClient(CoreV1Api),
-    coordination: config.makeApiClient(CoordinationV1Api),
-    authorization: config.makeApiClient(AuthorizationV1Api),
-  };
-}
-
-/** A KubeConnection as `run` builds it, from a kubeconfig holding only the token. */
-function connectionWithToken(token: string): KubeConnection {
-  const cluster = admin.getCurrentCluster();
-  if (cluster === null) throw new Error('the test kubeconfig has no current cluster');
-  const file = join(scratch, `kubeconfig-${Math.random().toString(36).slice(2)}`);
-  const kubeconfig = {
-    apiVersion: 'v1',
-    kind: 'Config',
-    clusters: [{ name: 'test', cluster: { server: cluster.server, 'certificate-authority': cluster.caFile } }],
-    users: [{ name: 'service-account', user: { token } }],
-    contexts: [{ name: 'test', context: { cluster: 'test', user: 'service-account' } }],
-    'current-context': 'test',
-  };
-  writeFileSync(file, JSON.stringify(kubeconfig), { mode: 0o600 });
-  return connectKube({ kubeconfig: file });
-}
-
-async function allowed(authorization: AuthorizationV1Api, attributes: V1ResourceAttributes): Promise<boolean> {
-  const review = await authorization.createSelfSubjectAccessReview({ body: { spec: { resourceAttributes: attributes } } });
-  return review.status?.allowed === true;
-}
-
-/**
- * 'allowed' when the request got past authorization: it succeeded, or was answered 404 (the
- * probe object does not exist) or 409 (exists already / changed). 'forbidden' on 403.
- */
-async function outcomeOf(step: Step, clients: Clients): Promise<'allowed' | 'forbidden'> {
-  try {
-    await step.call(clients);
-    return 'allowed';
-  } catch (error) {
-    if (error instanceof ApiException && (error.code === 404 || error.code === 409)) return 'allowed';
-    if (error instanceof ApiException && error.code === 403) return 'forbidden';
-    throw error;
-  }
-}
-
-/** RBAC changes reach the authorizer through a watch; poll until `ready` holds. */
-async function eventually(what: string, ready: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  while (!(await ready())) {
-    if (Date.now() > deadline) throw new Error(`still not so after 60 s: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 const rbacObjects = () =>
@@ -419,7 +144,7 @@ describe('`run` with a token bound to exactly the generated RBAC', () => {
 
   test('initialises Nodes, deletes a Node whose server is gone, creates a load balancer, records events', async () => {
     for (const object of rbacObjects()) await apply(object);
-    const conn = connectionWithToken(await tokenFor(CCM_NAME));
+    const conn = connectionWithToken(await tokenFor(CCM_NAME), scratch);
     const prefix = uniqueName('rbac-run');
     const harness = await startHarness({ seed: lbSeed(prefix, 2) });
     try {
@@ -555,9 +280,3 @@ describe('the role is minimal', () => {
     },
   );
 });
-
-function describeAttributes(a: V1ResourceAttributes): string {
-  const resource = [a.group, a.resource].filter(Boolean).join('/') + (a.subresource ? `/${a.subresource}` : '');
-  const where = [a.namespace, a.name].filter(Boolean).join('/');
-  return `${a.verb} ${resource}${where ? ` ${where}` : ''}`;
-}
