@@ -6,8 +6,11 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { CCM_LEASE_NAME, CCM_NAMESPACE, GO_CCM_LEASE_NAME } from '../core/deploy/manifests.js';
 import { holdLease } from '../core/kube/lease.js';
+import { PartialFailureError } from '../core/errors.js';
 import { escapeUnprintable } from '../core/render/untrusted.js';
+import type { PassCommand } from '../core/status/record.js';
 import type { CommandContext } from './context.js';
+import { endOfPass, requestCount, type PassDetails, type PassReportingOptions } from './pass-end.js';
 
 /** The Lease this tool holds for a pass, and the Go CCM's; the generated Role grants exactly these. */
 export const RUN_LEASE = { namespace: CCM_NAMESPACE, name: CCM_LEASE_NAME } as const;
@@ -15,7 +18,7 @@ export const GO_CCM_LEASE = { namespace: CCM_NAMESPACE, name: GO_CCM_LEASE_NAME 
 
 export const DEFAULT_LEASE_SECONDS = 60;
 
-export interface WriterOptions {
+export interface WriterOptions extends PassReportingOptions {
   /** Wait for another writer's pass (or its Lease's expiry) instead of exiting. */
   readonly wait?: boolean;
   /**
@@ -38,12 +41,48 @@ export function holderIdentity(command: string): string {
  * the Lease is lost: the work stops before its next write.
  */
 export async function asWriter<T>(
-  command: string,
+  command: PassCommand,
+  ctx: CommandContext,
+  options: WriterOptions,
+  work: (ctx: CommandContext) => Promise<T>,
+  /**
+   * What the pass tells the status record and the metrics (pass-end.ts), from its result, or
+   * from the result a PartialFailureError carries; absent when the pass threw before any.
+   */
+  describe: (result: T | undefined) => PassDetails = () => ({}),
+): Promise<T> {
+  if (ctx.writerLease !== undefined) return work(ctx);
+  const startedAt = new Date();
+  let leased: CommandContext | undefined;
+  let requestsBefore = 0;
+  try {
+    return await holdWriterLease(command, ctx, options, async (held) => {
+      leased = held;
+      requestsBefore = await requestCount(held);
+      let result: T;
+      try {
+        result = await work(held);
+      } catch (error) {
+        const partial = error instanceof PartialFailureError ? (error.result as T | undefined) : undefined;
+        await endOfPass(command, held, options, { startedAt, requestsBefore, details: describe(partial), error });
+        throw error;
+      }
+      await endOfPass(command, held, options, { startedAt, requestsBefore, details: describe(result) });
+      return result;
+    });
+  } catch (error) {
+    // Without the Lease (another writer holds it, the cluster is unreachable): metrics only.
+    if (leased === undefined) await endOfPass(command, ctx, options, { startedAt, requestsBefore, details: {}, error });
+    throw error;
+  }
+}
+
+function holdWriterLease<T>(
+  command: PassCommand,
   ctx: CommandContext,
   options: WriterOptions,
   work: (ctx: CommandContext) => Promise<T>,
 ): Promise<T> {
-  if (ctx.writerLease !== undefined) return work(ctx);
   return holdLease(
     ctx.kube(),
     {

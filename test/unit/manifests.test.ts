@@ -195,6 +195,7 @@ describe('RBAC', () => {
       'Role/kube-system/cloudscale-ccm',
       'RoleBinding/kube-system/cloudscale-ccm',
       'CronJob/kube-system/cloudscale-ccm',
+      'ConfigMap/kube-system/cloudscale-ccm-status',
     ]);
   });
 
@@ -267,7 +268,7 @@ describe('manifests command', () => {
     const list = JSON.parse(text()) as { apiVersion: string; kind: string; items: { kind: string; spec?: { schedule?: string } }[] };
     expect(list.apiVersion).toBe('v1');
     expect(list.kind).toBe('List');
-    expect(list.items.map((i) => i.kind)).toEqual(['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'CronJob']);
+    expect(list.items.map((i) => i.kind)).toEqual(['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'CronJob', 'ConfigMap']);
     expect(list.items[5]?.spec?.schedule).toBe('0 * * * *');
   });
 

@@ -94,6 +94,7 @@ async function applyOne(
     cloud,
     ...(options.beforeNodeWrite === undefined ? {} : { beforeWrite: options.beforeNodeWrite }),
   });
+  const writtenAt = Date.now();
 
   for (const refusal of refusals) {
     await emit(node, 'Warning', eventReasonFor(refusal), refusal.reason.text);
@@ -131,7 +132,10 @@ async function applyOne(
       actions: outcome.applied,
     });
   }
-  return withFailure(summarise(node, [...outcome.applied, ...refusals], false));
+  const result = summarise(node, [...outcome.applied, ...refusals], false);
+  const created = node.createdAt === undefined ? NaN : Date.parse(node.createdAt);
+  if (initialized !== undefined && Number.isFinite(created)) result.taintRemovalDelayMs = Math.max(0, writtenAt - created);
+  return withFailure(result);
 }
 
 /** A refused or skipped node's error for the pass's failures; its line already explains it. */

@@ -35,6 +35,11 @@ export interface NodeResult {
   /** As planned with --dry-run, as carried out otherwise. */
   actions: NodeAction[];
   error?: { message: string; hint?: string };
+  /**
+   * For a Node this pass initialised: from its creationTimestamp to the moment the write that
+   * removed the uninitialized taint succeeded (the generic CCM's taint-removal delay).
+   */
+  taintRemovalDelayMs?: number;
 }
 
 /** A node the plan leaves alone on purpose; not a failure. */

@@ -6,6 +6,7 @@ import type {
   KubernetesObject,
   V1ClusterRole,
   V1ClusterRoleBinding,
+  V1ConfigMap,
   V1CronJob,
   V1PolicyRule,
   V1Role,
@@ -24,6 +25,11 @@ export const CCM_NAMESPACE = 'kube-system';
 export const CCM_NAME = 'cloudscale-ccm';
 /** The Lease a pass holds. MUST match what `run` takes: the Role grants it by name. */
 export const CCM_LEASE_NAME = 'cloudscale-ccm';
+/**
+ * The ConfigMap every writing pass records its outcome in (`cloudscale-ccm status` reads it).
+ * Part of the manifests because the role may only get and patch it by name.
+ */
+export const STATUS_CONFIGMAP_NAME = 'cloudscale-ccm-status';
 /** The Go CCM's leader-election Lease; `run` refuses to act while it has a live holder. */
 export const GO_CCM_LEASE_NAME = 'cloud-controller-manager';
 /** The Secret and key the Go CCM already reads; kept so a switch-over needs no new Secret. */
@@ -134,13 +140,17 @@ export const KUBE_SYSTEM_RULES: readonly RuleWithPurpose[] = [
     },
     purpose: `refuse to act while another CCM (the Go CCM) holds ${GO_CCM_LEASE_NAME}`,
   },
+  {
+    rule: { apiGroups: [''], resources: ['configmaps'], resourceNames: [STATUS_CONFIGMAP_NAME], verbs: ['get', 'patch'] },
+    purpose: `record each pass in the ${STATUS_CONFIGMAP_NAME} ConfigMap (these manifests create it: create cannot be limited by name)`,
+  },
 ];
 
 export function defaultImage(version: string): string {
   return `localhost/cloudscale-ccm:${version}`;
 }
 
-/** ServiceAccount, ClusterRole and binding, Role and binding, CronJob: in apply order. */
+/** ServiceAccount, ClusterRole and binding, Role and binding, CronJob, status ConfigMap: in apply order. */
 export function buildManifests(options: ManifestOptions): readonly Manifest[] {
   return [
     { object: serviceAccount(), comments: [] },
@@ -149,6 +159,7 @@ export function buildManifests(options: ManifestOptions): readonly Manifest[] {
     withRuleComments(role(), KUBE_SYSTEM_RULES),
     { object: roleBinding(), comments: [] },
     cronJob(options),
+    statusConfigMap(),
   ];
 }
 
@@ -284,6 +295,22 @@ function roleBinding(): V1RoleBinding {
     metadata: { name: CCM_NAME, namespace: CCM_NAMESPACE, labels: { ...LABELS } },
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: CCM_NAME },
     subjects: [{ kind: 'ServiceAccount', name: CCM_NAME, namespace: CCM_NAMESPACE }],
+  };
+}
+
+/**
+ * Created empty: each pass writes its own key by server-side apply, and applying these manifests
+ * again leaves those keys alone (they belong to other field managers).
+ */
+function statusConfigMap(): Manifest {
+  const configMap: V1ConfigMap = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: STATUS_CONFIGMAP_NAME, namespace: CCM_NAMESPACE, labels: { ...LABELS } },
+  };
+  return {
+    object: configMap,
+    comments: [{ path: ['metadata'], text: 'each pass records its outcome here: `cloudscale-ccm status` prints it' }],
   };
 }
 

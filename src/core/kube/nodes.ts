@@ -139,6 +139,7 @@ export function toNodeSnapshot(node: V1Node): NodeSnapshot {
     addresses: (node.status?.addresses ?? []).map(({ type, address }) => ({ type, address })),
     readiness: readinessOf(ready?.status),
     deleting: node.metadata?.deletionTimestamp !== undefined,
+    ...(node.metadata?.creationTimestamp === undefined ? {} : { createdAt: new Date(node.metadata.creationTimestamp).toISOString() }),
   };
 }
 

@@ -33,6 +33,8 @@ export interface NodeSnapshot {
   readiness: NodeReadiness;
   /** `metadata.deletionTimestamp` is set: the node is on its way out and left alone. */
   deleting: boolean;
+  /** `metadata.creationTimestamp` (ISO 8601): the start of the taint-removal delay metric. */
+  createdAt?: string;
 }
 
 /**
