@@ -3,8 +3,8 @@
 #
 #   1. npm ci when node_modules is missing or older than package-lock.json
 #   2. Debian tools the tests use (openssl, curl, script, faketime), installed with apt-get when root
-#   3. kube-apiserver, kube-controller-manager + etcd from test/cluster, and kube-apiserver + etcd
-#      of every further supported Kubernetes (test/cluster/v1.*) (Go >= 1.26 and the module
+#   3. kube-apiserver, kube-controller-manager + etcd from test/cluster, helm, and kube-apiserver +
+#      etcd of every further supported Kubernetes (test/cluster/v1.*) (Go >= 1.26 and the module
 #      proxy; cached)
 #   4. npm run build (dist/ is what the CLI tests run), typecheck of src + tests
 #   5. vitest run; on failure the tails of the control-plane logs, then vitest's summary again
@@ -53,6 +53,12 @@ cluster with TEST_KUBECONFIG=..., or run only the unit tests: npm run test:unit"
   fi
   step "kube-apiserver, kube-controller-manager + etcd (test/cluster/build.sh; cached after the first build)"
   bash test/cluster/build.sh
+fi
+# helm for the chart test (test/integration/helm-chart.test.ts), also against TEST_KUBECONFIG when
+# Go is there; without it that test fails naming this script.
+if [[ -z ${TEST_KUBECONFIG:-} ]] || command -v go >/dev/null; then
+  step "helm (test/cluster/build-helm.sh; cached after the first build)"
+  bash test/cluster/build-helm.sh
 fi
 
 # The further versions: every module test/cluster/v1.MINOR, newest first.

@@ -12,6 +12,7 @@ import { DEFAULT_DRAIN_SECONDS } from '../core/lb/strategies.js';
 import { planNodePass } from '../core/apply/node-pass.js';
 import { dryRunService } from '../core/kube/dry-run.js';
 import { LB_ANNOTATIONS } from '../core/lb/annotations.js';
+import { counted } from '../core/nodes/wording.js';
 import { ConfigError, UsageError } from '../core/errors.js';
 import { renderPlanMarkdown } from '../core/render/markdown.js';
 import { planDocument, renderPlanText, type PlanDocument } from '../core/render/plan.js';
@@ -43,13 +44,16 @@ export async function planCommand(
   const planned = await planWithLookups(args, options, ctx);
   const { document, missing } = planned;
   if (options.out !== undefined) await savePlan(options.out, planned, options, ctx);
-  writePlan(document, ctx);
+  // When none of the named Services exists there is no plan: "No changes" would read as a
+  // verdict on Services that were never looked at.
+  const nothingFound = missing.length > 0 && document.services.length === 0 && document.nodes === null;
+  if (!nothingFound) writePlan(document, ctx);
   // Problems and missing Services are errors: the plan is printed, the exit code says "error".
   for (const name of missing) {
     ctx.stderr.write(`error: service ${name.namespace}/${name.name} not found\nhint: check the name and the namespace (-n)\n`);
   }
   if (document.summary.problems > 0) {
-    ctx.stderr.write(`error: the plan has ${document.summary.problems} problem(s); see above\n`);
+    ctx.stderr.write(`error: the plan has ${counted(document.summary.problems, 'problem')}; see above\n`);
   }
   if (missing.length > 0 || document.summary.problems > 0) return { exitCode: 1 };
   return { exitCode: options.detailedExitcode && document.summary.changes ? 2 : 0 };
