@@ -2,6 +2,7 @@
 // `--window "DAYS HH:MM-HH:MM ZONE=DURATION"`, a maintenance window in a named time zone in
 // which another (usually larger) budget applies. Parsing fails with a UsageError naming the
 // value; `budgetSecondsAt` answers the budget at a given instant (the clock is the caller's).
+import { parseDuration as parseDurationText } from '../duration.js';
 import { UsageError } from '../errors.js';
 import { quoteUntrusted } from '../render/untrusted.js';
 
@@ -29,16 +30,12 @@ const DURATION_HINT = 'write a duration like 0s, 15s, 2m or 1h30m (hours, minute
 const WINDOW_FORMAT = '"DAYS HH:MM-HH:MM ZONE=DURATION", e.g. "Mon-Fri 02:00-04:00 Europe/Zurich=5m" (DAYS: Mon,Tue,…,Sun, ranges like Mon-Fri, or daily)';
 const DAY_NAMES = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'] as const;
 
-/** Seconds of `0s`, `15s`, `2m`, `1h30m`. `flag` names the option in the error. */
+/** Seconds of `0s`, `15s`, `2m`, `1h30m` (src/core/duration.ts). `flag` names the option in the error. */
 export function parseDuration(raw: string, flag: string): number {
-  const text = raw.trim();
-  const match = /^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/.exec(text);
-  if (text === '' || match === null) {
-    const negative = text.startsWith('-');
-    throw new UsageError(`${flag}: ${negative ? 'a negative duration' : 'not a duration'}: ${quoteUntrusted(raw)}`, { hint: DURATION_HINT });
-  }
-  const [, h = '0', m = '0', s = '0'] = match;
-  return Number(h) * 3600 + Number(m) * 60 + Number(s);
+  if (raw.trim().startsWith('-')) throw new UsageError(`${flag}: a negative duration: ${quoteUntrusted(raw)}`, { hint: DURATION_HINT });
+  const parsed = parseDurationText(raw);
+  if ('problem' in parsed) throw new UsageError(`${flag}: ${quoteUntrusted(raw)}: ${parsed.problem}`, { hint: DURATION_HINT });
+  return parsed.ms / 1000;
 }
 
 /** A window as `--window` takes it; see WINDOW_FORMAT. */

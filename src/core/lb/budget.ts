@@ -23,6 +23,7 @@
 // (kind, object, field, from, to), never of UUIDs or times of the pass.
 import { createHash } from 'node:crypto';
 import type { PlannedAction } from './actions.js';
+import { LB_ANNOTATIONS } from './annotations.js';
 import type { Downtime } from './impact.js';
 import type { ServicePlan } from './planner.js';
 
@@ -128,6 +129,48 @@ export function heldChange(plan: ServicePlan, budgetSeconds: number): HeldChange
     budgetSeconds,
     reason: `${worst.kind} ${worst.object} of service ${service} is predicted to interrupt traffic (${worst.downtime.text}), more than the budget of ${formatSeconds(budgetSeconds)}`,
   };
+}
+
+/** A Warning Event due for a Service, and the token that records it as announced. */
+export interface Announcement {
+  readonly token: string;
+  readonly reason: 'ChangeHeld' | 'ApprovalMismatch';
+  readonly message: string;
+}
+
+/**
+ * The Warning Events a budgeted plan calls for: one per held change, and one when the
+ * approval annotation names another change than the pending one (it approves nothing).
+ */
+export function announcements(plan: ServicePlan, approval: string | null): Announcement[] {
+  const { namespace, name } = plan.service;
+  return (plan.held ?? []).flatMap((change): Announcement[] => {
+    const more = change.actions.length - 1;
+    const first = change.actions[0]!;
+    const held: Announcement = {
+      token: change.id,
+      reason: 'ChangeHeld',
+      message:
+        `Held back change ${change.id}: ${first.kind} ${first.object}${more > 0 ? ` and ${more} more action(s)` : ''}; ` +
+        `predicted downtime: ${change.downtime.text}, over the budget of ${formatSeconds(change.budgetSeconds)} (--max-downtime). ` +
+        approvalHint(change.id, namespace, name),
+    };
+    if (approval === null || approval === change.id) return [held];
+    const mismatch: Announcement = {
+      token: `${approval.replace(/[^0-9A-Za-z]/g, '_').slice(0, 40)}!${change.id}`,
+      reason: 'ApprovalMismatch',
+      message: `The approval ${approval} (annotation ${LB_ANNOTATIONS.approveChange.key}) does not match the pending change ${change.id}: nothing is approved. ${approvalHint(change.id, namespace, name)}`,
+    };
+    return [held, mismatch];
+  });
+}
+
+/** The two ways to approve a held change, for Events and the text output. */
+export function approvalHint(id: string, namespace: string, name: string): string {
+  return (
+    `To apply it: kubectl annotate service -n ${namespace} ${name} --overwrite ${LB_ANNOTATIONS.approveChange.key}=${id} (applied at the next pass), ` +
+    `or cloudscale-ccm plan service/${name} -n ${namespace} --out FILE, then cloudscale-ccm apply FILE.`
+  );
 }
 
 /** Ten lowercase hex digits of a hash over the Service UID and what the triggers change. */
