@@ -47,7 +47,12 @@ describe('helpers/run-in-test-cluster and helpers/cleanup', () => {
     expect(first.output).toMatch(/node\/node-1 initialized: providerID cloudscale:\/\/[0-9a-f-]{36}, zone rma1, 4 addresses/);
     expect(first.output).toMatch(/run: nodes 3 initialized, 0 refreshed, 0 deleted; load balancers 1 created/);
     const env = readFileSync(join(dir, 'env'), 'utf8');
-    expect(env).toMatch(/^export KUBECONFIG=.*\/cluster\/admin\.conf$/m);
+    const kubeconfig = /^export KUBECONFIG=(.*\/cluster\/kubeconfig)$/m.exec(env)?.[1];
+    expect(kubeconfig, env).toBeDefined();
+    // Every kubeconfig the output names is the one `source k8test/env` exports.
+    const named = [...first.output.matchAll(/KUBECONFIG=(\S+)/g)].map((m) => m[1]);
+    expect(named.length).toBeGreaterThan(0);
+    expect(new Set(named)).toEqual(new Set([kubeconfig]));
     expect(env).toMatch(/^export CLOUDSCALE_API_URL=http:\/\/127\.0\.0\.1:\d+$/m);
     expect(env).toMatch(/^export CLOUDSCALE_API_TOKEN=sandbox-[0-9a-f]{16}$/m);
     const simPid = readFileSync(join(dir, 'sim.pid'), 'utf8');
@@ -56,7 +61,7 @@ describe('helpers/run-in-test-cluster and helpers/cleanup', () => {
     expect(second.code, second.output).toBe(0);
     expect(second.output).toContain('reusing the control plane');
     expect(second.output).toContain('reusing the simulator');
-    expect(second.output).toMatch(/run: nodes 0 initialized, 0 refreshed, 0 deleted; load balancers 0 created, 0 updated, 0 deleted; 0 failure\(s\)/);
+    expect(second.output).toMatch(/run: nodes 0 initialized, 0 refreshed, 0 deleted; load balancers 0 created, 0 updated, 0 deleted; 0 failures/);
     expect(readFileSync(join(dir, 'sim.pid'), 'utf8')).toBe(simPid);
 
     const pidFiles = [join(dir, 'sim.pid'), join(dir, 'cluster', 'apiserver.pid'), join(dir, 'cluster', 'etcd.pid')];

@@ -2,11 +2,14 @@ import type { V1Service } from '@kubernetes/client-node';
 import { kubeCall, type KubeConnection } from './connection.js';
 import { getService } from './services.js';
 
+/** The UID of a proposed Service that does not exist yet: the API server assigns it on create. */
+export const UID_ASSIGNED_ON_CREATE = '<uid>';
+
 /**
  * What the API server would make of a proposed Service manifest, without storing anything
  * (`dryRun=All`): validated, defaulted, with nodePorts — kept by port name for an existing
  * Service (the API server's own rule for updates), freshly allocated for a new one (shown, not
- * reserved).
+ * reserved; its UID is UID_ASSIGNED_ON_CREATE).
  *
  * The manifest replaces the live Service as `kubectl apply` would leave it: its spec, labels
  * and annotations win, except that the live finalizers and the annotations named in
@@ -21,9 +24,12 @@ export async function dryRunService(
   const name = manifest.metadata?.name ?? '';
   const live = await getService(conn, namespace, name);
   if (live === undefined) {
-    return kubeCall(`dry-run create of service ${namespace}/${name}`, () =>
+    const created = await kubeCall(`dry-run create of service ${namespace}/${name}`, () =>
       conn.core.createNamespacedService({ namespace, body: manifest, dryRun: 'All' }),
     );
+    // The dry run's UID is random and never the one the Service will get: a load balancer name
+    // or tag built from it would name something that will never exist.
+    return { ...created, metadata: { ...created.metadata, uid: UID_ASSIGNED_ON_CREATE } };
   }
   const kept = Object.fromEntries(
     keepAnnotations.flatMap((key) => {
