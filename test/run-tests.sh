@@ -2,7 +2,8 @@
 # `npm test`: everything a fresh clone needs, then all tests (unit + integration).
 #
 #   1. npm ci when node_modules is missing or older than package-lock.json
-#   2. Debian tools the tests use (openssl, curl, script, faketime), installed with apt-get when root
+#   2. Debian tools the tests use (openssl, curl, script, faketime, zsh, fish, bash-completion),
+#      installed with apt-get when root
 #   3. kube-apiserver, kube-controller-manager + etcd from test/cluster, helm, and kube-apiserver +
 #      etcd of every further supported Kubernetes (test/cluster/v1.*) (Go >= 1.26 and the module
 #      proxy; cached)
@@ -29,9 +30,11 @@ fi
 
 # ---- 2. Debian tools ------------------------------------------------------------------------
 missing=()
-for tool in openssl:openssl curl:curl script:bsdutils faketime:faketime; do
+for tool in openssl:openssl curl:curl script:bsdutils faketime:faketime zsh:zsh fish:fish; do
   command -v "${tool%%:*}" >/dev/null || missing+=("${tool#*:}")
 done
+# kubectl's bash completion script needs it (test/cli/completion-shells.test.ts).
+[[ -f /usr/share/bash-completion/bash_completion ]] || missing+=(bash-completion)
 if ((${#missing[@]} > 0)); then
   if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
     step "apt-get install ${missing[*]}"
