@@ -1,0 +1,128 @@
+// `run --watch-for`: the part of `run` after its full pass. Nodes and Services are listed before
+// the pass (so a change made while it runs is not missed), then watched until the deadline;
+// each batch of changes gets a reaction pass with the steps of `run` itself, limited to what
+// changed (src/core/apply/watch-changes.ts says what that is). Everything runs under the Lease
+// `run` holds: a lost Lease aborts the step signal and the loop ends before any further write.
+import { reactionScope, describeChanges, type ChangeSet } from '../core/apply/watch-changes.js';
+import { watchAndReact, type WatchLoopReport } from '../core/apply/watch-loop.js';
+import { listForWatch, startWatch, type ListedCollection } from '../core/kube/watch.js';
+import { counted } from '../core/nodes/wording.js';
+import { escapeUnprintable } from '../core/render/untrusted.js';
+import type { CommandContext } from './context.js';
+import type { RunSummary } from './run.js';
+
+/** A change is collected this long, so that a burst of them makes one pass. */
+export const WATCH_DEBOUNCE_MS = 300;
+/** A broken watch that cannot be listed again for this long ends the run with an error. */
+export const WATCH_REESTABLISH_MS = 30_000;
+
+export interface WatchStart {
+  readonly nodes: ListedCollection;
+  readonly services: ListedCollection;
+}
+
+/**
+ * The steps of a reaction pass: the node pass or not, then `sync-lb` for every Service (`all`)
+ * or for the named ones of one namespace (sync-lb takes names of one namespace; changes in
+ * several namespaces at once make a pass over all).
+ */
+export type ReactionSteps = {
+  readonly nodes: boolean;
+  readonly services: 'all' | { readonly namespace: string; readonly args: readonly string[] };
+};
+
+export interface ReactionOutcome {
+  /** What changed, as logged: `node/a, service/default/web`. */
+  readonly changes: string;
+  readonly durationMs: number;
+  /** Failures of this reaction pass (also in the run's failures). */
+  readonly failures: number;
+  readonly summary: RunSummary;
+}
+
+export interface RunWatchReport extends WatchLoopReport {
+  readonly forSeconds: number;
+  readonly reactionPasses: readonly ReactionOutcome[];
+}
+
+export async function listWatchStart(ctx: CommandContext): Promise<WatchStart> {
+  const conn = ctx.kube();
+  const [nodes, services] = await Promise.all([listForWatch(conn, 'nodes'), listForWatch(conn, 'services')]);
+  return { nodes, services };
+}
+
+/**
+ * Watches until `untilMs` (performance.now()) and runs `pass` for each batch of changes; returns
+ * early when the signal aborts (SIGTERM, the Lease lost). `pass` says what it did and how many
+ * failures it had.
+ */
+export async function watchAfterPass(
+  start: WatchStart,
+  options: { readonly untilMs: number; readonly forSeconds: number; readonly debounceMs?: number },
+  ctx: CommandContext,
+  pass: (steps: ReactionSteps) => Promise<{ failures: number; summary: RunSummary }>,
+): Promise<RunWatchReport> {
+  const conn = ctx.kube();
+  const reactionPasses: ReactionOutcome[] = [];
+  const log = (line: string): void => void ctx.stderr.write(`${escapeUnprintable(line)}\n`);
+  const report = await watchAndReact({
+    source: {
+      list: (kind) => listForWatch(conn, kind),
+      watch: (kind, version, timeoutSeconds, handlers) => startWatch(conn, kind, version, timeoutSeconds, handlers),
+    },
+    start,
+    untilMs: options.untilMs,
+    debounceMs: options.debounceMs ?? WATCH_DEBOUNCE_MS,
+    reestablishWithinMs: WATCH_REESTABLISH_MS,
+    signal: ctx.signal,
+    onNote: (message) => log(`watch: ${message}`),
+    react: async (changes: ChangeSet) => {
+      const steps = stepsFor(changes);
+      if (steps === undefined) return;
+      const started = performance.now();
+      const { failures, summary } = await pass(steps);
+      const outcome = { changes: describeChanges(changes), durationMs: Math.round(performance.now() - started), failures, summary };
+      reactionPasses.push(outcome);
+      if (ctx.globals.output === 'text') {
+        ctx.stdout.write(
+          `${escapeUnprintable(`watch: ${outcome.changes}: ${did(summary)}, ${counted(failures, 'failure')} (${(outcome.durationMs / 1000).toFixed(1)} s)`)}\n`,
+        );
+      }
+    },
+  });
+  return { ...report, forSeconds: options.forSeconds, reactionPasses };
+}
+
+function stepsFor(changes: ChangeSet): ReactionSteps | undefined {
+  const scope = reactionScope(changes);
+  switch (scope.kind) {
+    case 'nothing':
+      return undefined;
+    case 'all':
+      return { nodes: true, services: 'all' };
+    case 'all-load-balancers':
+      return { nodes: false, services: 'all' };
+    case 'services': {
+      const namespaces = new Set(scope.services.map((s) => s.namespace));
+      if (namespaces.size > 1) return { nodes: false, services: 'all' };
+      return {
+        nodes: false,
+        services: { namespace: scope.services[0]!.namespace, args: scope.services.map((s) => `service/${s.name}`) },
+      };
+    }
+  }
+}
+
+/** What a reaction pass changed, in the words of run's summary line; `nothing changed` if nothing. */
+function did(s: RunSummary): string {
+  const parts = [
+    [s.nodesInitialized, 'node', 'initialized'],
+    [s.nodesRefreshed, 'node', 'refreshed'],
+    [s.nodesDeleted, 'node', 'deleted'],
+    [s.loadBalancersCreated, 'load balancer', 'created'],
+    [s.loadBalancersUpdated, 'load balancer', 'updated'],
+    [s.loadBalancersDeleted, 'load balancer', 'deleted'],
+  ] as const;
+  const shown = parts.filter(([n]) => n > 0).map(([n, noun, verb]) => `${counted(n, noun)} ${verb}`);
+  return shown.length === 0 ? 'nothing changed' : shown.join(', ');
+}
