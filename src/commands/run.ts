@@ -8,6 +8,7 @@ import { counted } from '../core/nodes/wording.js';
 import { plainYaml, resultDocument } from '../core/render/document.js';
 import type { CommandContext, OutputStream } from './context.js';
 import { initNodesCommand, type InitNodesResult } from './init-nodes.js';
+import { listWatchStart, watchAfterPass, type ReactionSteps, type RunWatchReport, type WatchStart } from './run-watch.js';
 import { syncLbCommand, type SyncLbReport } from './sync-lb.js';
 import { GO_CCM_LEASE, asWriter } from './writer.js';
 
@@ -24,6 +25,13 @@ export interface RunOptions {
   drainSeconds?: number;
   /** Lease duration; renewed every sixth of it while the pass runs (see WriterOptions). */
   leaseSeconds?: number;
+  /**
+   * --watch-for: after the pass, watch Nodes and Services and react to their changes until this
+   * long after `run` started (src/commands/run-watch.ts); 0 or absent: one pass only.
+   */
+  watchForMs?: number;
+  /** Test seam: how long a change is collected before its reaction pass (default WATCH_DEBOUNCE_MS). */
+  watchDebounceMs?: number;
 }
 
 export interface RunReport {
@@ -35,10 +43,14 @@ export interface RunReport {
   readonly failures: readonly { readonly object: string; readonly message: string }[];
   readonly requests: { readonly total: number; readonly writes: number; readonly throttled: number; readonly waitedMs: number };
   readonly durationMs: number;
+  /** With --watch-for: the reaction passes after the full pass; null without. */
+  readonly watch: RunWatchReport | null;
 }
 
 export async function runCommand(options: RunOptions, ctx: CommandContext): Promise<RunReport> {
   const started = Date.now();
+  // The watch ends this long after `run` started, however long the pass took (CronJob timing).
+  const watchUntil = performance.now() + (options.watchForMs ?? 0);
   const conn = ctx.kube();
 
   if (!options.force) {
@@ -58,33 +70,65 @@ export async function runCommand(options: RunOptions, ctx: CommandContext): Prom
   const failures: { object: string; message: string }[] = [];
   let nodes: InitNodesResult | undefined;
   let loadBalancers: SyncLbReport | undefined;
+  let watch: RunWatchReport | null = null;
   await asWriter('run', ctx, options, async (leased) => {
     holder = leased.writerLease!.holderIdentity;
     const text = ctx.globals.output === 'text';
     // With -o json/yaml the steps print nothing; their results go into one document at the end.
     const stepCtx = text ? leased : withStdout(leased, { write: () => true, isTTY: false });
-    nodes = await collect(failures, () =>
-      initNodesCommand(
-        [],
-        { dryRun: false, ...(options.maxNodeDeletions === undefined ? {} : { maxNodeDeletions: options.maxNodeDeletions }) },
+    /** The steps of one pass: the node pass, then sync-lb (all Services or the named ones). */
+    const pass = async (steps: ReactionSteps, passCtx: CommandContext) => {
+      const result: { nodes?: InitNodesResult; loadBalancers?: SyncLbReport } = {};
+      if (steps.nodes) {
+        result.nodes = await collect(failures, () =>
+          initNodesCommand(
+            [],
+            { dryRun: false, ...(options.maxNodeDeletions === undefined ? {} : { maxNodeDeletions: options.maxNodeDeletions }) },
+            passCtx,
+          ),
+        );
+      }
+      if (!passCtx.signal.aborted) {
+        const named = steps.services !== 'all';
+        result.loadBalancers = await collect(failures, () =>
+          syncLbCommand(
+            named ? [...steps.services.args] : [],
+            {
+              namespace: named ? steps.services.namespace : 'default',
+              concurrency: options.concurrency,
+              waitTimeout: options.waitTimeout,
+              dryRun: false,
+              ...(options.settleSeconds === undefined ? {} : { settleSeconds: options.settleSeconds }),
+              ...(options.drainSeconds === undefined ? {} : { drainSeconds: options.drainSeconds }),
+              ...(options.pollSeconds === undefined ? {} : { pollSeconds: options.pollSeconds }),
+            },
+            passCtx,
+          ),
+        );
+      }
+      return result;
+    };
+    // Listed before the pass, so that a change made while it runs is seen by the watch.
+    const watchStart: WatchStart | undefined = (options.watchForMs ?? 0) > 0 ? await listWatchStart(stepCtx) : undefined;
+    ({ nodes, loadBalancers } = await pass({ nodes: true, services: 'all' }, stepCtx));
+    let watching = false;
+    if (watchStart !== undefined && !stepCtx.signal.aborted) {
+      watching = true;
+      // Reaction passes print one line each (run-watch.ts), not their steps' output.
+      const quiet = withStdout(stepCtx, { write: () => true, isTTY: false });
+      watch = await watchAfterPass(
+        watchStart,
+        {
+          untilMs: watchUntil,
+          forSeconds: (options.watchForMs ?? 0) / 1000,
+          ...(options.watchDebounceMs === undefined ? {} : { debounceMs: options.watchDebounceMs }),
+        },
         stepCtx,
-      ),
-    );
-    if (!stepCtx.signal.aborted) {
-      loadBalancers = await collect(failures, () =>
-        syncLbCommand(
-          [],
-          {
-            namespace: 'default',
-            concurrency: options.concurrency,
-            waitTimeout: options.waitTimeout,
-            dryRun: false,
-            ...(options.settleSeconds === undefined ? {} : { settleSeconds: options.settleSeconds }),
-            ...(options.drainSeconds === undefined ? {} : { drainSeconds: options.drainSeconds }),
-            ...(options.pollSeconds === undefined ? {} : { pollSeconds: options.pollSeconds }),
-          },
-          stepCtx,
-        ),
+        async (steps) => {
+          const before = failures.length;
+          const result = await pass(steps, quiet);
+          return { failures: failures.length - before, summary: summarise(result.nodes, result.loadBalancers) };
+        },
       );
     }
     // A Lease taken over mid-pass stops the pass between steps: that is a failure, never a quiet exit 0.
@@ -92,7 +136,7 @@ export async function runCommand(options: RunOptions, ctx: CommandContext): Prom
     if (stepCtx.signal.aborted && reason instanceof LockHeldError && !failures.some((f) => f.object === 'lease')) {
       failures.push({
         object: 'lease',
-        message: `${reason.message}; the pass stopped${loadBalancers === undefined ? ' before sync-lb' : ''}`,
+        message: `${reason.message}; ${watching ? 'the watch' : 'the pass'} stopped${!watching && loadBalancers === undefined ? ' before sync-lb' : ''}`,
       });
     }
   });
@@ -107,6 +151,7 @@ export async function runCommand(options: RunOptions, ctx: CommandContext): Prom
     failures,
     requests: { total: requests.total, writes: requests.writes, throttled: requests.throttled, waitedMs: requests.waitedMs },
     durationMs: Date.now() - started,
+    watch,
   };
   const document = resultDocument('RunResult', 1, report);
   if (ctx.globals.output === 'json') ctx.stdout.write(`${JSON.stringify(document, null, 2)}\n`);
@@ -132,7 +177,7 @@ export interface RunSummary {
   readonly servicesFailed: number;
 }
 
-function summarise(nodes: InitNodesResult | undefined, lbs: SyncLbReport | undefined): RunSummary {
+export function summarise(nodes: InitNodesResult | undefined, lbs: SyncLbReport | undefined): RunSummary {
   const nodeCount = (outcome: string) => nodes?.nodes.filter((n) => n.outcome === outcome).length ?? 0;
   const services = lbs?.services ?? [];
   const did = (kind: string) => (s: SyncLbReport['services'][number]) => s.actions.some((a) => a.kind === kind);
