@@ -6,6 +6,7 @@ import { createCommandContext, type CommandUses } from './composition.js';
 import type { CliIo, CommandContext, GlobalOptions } from './commands/context.js';
 import type { SimCommandOptions } from './commands/sim.js';
 import { KubeApiError, UsageError } from './core/errors.js';
+import { parsePushgatewayUrl } from './core/metrics/publish.js';
 import { VERSION } from './version.js';
 
 export type { CliIo } from './commands/context.js';
@@ -121,6 +122,8 @@ function buildProgram(
     )
     .addOption(waitOption())
     .addOption(leaseSecondsOption())
+    .addOption(metricsFileOption())
+    .addOption(pushgatewayOption())
     .action(
       run(async (command, ctx) => {
         const { initNodesCommand } = await import('./commands/init-nodes.js');
@@ -142,6 +145,8 @@ function buildProgram(
     .option('--dry-run', 'plan only, write nothing (same as plan)', false)
     .addOption(waitOption())
     .addOption(leaseSecondsOption())
+    .addOption(metricsFileOption())
+    .addOption(pushgatewayOption())
     .action(
       run(async (command, ctx) => {
         const o = command.opts<{
@@ -209,6 +214,8 @@ function buildProgram(
     .option('--dry-run', 'list what would be deleted, delete nothing', false)
     .addOption(waitOption())
     .addOption(leaseSecondsOption())
+    .addOption(metricsFileOption())
+    .addOption(pushgatewayOption())
     .action(
       run(async (command, ctx) => {
         const { cleanupCommand } = await import('./commands/cleanup.js');
@@ -221,6 +228,8 @@ function buildProgram(
     .description('init-nodes then sync-lb under a Lease: what the CronJob runs')
     .addOption(waitOption())
     .addOption(leaseSecondsOption())
+    .addOption(metricsFileOption())
+    .addOption(pushgatewayOption())
     .option('--force', 'act even while another cloud controller manager holds kube-system/cloud-controller-manager', false)
     .addOption(new Option('--concurrency <n>', 'Services reconciled at once').argParser(positiveInt('--concurrency')).default(4))
     .addOption(new Option('--max-node-deletions <n>', 'refuse to delete more Nodes than this in one pass; 0 never deletes (default: 10 % of the nodes, at least 1)').argParser(wholeNumberFrom('--max-node-deletions', 0)))
@@ -245,6 +254,17 @@ function buildProgram(
           }>(),
           ctx,
         );
+      }),
+    );
+
+  program
+    .command('status')
+    .description('print what the last passes recorded (kube-system/cloudscale-ccm-status) and how long ago one succeeded')
+    .option('--fail-if-older-than <duration>', 'exit 1 when the last successful pass is older than this (e.g. 5m) or the last pass did not succeed: a probe or an alert')
+    .action(
+      run(async (command, ctx) => {
+        const { statusCommand } = await import('./commands/status.js');
+        await statusCommand(command.opts<{ failIfOlderThan?: string }>(), ctx);
       }),
     );
 
@@ -356,6 +376,23 @@ function globalsOf(command: Command, io: CliIo): GlobalOptions {
 // The options of every command that writes: it holds the writers' Lease for its pass.
 function waitOption(): Option {
   return new Option('--wait', 'wait for another pass holding the Lease to finish (or to be confirmed dead) instead of exiting');
+}
+
+function metricsFileOption(): Option {
+  return new Option('--metrics-file <path>', 'write the metrics of the pass to this file (Prometheus text format), replacing it');
+}
+
+function pushgatewayOption(): Option {
+  return new Option('--pushgateway <url>', 'push the metrics of the pass to this Prometheus Pushgateway (group job=cloudscale-ccm, cluster, command)').argParser(
+    (value: string) => {
+      try {
+        parsePushgatewayUrl(value);
+      } catch (error) {
+        throw new InvalidArgumentError(error instanceof Error ? error.message : String(error));
+      }
+      return value;
+    },
+  );
 }
 
 function drainSecondsOption(): Option {

@@ -42,7 +42,9 @@ export interface CleanupReport {
 
 export async function cleanupCommand(options: CleanupOptions, ctx: CommandContext): Promise<CleanupReport> {
   if (options.dryRun) return cleanupPass(options, ctx);
-  return asWriter('cleanup', ctx, options, (leased) => cleanupPass(options, leased));
+  return asWriter('cleanup', ctx, options, (leased) => cleanupPass(options, leased), (report) =>
+    report === undefined ? {} : { cleanup: { deleted: report.deleted.length, candidates: report.candidates.length } },
+  );
 }
 
 async function cleanupPass(options: CleanupOptions, ctx: CommandContext): Promise<CleanupReport> {

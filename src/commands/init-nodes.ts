@@ -9,6 +9,7 @@ import { parseLabelSelector } from '../core/lb/selector.js';
 import { plainYaml, resultDocument } from '../core/render/document.js';
 import { escapeUnprintable } from '../core/render/untrusted.js';
 import type { CommandContext } from './context.js';
+import { nodeDetails } from './pass-end.js';
 import { asWriter, type WriterOptions } from './writer.js';
 
 export type { InitNodesResult, NodeOutcome, NodeResult } from '../core/apply/node-pass.js';
@@ -36,7 +37,9 @@ export async function initNodesCommand(
 ): Promise<InitNodesResult> {
   checkOptions(nodeNames, options);
   if (options.dryRun) return initNodesPass(nodeNames, options, ctx);
-  return asWriter('init-nodes', ctx, options, (leased) => initNodesPass(nodeNames, options, leased));
+  return asWriter('init-nodes', ctx, options, (leased) => initNodesPass(nodeNames, options, leased), (result) =>
+    result === undefined ? {} : nodeDetails(result),
+  );
 }
 
 async function initNodesPass(nodeNames: string[], options: InitNodesOptions, ctx: CommandContext): Promise<InitNodesResult> {

@@ -151,3 +151,16 @@ export function serviceDetails(report: {
     ),
   };
 }
+
+/** From `run`'s steps: the node pass, the load-balancer pass and the failures run collected. */
+export function runDetails(
+  nodes: Parameters<typeof nodeDetails>[0] | undefined,
+  loadBalancers: Parameters<typeof serviceDetails>[0] | undefined,
+  failures: PassOutcome['failures'],
+): PassDetails {
+  return {
+    ...(nodes === undefined ? {} : nodeDetails(nodes)),
+    ...(loadBalancers === undefined ? {} : serviceDetails(loadBalancers)),
+    failures,
+  };
+}

@@ -14,9 +14,10 @@ import { createPassReporter, reporterMode } from '../core/render/progress.js';
 import { escapeUnprintable } from '../core/render/untrusted.js';
 import type { CommandContext } from './context.js';
 import { parseServiceArgs, type ServiceName } from './service-args.js';
+import { serviceDetails, type PassReportingOptions } from './pass-end.js';
 import { asWriter } from './writer.js';
 
-export interface SyncLbOptions {
+export interface SyncLbOptions extends PassReportingOptions {
   namespace: string;
   concurrency: number;
   /** Seconds to wait for a load balancer to leave `changing`. */
@@ -57,6 +58,10 @@ export interface ServiceReport {
   readonly loadBalancer: { readonly name: string; readonly uuid: string | null } | null;
   readonly actions: readonly { readonly kind: PlannedAction['kind']; readonly object: string; readonly ms: number }[];
   readonly errors: readonly { readonly message: string; readonly hint?: string }[];
+  /** The Service wants a load balancer and still has no address in status.loadBalancer. */
+  readonly waitingForIp: boolean;
+  /** Changes a downtime budget held back in this pass (absent when none). */
+  readonly held?: readonly { readonly id: string; readonly reason: string }[];
 }
 
 export async function syncLbCommand(
@@ -70,7 +75,9 @@ export async function syncLbCommand(
   }
   // Arguments are checked before the Lease is taken: a typo never waits for another pass.
   const names = parseServiceArgs(args, options.namespace);
-  return asWriter('sync-lb', ctx, options, (leased) => syncLbPass(names, options, leased));
+  return asWriter('sync-lb', ctx, options, (leased) => syncLbPass(names, options, leased), (report) =>
+    report === undefined ? {} : serviceDetails(report),
+  );
 }
 
 async function syncLbPass(names: readonly ServiceName[], options: SyncLbOptions, ctx: CommandContext): Promise<SyncLbReport> {
@@ -173,6 +180,11 @@ function serviceReport(outcome: ServiceOutcome): ServiceReport {
       ? { name: outcome.execution.loadBalancer.name, uuid: outcome.execution.loadBalancer.uuid }
       : plan.loadBalancer,
     actions: outcome.execution.executed.map((e) => ({ kind: e.action.kind, object: e.action.object, ms: e.ms })),
+    waitingForIp:
+      plan.mode === 'ensure' &&
+      (outcome.planned.service.status?.loadBalancer?.ingress ?? []).length === 0 &&
+      !outcome.execution.executed.some((e) => e.action.kind === 'write-status'),
+    ...(plan.held === undefined || plan.held.length === 0 ? {} : { held: plan.held.map((h) => ({ id: h.id, reason: h.reason })) }),
     errors:
       outcome.status === 'failed'
         ? outcome.errors.map((e) => ({
@@ -197,6 +209,7 @@ function missingServiceReport(name: ServiceName): ServiceReport {
     loadBalancer: null,
     actions: [],
     errors: [{ message: error.message, hint: error.hint! }],
+    waitingForIp: false,
   };
 }
 

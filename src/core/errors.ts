@@ -101,6 +101,9 @@ export class PartialFailureError extends CcmError {
   }
 }
 
+/** `status --fail-if-older-than`: the last success is too old, or the last pass did not succeed. */
+export class UnhealthyError extends CcmError {}
+
 /** A state the code believes impossible. A bug: please report it. */
 export class InternalError extends CcmError {}
 

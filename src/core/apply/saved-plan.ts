@@ -12,6 +12,7 @@ import { ConfigError, RefusedError } from '../errors.js';
 import { toNodeSnapshot } from '../kube/nodes.js';
 import { findLoadBalancer } from '../lb/actual.js';
 import type { PlannedAction } from '../lb/actions.js';
+import { restoreHeld } from '../lb/budget.js';
 import type { ServicePlan } from '../lb/planner.js';
 import { MEMBER_DRAINING_TAG } from '../lb/strategies.js';
 import type { NodeAction } from '../nodes/types.js';
@@ -230,10 +231,19 @@ export function fingerprintChanges(saved: Readonly<Record<string, string>>, curr
   for (const [key, was] of Object.entries(saved)) {
     const now = current[key];
     if (now === undefined) changes.push(`${key} is gone`);
-    else if (now !== was) changes.push(was.startsWith('sha256:') ? `${key} changed` : `${key} changed (${was} → ${now})`);
+    else if (now !== was) changes.push(`${key} changed${changeDetail(was, now)}`);
   }
   for (const key of Object.keys(current)) if (!(key in saved)) changes.push(`${key} appeared`);
   return changes;
+}
+
+/** The values of a changed input where they say something (a digest says nothing to a person). */
+function changeDetail(was: string, now: string): string {
+  const digestOnly = (value: string) => value.startsWith('sha256:');
+  if (digestOnly(was) && digestOnly(now)) return '';
+  if (digestOnly(was)) return ` (now ${now})`;
+  if (digestOnly(now)) return ` (was ${was})`;
+  return ` (${was} → ${now})`;
 }
 
 /**
@@ -258,7 +268,8 @@ function comparable(actions: readonly (PlannedAction | NodeAction)[]): string[] 
 
 /**
  * Where planning the current state again departs from the saved plan, one line per Service or
- * for the nodes; empty when it gives exactly the saved actions.
+ * for the nodes; empty when it gives exactly the saved actions. The saved plan is compared
+ * whole, its held-back actions (`plan --max-downtime`) back in place: applying it approves them.
  */
 export function planDifferences(
   saved: PlanDocument,
@@ -273,7 +284,7 @@ export function planDifferences(
       differences.push(`service ${serviceKey(plan)}: no longer planned`);
       continue;
     }
-    const difference = actionsDifference(plan.actions, now.actions);
+    const difference = actionsDifference(restoreHeld(plan).actions, now.actions);
     if (difference !== null) differences.push(`service ${serviceKey(plan)}: ${difference}`);
   }
   for (const key of freshByKey.keys()) differences.push(`service ${key}: planned now, not in the saved plan`);

@@ -5,7 +5,7 @@
 // Names and reasons come from the cluster and the API: untrusted. Control characters are
 // escaped, and every character Markdown gives a meaning to (emphasis, links, HTML, table pipes)
 // is escaped too, so a name can neither break the table nor become a link, a tag or a mention.
-import type { PlannedAction } from '../lb/actions.js';
+import { restoreHeld } from '../lb/budget.js';
 import type { ServicePlan } from '../lb/planner.js';
 import { problemSummary } from '../lb/problems.js';
 import { describeNodeReason, describeReason, type PlanDocument } from './plan.js';
@@ -19,13 +19,14 @@ export function markdownText(text: string): string {
     .replace(/@/g, '&#64;');
 }
 
-/** Whether an action is held back by the downtime budget (`plan --max-downtime`). */
-export type HeldOf = (plan: ServicePlan, action: PlannedAction) => boolean;
-
-export function renderPlanMarkdown(document: PlanDocument, options: { held?: HeldOf } = {}): string {
+/**
+ * The Markdown view. A Service's table lists all its actions in plan order, those the downtime
+ * budget holds back (`plan --max-downtime`, ServicePlan.held) marked, with why they are held.
+ */
+export function renderPlanMarkdown(document: PlanDocument): string {
   const lines: string[] = ['### cloudscale-ccm plan', '', summaryLine(document), ''];
-  const shown = document.services.filter((s) => s.actions.length + s.problems.length + s.warnings.length > 0);
-  for (const plan of shown) lines.push(...serviceSection(plan, options.held), '');
+  const shown = document.services.filter((s) => restoreHeld(s).actions.length + s.problems.length + s.warnings.length > 0);
+  for (const plan of shown) lines.push(...serviceSection(plan), '');
   const nodes = document.nodes;
   if (nodes !== null && (nodes.actions.length > 0 || nodes.deletionRefusal !== null)) lines.push(...nodesSection(nodes), '');
   const unchanged = document.services.filter((s) => !shown.includes(s)).map((s) => `${s.service.namespace}/${s.service.name}`);
@@ -35,8 +36,10 @@ export function renderPlanMarkdown(document: PlanDocument, options: { held?: Hel
 
 function summaryLine(document: PlanDocument): string {
   const s = document.summary;
-  if (!s.changes && s.refuse === 0 && s.problems === 0) return '**No changes.** The cloud and the cluster match the desired state.';
+  const held = document.services.reduce((n, plan) => n + (plan.held ?? []).reduce((m, change) => m + change.actions.length, 0), 0);
+  if (!s.changes && s.refuse === 0 && s.problems === 0 && held === 0) return '**No changes.** The cloud and the cluster match the desired state.';
   const parts = [`${s.create} to create`, `${s.update} to update`, `${s.delete} to delete`];
+  if (held > 0) parts.push(`**${held} held back** (over the downtime budget)`);
   if (s.kube > 0) parts.push(`${s.kube} Service write${s.kube === 1 ? '' : 's'}`);
   if (s.nodeChanges > 0) parts.push(`${s.nodeChanges} node change${s.nodeChanges === 1 ? '' : 's'}`);
   if (s.refuse > 0) parts.push(`${s.refuse} refused`);
@@ -49,7 +52,7 @@ function summaryLine(document: PlanDocument): string {
   return `**Plan:** ${parts.join(', ')}. ${downtime}`;
 }
 
-function serviceSection(plan: ServicePlan, held: HeldOf | undefined): string[] {
+function serviceSection(plan: ServicePlan): string[] {
   const lb = plan.loadBalancer;
   const what =
     lb === null
@@ -58,21 +61,24 @@ function serviceSection(plan: ServicePlan, held: HeldOf | undefined): string[] {
         ? `load balancer ${markdownText(lb.name)} (no longer wanted)`
         : `load balancer ${markdownText(lb.name)}${lb.uuid === null ? ' (new)' : ''}`;
   const lines = [`#### Service ${markdownText(`${plan.service.namespace}/${plan.service.name}`)} — ${what}`, ''];
-  if (plan.actions.length > 0) {
+  const actions = restoreHeld(plan).actions;
+  const held = new Set(plan.held?.flatMap((change) => change.actions));
+  if (actions.length > 0) {
     lines.push('| Change | Object | Why | Impact | Downtime | Held back |', '|---|---|---|---|---|---|');
-    for (const action of plan.actions) {
+    for (const action of actions) {
       const downtime = action.verb === 'kube' || action.verb === 'refuse' ? '—' : markdownText(action.downtime.text);
       const impact = action.verb === 'kube' || action.verb === 'refuse' ? '—' : action.impact;
-      const isHeld = held?.(plan, action) === true ? '**yes**' : 'no';
+      const isHeld = held.has(action) ? '**yes**' : 'no';
       lines.push(row([`\`${action.kind}\``, markdownText(action.object), markdownText(describeReason(action.reason)), impact, downtime, isHeld]));
     }
   }
   const refused = new Set(plan.actions.flatMap((a) => (a.kind === 'refuse' ? [a.problem] : [])));
   const notes = [
+    ...(plan.held ?? []).map((change) => `- **held back** (change ${markdownText(change.id)}): ${markdownText(change.reason)}`),
     ...plan.problems.filter((p) => !refused.has(p)).map((p) => `- **error:** ${markdownText(problemSummary(p))} (how to fix: ${markdownText(p.hint)})`),
     ...plan.warnings.map((w) => `- **warning** ${markdownText(w.reason)}: ${markdownText(w.message)}`),
   ];
-  if (notes.length > 0) lines.push(...(plan.actions.length > 0 ? [''] : []), ...notes);
+  if (notes.length > 0) lines.push(...(actions.length > 0 ? [''] : []), ...notes);
   return lines;
 }
 

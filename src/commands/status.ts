@@ -1,0 +1,122 @@
+// `cloudscale-ccm status`: what the last passes recorded in the status ConfigMap, and how long
+// ago the last one succeeded. Read-only, no Lease. With --fail-if-older-than it is a probe:
+// exit 1 when the last success is too old or the last pass did not succeed.
+import { PASS_COMMANDS, type PassRecord } from '../core/status/record.js';
+import { assessHealth, type Health } from '../core/status/health.js';
+import { formatDuration, parseDuration, DURATION_EXAMPLES } from '../core/duration.js';
+import { UnhealthyError, UsageError } from '../core/errors.js';
+import { readStatus, STATUS_CONFIGMAP } from '../core/kube/status-configmap.js';
+import { budgetLine } from '../core/cloudscale/request-counter.js';
+import { plainYaml, resultDocument } from '../core/render/document.js';
+import { escapeUnprintable } from '../core/render/untrusted.js';
+import type { CommandContext } from './context.js';
+
+export const STATUS_JSON_VERSION = 1;
+
+export interface StatusOptions {
+  /** --fail-if-older-than, as given (e.g. "3m"). */
+  failIfOlderThan?: string;
+}
+
+export interface StatusReport {
+  readonly configMap: string;
+  /** False when the ConfigMap does not exist (the manifests were not applied, no pass ran yet). */
+  readonly exists: boolean;
+  readonly checkedAt: string;
+  readonly lastSuccess: Health['lastSuccess'];
+  /** With --fail-if-older-than: the threshold and the problems found (empty: healthy). */
+  readonly health: { readonly maxAgeSeconds: number; readonly problems: readonly string[] } | null;
+  readonly passes: Partial<Record<PassRecord['command'], PassRecord>>;
+  readonly unreadable: readonly { readonly key: string; readonly reason: string }[];
+}
+
+export async function statusCommand(options: StatusOptions, ctx: CommandContext): Promise<StatusReport> {
+  const maxAgeMs = options.failIfOlderThan === undefined ? undefined : thresholdMs(options.failIfOlderThan);
+  const read = await readStatus(ctx.kube());
+  const now = Date.now();
+  const health = assessHealth(read.records, now, maxAgeMs ?? Infinity);
+  const report: StatusReport = {
+    configMap: `${STATUS_CONFIGMAP.namespace}/${STATUS_CONFIGMAP.name}`,
+    exists: read.exists,
+    checkedAt: new Date(now).toISOString(),
+    lastSuccess: health.lastSuccess,
+    health: maxAgeMs === undefined ? null : { maxAgeSeconds: maxAgeMs / 1000, problems: health.problems },
+    passes: read.records,
+    unreadable: read.unreadable,
+  };
+  const document = resultDocument('Status', STATUS_JSON_VERSION, report);
+  if (ctx.globals.output === 'json') ctx.stdout.write(`${JSON.stringify(document, null, 2)}\n`);
+  else if (ctx.globals.output === 'yaml') ctx.stdout.write(plainYaml(document));
+  else ctx.stdout.write(escapeUnprintable(statusText(report, now)));
+
+  if (report.health !== null && report.health.problems.length > 0) {
+    throw new UnhealthyError(`not healthy: ${report.health.problems.join('; ')}`, {
+      hint: `see the passes above; \`kubectl -n ${STATUS_CONFIGMAP.namespace} get events\` and the CronJob's Job logs tell more`,
+    });
+  }
+  return report;
+}
+
+function thresholdMs(text: string): number {
+  const parsed = parseDuration(text);
+  if ('problem' in parsed || parsed.ms <= 0) {
+    throw new UsageError(`--fail-if-older-than ${'problem' in parsed ? parsed.problem : `"${text}" must be longer than 0`}`, {
+      hint: `give a duration such as ${DURATION_EXAMPLES}: a few CronJob periods, e.g. 5m for a pass every minute`,
+    });
+  }
+  return parsed.ms;
+}
+
+/** The report for people: the last success, then one block per command that recorded a pass. */
+export function statusText(report: StatusReport, nowMs: number): string {
+  const lines: string[] = [];
+  const ago = (iso: string) => `${formatDuration(nowMs - Date.parse(iso))} ago`;
+  if (!report.exists) {
+    lines.push(`no status recorded: configmap ${report.configMap} does not exist (no pass ran since the manifests were applied, or they were not)`);
+  }
+  lines.push(
+    report.lastSuccess === null
+      ? 'last successful pass: none recorded'
+      : `last successful pass ${ago(report.lastSuccess.at)} (${report.lastSuccess.command}, ${report.lastSuccess.at})`,
+  );
+  for (const command of PASS_COMMANDS) {
+    const record = report.passes[command];
+    if (record === undefined) continue;
+    lines.push('', ...recordLines(record, ago));
+  }
+  for (const { key, reason } of report.unreadable) lines.push('', `${key}: unreadable record (${reason})`);
+  if (report.health !== null) {
+    lines.push('');
+    if (report.health.problems.length === 0) lines.push(`healthy: a success within ${formatDuration(report.health.maxAgeSeconds * 1000)}, and the last pass succeeded`);
+    else for (const problem of report.health.problems) lines.push(`not healthy: ${problem}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+function recordLines(record: PassRecord, ago: (iso: string) => string): string[] {
+  const lines = [
+    `${record.command}: ${record.result}, ended ${ago(record.finishedAt)} (${record.finishedAt}), took ${formatDuration(record.durationMs)}, version ${record.version}`,
+  ];
+  if (record.error !== null) lines.push(`  error: ${record.error}`);
+  if (record.result !== 'succeeded') {
+    lines.push(`  last success: ${record.lastSuccessAt === null ? 'none recorded' : `${ago(record.lastSuccessAt)} (${record.lastSuccessAt})`}`);
+  }
+  if (record.nodes !== null) lines.push(`  nodes: ${record.nodes.total}${counts(record.nodes.byOutcome)}`);
+  if (record.services !== null) {
+    const waiting = record.services.waitingForIp > 0 ? `; ${record.services.waitingForIp} waiting for an IP` : '';
+    lines.push(`  services: ${record.services.total}${counts(record.services.byStatus)}${waiting}`);
+  }
+  if (record.cleanup !== null) lines.push(`  load balancers: ${record.cleanup.deleted} deleted of ${record.cleanup.candidates} found`);
+  for (const failing of record.failing.items) lines.push(`  failing: ${failing.object}: ${failing.reason}`);
+  if (record.failing.omitted > 0) lines.push(`  … and ${record.failing.omitted} more failing`);
+  for (const held of record.held.items) lines.push(`  held back: ${held.object} (${held.change}): ${held.reason}`);
+  if (record.held.omitted > 0) lines.push(`  … and ${record.held.omitted} more held back`);
+  const errors = record.requests.errors > 0 ? `, ${record.requests.errors} answered with an error` : '';
+  lines.push(`  cloudscale API: ${budgetLine({ ...record.requests, waitedMs: 0, throttled: 0 })}${errors}${record.holder === null ? '' : `; holder ${record.holder}`}`);
+  return lines;
+}
+
+function counts(byKey: Readonly<Record<string, number>>): string {
+  const parts = Object.entries(byKey).map(([key, count]) => `${count} ${key}`);
+  return parts.length === 0 ? '' : ` (${parts.join(', ')})`;
+}

@@ -1,0 +1,219 @@
+// The saved plan's pure parts: the file is refused when it is not JSON, not a saved plan, of a
+// newer version, or changed after it was written; a plan of another cluster or API is refused;
+// the fingerprint names each input and changes when any of them does; planning again must give
+// the saved actions (a drain's start time aside).
+import type { V1Node, V1Service } from '@kubernetes/client-node';
+import { describe, expect, test } from 'vitest';
+import {
+  SAVED_PLAN_FORMAT,
+  SAVED_PLAN_VERSION,
+  checkPlanTarget,
+  fingerprintChanges,
+  fingerprintOf,
+  parseSavedPlan,
+  planDifferences,
+  serializeSavedPlan,
+  type SavedPlanContent,
+} from '../../src/core/apply/saved-plan.js';
+import type { LbPassSnapshot } from '../../src/core/apply/snapshot.js';
+import type { LoadBalancer, MemberState, Pool } from '../../src/core/cloudscale/types.js';
+import { ConfigError, RefusedError } from '../../src/core/errors.js';
+import { ACTION_VERB, type ActionKind, type PlannedAction } from '../../src/core/lb/actions.js';
+import { applyBudget } from '../../src/core/lb/budget.js';
+import { downtimeOf, type ImpactClass } from '../../src/core/lb/impact.js';
+import type { ServicePlan } from '../../src/core/lb/planner.js';
+import { MEMBER_DRAINING_TAG } from '../../src/core/lb/strategies.js';
+import { planDocument } from '../../src/core/render/plan.js';
+
+function act(kind: ActionKind, object: string, impact: ImpactClass, extra: object = {}): PlannedAction {
+  return { kind, verb: ACTION_VERB[kind], object, reason: { text: 'test' }, impact, downtime: downtimeOf(impact), ...extra } as unknown as PlannedAction;
+}
+
+function servicePlan(name: string, actions: PlannedAction[]): ServicePlan {
+  return {
+    service: { namespace: 'shop', name, uid: `uid-${name}` },
+    mode: 'ensure',
+    loadBalancer: { name: `lb-${name}`, uuid: `uuid-${name}` },
+    actions,
+    problems: [],
+    warnings: [],
+  };
+}
+
+const drainTag = (at: string) => act('update-member', 'member m1 of pool tcp/http', 'member-drain', { patch: { tags: { [MEMBER_DRAINING_TAG]: at } } });
+
+function content(overrides: Partial<SavedPlanContent> = {}): SavedPlanContent {
+  return {
+    format: SAVED_PLAN_FORMAT,
+    version: SAVED_PLAN_VERSION,
+    cluster: { clusterId: 'c1', kubeSystemUid: 'uid-1', server: 'https://k8s.example:6443' },
+    api: { url: 'https://api.cloudscale.ch' },
+    createdAt: '2026-11-25T10:00:00.000Z',
+    selection: { all: true },
+    options: { drainSeconds: 60, maxNodeDeletions: null },
+    fingerprint: { 'service shop/web': 'resourceVersion 7' },
+    plan: planDocument({ nodes: null, services: [servicePlan('web', [act('create-pool', 'pool tcp/http', 'none')])] }),
+    ...overrides,
+  };
+}
+
+describe('parseSavedPlan', () => {
+  const good = serializeSavedPlan(content());
+  const cases: { name: string; text: string; message: RegExp }[] = [
+    { name: 'truncated', text: good.slice(0, good.length - 40), message: /plan.json is not a saved plan: it is not valid JSON .*truncated/ },
+    { name: 'empty', text: '', message: /not valid JSON/ },
+    { name: 'an array', text: '[]', message: /holds no JSON object/ },
+    { name: 'plan -o json', text: JSON.stringify(content().plan), message: /its format is undefined, not "cloudscale-ccm\/plan".*/ },
+    { name: 'a newer version', text: serializeSavedPlan({ ...content(), version: 2 } as never), message: /written in plan format version 2; this cloudscale-ccm reads version 1/ },
+    { name: 'a version that is no number', text: serializeSavedPlan({ ...content(), version: '1' } as never), message: /plan format version "1" is not valid/ },
+    { name: 'no integrity digest', text: JSON.stringify(content()), message: /has no integrity digest/ },
+    { name: 'an edited action', text: good.replace('"pool tcp/http"', '"pool tcp/https"'), message: /was changed after `plan --out` wrote it/ },
+    { name: 'an edited fingerprint', text: good.replace('resourceVersion 7', 'resourceVersion 8'), message: /was changed after/ },
+    { name: 'an edited digest', text: good.replace(/"sha256:[0-9a-f]{4}/, '"sha256:0000'), message: /was changed after/ },
+  ];
+  test.each(cases)('refuses $name', ({ text, message }) => {
+    expect(() => parseSavedPlan(text, 'plan.json')).toThrow(ConfigError);
+    expect(() => parseSavedPlan(text, 'plan.json')).toThrow(message);
+  });
+
+  test('reads back what serializeSavedPlan wrote, reindented or not', () => {
+    expect(parseSavedPlan(good, 'plan.json').plan.services[0]!.actions[0]!.kind).toBe('create-pool');
+    expect(parseSavedPlan(JSON.stringify(JSON.parse(good)), 'plan.json').createdAt).toBe('2026-11-25T10:00:00.000Z');
+  });
+});
+
+describe('checkPlanTarget', () => {
+  const file = parseSavedPlan(serializeSavedPlan(content()), 'plan.json');
+  const here = { clusterId: 'c1', kubeSystemUid: 'uid-1', server: 'https://other-name:6443', apiUrl: 'https://api.cloudscale.ch/' };
+  test.each([
+    { name: 'another kube-system uid', target: { ...here, kubeSystemUid: 'uid-2' }, message: /another cluster \(https:\/\/k8s.example:6443: kube-system uid uid-1, this one uid-2\)/ },
+    { name: 'another cluster id', target: { ...here, clusterId: 'c2' }, message: /another cluster .*cluster id c1, this one c2/ },
+    { name: 'another API', target: { ...here, apiUrl: 'http://127.0.0.1:8080' }, message: /the cloudscale API at https:\/\/api.cloudscale.ch, not http:\/\/127.0.0.1:8080/ },
+  ])('refuses a plan made against $name', ({ target, message }) => {
+    expect(() => checkPlanTarget(file, target, 'plan.json')).toThrow(RefusedError);
+    expect(() => checkPlanTarget(file, target, 'plan.json')).toThrow(message);
+  });
+  test('accepts the same cluster under another server name, and a trailing slash', () => {
+    expect(() => checkPlanTarget(file, here, 'plan.json')).not.toThrow();
+  });
+});
+
+describe('fingerprintOf', () => {
+  const service = (name: string, rv: string, type = 'LoadBalancer'): V1Service => ({
+    metadata: { namespace: 'shop', name, uid: `uid-${name}`, resourceVersion: rv },
+    spec: { type },
+  });
+  const node = (name: string, rv: string, labels: Record<string, string> = {}): V1Node => ({
+    metadata: { name, uid: `uid-${name}`, resourceVersion: rv, labels },
+    spec: { providerID: `cloudscale://${name}` },
+    status: { conditions: [{ type: 'Ready', status: 'True', lastHeartbeatTime: new Date(`2026-11-25T10:00:0${rv.length}Z`) }] },
+  });
+  const lb = { uuid: 'lb-1', name: 'k8s-service-uid-web', tags: {} } as unknown as LoadBalancer;
+  const pool = { uuid: 'pool-1', name: 'tcp/http', load_balancer: { uuid: 'lb-1' } } as unknown as Pool;
+  const member = { uuid: 'm-1', name: 'worker-1', address: '10.0.0.1', enabled: true } as unknown as MemberState;
+  const snapshot = (changes: Partial<LbPassSnapshot> = {}): LbPassSnapshot =>
+    ({
+      services: [
+        { ...service('web', '10'), metadata: { ...service('web', '10').metadata, annotations: { 'k8s.cloudscale.ch/loadbalancer-uuid': 'lb-1' } } },
+        service('api', '11'),
+        service('internal', '12', 'ClusterIP'),
+      ],
+      nodes: [node('worker-1', '100')],
+      servers: [],
+      subnets: [],
+      floatingIps: [],
+      loadBalancers: [lb],
+      pools: [pool],
+      listeners: [],
+      monitors: [],
+      membersByPool: { 'pool-1': [member] },
+      unreadablePools: new Map(),
+      uuidLookups: new Map(),
+      clusterId: 'c1',
+      kubeSystemUid: 'uid-1',
+      apiServerMinor: 34,
+      ipModeKept: true,
+      ...changes,
+    }) as LbPassSnapshot;
+  const base = fingerprintOf(snapshot(), { names: [{ namespace: 'shop', name: 'web' }] });
+
+  test('names each input: Services in play and every LoadBalancer Service, Nodes, the load balancer and its children', () => {
+    expect(Object.keys(base)).toEqual([
+      'API server',
+      'load balancer k8s-service-uid-web (lb-1)',
+      'members of pool tcp/http (pool-1)',
+      'node worker-1',
+      'pool tcp/http (pool-1)',
+      'service shop/api',
+      'service shop/web',
+    ]);
+    expect(base['service shop/web']).toBe('resourceVersion 10');
+  });
+
+  const changed = (name: string, changes: Partial<LbPassSnapshot>, expected: string[]) => ({ name, changes, expected });
+  test.each([
+    changed('a Service edited', { services: [...snapshot().services.slice(0, 1).map((s) => ({ ...s, metadata: { ...s.metadata, resourceVersion: '13' } })), ...snapshot().services.slice(1)] }, ['service shop/web changed (resourceVersion 10 → resourceVersion 13)']),
+    changed('a Node joined', { nodes: [node('worker-1', '100'), node('worker-2', '101')] }, ['node worker-2 appeared']),
+    changed('a Node left', { nodes: [] }, ['node worker-1 is gone']),
+    changed('a Node relabelled', { nodes: [node('worker-1', '105', { role: 'edge' })] }, ['node worker-1 changed']),
+    changed('a member disabled', { membersByPool: { 'pool-1': [{ ...member, enabled: false }] } }, ['members of pool tcp/http (pool-1) changed']),
+    changed('the load balancer tagged', { loadBalancers: [{ ...lb, tags: { x: 'y' } }] }, ['load balancer k8s-service-uid-web (lb-1) changed']),
+    changed('a pool that cannot be read', { unreadablePools: new Map([['pool-1', 'HTTP 500']]) }, ['members of pool tcp/http (pool-1) changed (now unreadable: HTTP 500)']),
+    changed('a ClusterIP Service made a LoadBalancer', { services: [...snapshot().services.slice(0, 2), service('internal', '14')] }, ['service shop/internal appeared']),
+  ])('changes when $name', ({ changes, expected }) => {
+    const now = fingerprintOf(snapshot(changes), { names: [{ namespace: 'shop', name: 'web' }] });
+    expect(fingerprintChanges(base, now)).toEqual(expected);
+  });
+
+  test('stays the same when only a Node heartbeat bumped its resourceVersion, or a ClusterIP Service changed', () => {
+    const now = fingerprintOf(
+      snapshot({ nodes: [node('worker-1', '1000')], services: [...snapshot().services.slice(0, 2), service('internal', '99', 'ClusterIP')] }),
+      { names: [{ namespace: 'shop', name: 'web' }] },
+    );
+    expect(fingerprintChanges(base, now)).toEqual([]);
+  });
+
+  test('a named Service that does not exist is fingerprinted as absent', () => {
+    const print = fingerprintOf(snapshot(), { names: [{ namespace: 'shop', name: 'later' }] });
+    expect(print['service shop/later']).toBe('absent');
+  });
+});
+
+describe('planDifferences', () => {
+  const saved = (actions: PlannedAction[]) => JSON.parse(JSON.stringify(planDocument({ nodes: null, services: [servicePlan('web', actions)] })));
+  test.each([
+    { name: 'the same actions', before: [act('create-pool', 'pool a', 'none')], after: [act('create-pool', 'pool a', 'none')], expected: [] },
+    { name: 'a drain tagged at another time', before: [drainTag('2026-11-25T10:00:00.000Z')], after: [drainTag('2026-11-25T11:30:00.000Z')], expected: [] },
+    {
+      name: 'a drain period that ended meanwhile',
+      before: [],
+      after: [act('delete-member', 'member m1 of pool tcp/http', 'none')],
+      expected: ['service shop/web: step 1 was nothing, is now delete-member member m1 of pool tcp/http'],
+    },
+    {
+      name: 'another object',
+      before: [act('create-pool', 'pool a', 'none'), act('create-listener', 'listener a', 'none')],
+      after: [act('create-pool', 'pool a', 'none'), act('create-listener', 'listener b', 'none')],
+      expected: ['service shop/web: step 2 was create-listener listener a, is now create-listener listener b'],
+    },
+    { name: 'one action fewer', before: [act('create-pool', 'pool a', 'none')], after: [], expected: ['service shop/web: step 1 was create-pool pool a, is now nothing'] },
+  ])('$name', ({ before, after, expected }) => {
+    expect(planDifferences(saved(before), { services: [servicePlan('web', after)], nodeActions: null })).toEqual(expected);
+  });
+
+  test('a Service no longer planned, or planned only now', () => {
+    expect(planDifferences(saved([]), { services: [servicePlan('api', [])], nodeActions: null })).toEqual([
+      'service shop/web: no longer planned',
+      'service shop/api: planned now, not in the saved plan',
+    ]);
+  });
+
+  test('held-back actions are part of the saved plan: applying it approves them', () => {
+    const full = [act('create-pool', 'pool b', 'none'), act('create-listener', 'listener b', 'pool-swap'), act('delete-pool', 'pool a', 'pool-swap')];
+    const budgeted = applyBudget(servicePlan('web', full), { seconds: 0 });
+    expect(budgeted.held?.[0]?.actions.length).toBeGreaterThan(0);
+    const document = JSON.parse(JSON.stringify(planDocument({ nodes: null, services: [budgeted] })));
+    expect(planDifferences(document, { services: [servicePlan('web', full)], nodeActions: null })).toEqual([]);
+    expect(planDifferences(document, { services: [budgeted], nodeActions: null })).toHaveLength(1);
+  });
+});
