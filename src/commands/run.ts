@@ -10,11 +10,12 @@ import type { CommandContext, OutputStream } from './context.js';
 import { initNodesCommand, type InitNodesResult } from './init-nodes.js';
 import { listWatchStart, watchAfterPass, type ReactionSteps, type RunWatchReport, type WatchStart } from './run-watch.js';
 import { syncLbCommand, type SyncLbReport } from './sync-lb.js';
+import { runDetails, type PassReportingOptions } from './pass-end.js';
 import { GO_CCM_LEASE, asWriter } from './writer.js';
 
 export { GO_CCM_LEASE, RUN_LEASE } from './writer.js';
 
-export interface RunOptions {
+export interface RunOptions extends PassReportingOptions {
   wait?: boolean;
   force: boolean;
   concurrency: number;
@@ -139,7 +140,7 @@ export async function runCommand(options: RunOptions, ctx: CommandContext): Prom
         message: `${reason.message}; ${watching ? 'the watch' : 'the pass'} stopped${!watching && loadBalancers === undefined ? ' before sync-lb' : ''}`,
       });
     }
-  });
+  }, () => runDetails(nodes, loadBalancers, failures));
 
   const requests = (await ctx.cloudscale()).requests.summary();
   const report: RunReport = {
