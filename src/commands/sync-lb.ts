@@ -3,6 +3,8 @@
 // line (or a JSON document) per Service. Fails the pass if any Service failed.
 import { planLbPass, reconcileLoadBalancers, type ServiceOutcome } from '../core/apply/lb-pass.js';
 import { DEFAULT_DRAIN_SECONDS } from '../core/lb/strategies.js';
+import { approvalHint } from '../core/lb/budget.js';
+import { budgetSecondsAt, type BudgetPolicy } from '../core/lb/budget-window.js';
 import { readLbPassSnapshot, type ServiceSelection } from '../core/apply/snapshot.js';
 import { budgetLine, summarise, type RequestSummary } from '../core/cloudscale/request-counter.js';
 import { CcmError, InternalError, PartialFailureError, errorMessage } from '../core/errors.js';
@@ -35,6 +37,10 @@ export interface SyncLbOptions extends PassReportingOptions {
   leaseSeconds?: number;
   /** Test seam: runs after each round's execution, before the state is read back. */
   afterRound?: (round: number) => Promise<void>;
+  /** `--max-downtime` (and `--window`): changes predicted to interrupt longer are held back. Unset: nothing is held. */
+  maxDowntime?: BudgetPolicy;
+  /** The clock that places the pass in or out of the window (test seam; default `Date.now`). */
+  now?: () => number;
 }
 
 export const SYNC_LB_JSON_VERSION = 1;
@@ -95,7 +101,8 @@ async function syncLbPass(names: readonly ServiceName[], options: SyncLbOptions,
       : { message: sharedClusterIdWarning(sharing.length, { clusterId, kubeSystemUid }), loadBalancers: sharing.map((lb) => lb.uuid) };
   if (sharedClusterId !== null) ctx.stderr.write(`warning: ${escapeUnprintable(sharedClusterId.message)}\n`);
   const drain = { seconds: options.drainSeconds ?? DEFAULT_DRAIN_SECONDS, nowMs: Date.now() };
-  const first = { snapshot, planned: planLbPass(snapshot, selection, [], drain) };
+  const budget = options.maxDowntime === undefined ? undefined : { seconds: budgetSecondsAt(options.maxDowntime, (options.now ?? Date.now)()) };
+  const first = { snapshot, planned: planLbPass(snapshot, selection, [], drain, budget) };
   // A named Service that does not exist is an error (a typo must not pass silently, as in plan).
   const missing = names.filter(
     (name) => !snapshot.services.some((s) => s.metadata?.namespace === name.namespace && s.metadata?.name === name.name),
@@ -116,6 +123,7 @@ async function syncLbPass(names: readonly ServiceName[], options: SyncLbOptions,
       pollIntervalMs: (options.pollSeconds ?? 2) * 1000,
       settleMs: (options.settleSeconds ?? 5) * 1000,
       drain,
+      ...(budget === undefined ? {} : { budget }),
       signal: ctx.signal,
       onProgress: (service, event) => reporter.onProgress(service, event),
       onServiceDone: (outcome) =>
@@ -150,7 +158,7 @@ async function syncLbPass(names: readonly ServiceName[], options: SyncLbOptions,
   const document = resultDocument('SyncLbResult', SYNC_LB_JSON_VERSION, report);
   if (ctx.globals.output === 'json') ctx.stdout.write(`${JSON.stringify(document, null, 2)}\n`);
   else if (ctx.globals.output === 'yaml') ctx.stdout.write(plainYaml(document));
-  else ctx.stdout.write(`${summaryLine(report)}\n`);
+  else ctx.stdout.write(`${heldLines(report)}${summaryLine(report)}\n`);
 
   const failures = [
     ...outcomes.flatMap((o) =>
@@ -195,6 +203,18 @@ function serviceReport(outcome: ServiceOutcome): ServiceReport {
   };
 }
 
+/** One paragraph per held change: what, its downtime against the budget, and how to approve it. */
+function heldLines(report: SyncLbReport): string {
+  return report.services
+    .flatMap((s) =>
+      (s.held ?? []).map((h) => {
+        const [namespace, name] = s.service.split('/') as [string, string];
+        return `held: service/${s.service} change ${h.id}: ${escapeUnprintable(h.reason)}\n  ${escapeUnprintable(approvalHint(h.id, namespace, name))}\n`;
+      }),
+    )
+    .join('');
+}
+
 function serviceNotFound(name: ServiceName): CcmError {
   return new CcmError(`service ${name.namespace}/${name.name} not found`, {
     hint: 'check the name and the namespace (-n)',
@@ -221,6 +241,12 @@ function summaryLine(report: SyncLbReport): string {
   const count = (status: ServiceOutcome['status']) => report.services.filter((s) => s.status === status).length;
   return (
     `sync-lb: ${counted(report.services.length, 'Service')}: ${count('changed')} changed, ${count('unchanged')} in sync, ` +
-    `${count('failed')} failed; ${budgetLine(report.requests)} in ${(report.durationMs / 1000).toFixed(1)} s`
+    `${count('failed')} failed${heldCount(report)}; ${budgetLine(report.requests)} in ${(report.durationMs / 1000).toFixed(1)} s`
   );
+}
+
+/** `, 1 change held back` when the budget held any (they are not failures). */
+function heldCount(report: SyncLbReport): string {
+  const held = report.services.reduce((n, s) => n + (s.held?.length ?? 0), 0);
+  return held === 0 ? '' : `, ${held} change${held === 1 ? '' : 's'} held back`;
 }

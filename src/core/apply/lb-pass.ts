@@ -10,6 +10,8 @@ import { recordEvent } from '../kube/events.js';
 import { patchServiceMetadata, patchServiceStatus } from '../kube/services.js';
 import { assembleActualLoadBalancer, findLoadBalancer } from '../lb/actual.js';
 import type { PlannedAction } from '../lb/actions.js';
+import { LB_ANNOTATIONS, readLbAnnotation } from '../lb/annotations.js';
+import { announcements, applyBudget } from '../lb/budget.js';
 import { planService, type DrainPolicy, type ServicePlan } from '../lb/planner.js';
 import { problemSummary, type Problem } from '../lb/problems.js';
 import { Slots } from './concurrency.js';
@@ -35,6 +37,8 @@ export function planLbPass(
   selection: ServiceSelection,
   proposed: readonly V1Service[] = [],
   drain?: DrainPolicy,
+  /** The downtime budget of this pass (src/core/lb/budget.ts); without it nothing is held. */
+  budget?: PassBudget,
 ): PlannedService[] {
   const lbServices = snapshot.services.filter((s) => s.spec?.type === 'LoadBalancer');
   // A pool whose members could not be read is assembled as empty; its Service's actions are dropped below.
@@ -77,8 +81,19 @@ export function planLbPass(
       uuidLookups: snapshot.uuidLookups,
       ...(drain === undefined ? {} : { drain }),
     });
-    return { plan: lb === undefined ? plan : withoutUnreadMembers(plan, lb, snapshot), service };
+    const readable = lb === undefined ? plan : withoutUnreadMembers(plan, lb, snapshot);
+    return { plan: budget === undefined ? readable : applyBudget(readable, { seconds: budget.seconds, approval: approvalOf(service) }), service };
   });
+}
+
+/** The downtime budget of one pass, in seconds (the window already resolved for the pass's time). */
+export interface PassBudget {
+  readonly seconds: number;
+}
+
+/** The change id the Service's approval annotation carries (any value: a wrong one is reported, not refused). */
+function approvalOf(service: V1Service): string | null {
+  return readLbAnnotation(service.metadata?.annotations, 'approveChange');
 }
 
 /**
@@ -115,6 +130,8 @@ export interface SyncPassOptions extends Omit<ExecuteOptions, 'actualLoadBalance
   readonly onEventError?: (error: Error) => void;
   /** How members leave their pools when the state read back is planned again (as in the first plan). */
   readonly drain?: DrainPolicy;
+  /** The downtime budget, for the plans of the state read back too (what it held stays held). */
+  readonly budget?: PassBudget;
 }
 
 /**
@@ -153,21 +170,8 @@ async function executeOne(
 ): Promise<ServiceOutcome> {
   const { plan, service } = planned;
   const name = `service/${plan.service.namespace}/${plan.service.name}`;
-  const event = async (type: 'Normal' | 'Warning', reason: string, message: string) => {
-    const { error } = await recordEvent(
-      deps.conn,
-      {
-        kind: 'Service',
-        apiVersion: 'v1',
-        namespace: plan.service.namespace,
-        name: plan.service.name,
-        uid: plan.service.uid,
-      },
-      { type, reason, message, component: 'service-controller' },
-    );
-    // A Lease lost is reported once, by the pass whose signal it aborted, not per Event.
-    if (error && !(error instanceof LeaseLostError)) options.onEventError?.(error);
-  };
+  const event = (type: 'Normal' | 'Warning', reason: string, message: string) =>
+    serviceEvent(deps.conn, plan.service, { type, reason, message }, options);
 
   for (const warning of plan.warnings) await event('Warning', warning.reason, warning.message);
 
@@ -211,6 +215,53 @@ async function executeOne(
     );
   }
   return { status: 'changed', planned, execution };
+}
+
+/** An Event on the Service, as the service controller records it; a failure goes to `onEventError`. */
+async function serviceEvent(
+  conn: KubeConnection,
+  service: ServicePlan['service'],
+  content: { readonly type: 'Normal' | 'Warning'; readonly reason: string; readonly message: string },
+  options: Pick<SyncPassOptions, 'onEventError'>,
+): Promise<void> {
+  const { error } = await recordEvent(
+    conn,
+    { kind: 'Service', apiVersion: 'v1', namespace: service.namespace, name: service.name, uid: service.uid },
+    { ...content, component: 'service-controller' },
+  );
+  // A Lease lost is reported once, by the pass whose signal it aborted, not per Event.
+  if (error && !(error instanceof LeaseLostError)) options.onEventError?.(error);
+}
+
+/**
+ * Announces each held change (and each approval that matches no pending change) with one
+ * Warning Event, once: the announced ones are recorded on the Service in the tool's annotation
+ * `cloudscale-ccm/announced-changes` (it survives passes and the Events' TTL), written through
+ * the write fence like every Service write. The record is cleared once nothing is pending.
+ */
+export async function announceHeldChanges(
+  planned: readonly PlannedService[],
+  conn: KubeConnection,
+  options: Pick<SyncPassOptions, 'onEventError'>,
+): Promise<void> {
+  await Promise.all(
+    planned.map(async ({ plan, service }) => {
+      const recorded = readLbAnnotation(service.metadata?.annotations, 'announcedChanges');
+      const due = announcements(plan, readLbAnnotation(service.metadata?.annotations, 'approveChange'));
+      const fresh = due.filter((a) => !recorded.includes(a.token));
+      if (fresh.length === 0 && (due.length > 0 || recorded.length === 0)) return;
+      for (const a of fresh) await serviceEvent(conn, plan.service, { type: 'Warning', reason: a.reason, message: a.message }, options);
+      try {
+        await patchServiceMetadata(conn, plan.service.namespace, plan.service.name, {
+          annotations: { [LB_ANNOTATIONS.announcedChanges.key]: due.length === 0 ? null : due.map((a) => a.token).join(',') },
+        });
+      } catch (error) {
+        // Not recorded: the next pass announces again. The pass itself goes on (a lost Lease stops it).
+        if (error instanceof LeaseLostError || !(error instanceof CcmError)) throw error;
+        options.onEventError?.(new CcmError(`could not record the announced changes on service ${plan.service.namespace}/${plan.service.name}: ${error.message}`, { cause: error }));
+      }
+    }),
+  );
 }
 
 function serviceWriter(conn: KubeConnection, service: V1Service): ServiceWriter {
@@ -259,6 +310,7 @@ export async function reconcileLoadBalancers(
   // Members of the pools this pass created, as their create answers gave them.
   const createdPools = new Map<string, readonly MemberState[]>();
   let { snapshot, planned } = first;
+  await announceHeldChanges(planned, deps.conn, options);
   for (let round = 1; ; round += 1) {
     const outcomes = await executeLbPass(planned, snapshot, deps, options);
     for (const outcome of outcomes) {
@@ -287,7 +339,7 @@ export async function reconcileLoadBalancers(
       }
       break;
     }
-    planned = planLbPass(snapshot, again, [], options.drain).filter((p) => p.plan.actions.some((a) => a.verb !== 'refuse'));
+    planned = planLbPass(snapshot, again, [], options.drain, options.budget).filter((p) => p.plan.actions.some((a) => a.verb !== 'refuse'));
     if (planned.length === 0) break;
     if (round === MAX_ROUNDS) {
       for (const { plan } of planned) {
