@@ -1,0 +1,109 @@
+// `plan -o markdown` on exact output: the summary, one table per Service with impact, downtime
+// and whether the budget holds the change back, the nodes, and names that try to be Markdown.
+import { describe, expect, test } from 'vitest';
+import { ACTION_VERB, type ActionKind, type PlannedAction, type Reason } from '../../src/core/lb/actions.js';
+import { applyBudget } from '../../src/core/lb/budget.js';
+import { downtimeOf, type ImpactClass } from '../../src/core/lb/impact.js';
+import type { ServicePlan } from '../../src/core/lb/planner.js';
+import type { NodeAction } from '../../src/core/nodes/types.js';
+import { markdownText, renderPlanMarkdown } from '../../src/core/render/markdown.js';
+import { planDocument } from '../../src/core/render/plan.js';
+
+function act(kind: ActionKind, object: string, impact: ImpactClass, reason: Reason = { text: 'wanted' }): PlannedAction {
+  return { kind, verb: ACTION_VERB[kind], object, reason, impact, downtime: downtimeOf(impact) } as unknown as PlannedAction;
+}
+
+function servicePlan(name: string, actions: PlannedAction[], more: Partial<ServicePlan> = {}): ServicePlan {
+  return {
+    service: { namespace: 'shop', name, uid: `uid-${name}` },
+    mode: 'ensure',
+    loadBalancer: { name: `k8s-service-uid-${name}`, uuid: `lb-${name}` },
+    actions,
+    problems: [],
+    warnings: [],
+    ...more,
+  };
+}
+
+const swap: Reason = { text: 'the pool algorithm cannot change in place', field: 'k8s.cloudscale.ch/loadbalancer-pool-algorithm', from: 'round_robin', to: 'source_ip' };
+
+describe('renderPlanMarkdown', () => {
+  test('nothing to do', () => {
+    expect(renderPlanMarkdown(planDocument({ nodes: null, services: [servicePlan('web', [])] }))).toBe(
+      ['### cloudscale-ccm plan', '', '**No changes.** The cloud and the cluster match the desired state.', '', 'Unchanged: shop/web.', ''].join('\n'),
+    );
+  });
+
+  test('a Service table with impact and downtime, held-back actions marked with why, and the nodes', () => {
+    const plan = applyBudget(
+      servicePlan('web', [act('create-pool', 'pool tcp/http-2', 'none', swap), act('create-listener', 'listener tcp/80', 'pool-swap', swap), act('create-member', 'member worker-3 of pool tcp/http', 'minimal')]),
+      { seconds: 0 },
+    );
+    const initialize = {
+      kind: 'initialize',
+      node: 'worker-3',
+      object: 'node/worker-3',
+      verb: 'update',
+      reason: { text: 'the node is not initialised', field: 'spec.providerID', from: null, to: 'cloudscale://5e00' },
+      changes: [],
+      impact: 'none',
+    } as unknown as NodeAction;
+    const document = planDocument({ nodes: { actions: [initialize], unchanged: 2, deletionRefusal: null }, services: [plan, servicePlan('api', [])] });
+    const heldId = plan.held![0]!.id;
+    const swapDowntime = downtimeOf('pool-swap').text;
+    expect(renderPlanMarkdown(document)).toBe(
+      [
+        '### cloudscale-ccm plan',
+        '',
+        `**Plan:** ${document.summary.create} to create, 0 to update, 0 to delete, **1 held back** (over the downtime budget), 1 node change. ` +
+          (document.summary.worstDowntime === null ? 'Expected downtime: none.' : `Worst expected downtime: ${markdownText(document.summary.worstDowntime.service)}, ${markdownText(document.summary.worstDowntime.object)} (${document.summary.worstDowntime.impact}): ${markdownText(document.summary.worstDowntime.text)}.`),
+        '',
+        '#### Service shop/web — load balancer k8s-service-uid-web',
+        '',
+        '| Change | Object | Why | Impact | Downtime | Held back |',
+        '|---|---|---|---|---|---|',
+        `| \`create-pool\` | pool tcp/http-2 | the pool algorithm cannot change in place \\(k8s.cloudscale.ch/loadbalancer-pool-algorithm: round\\_robin → source\\_ip\\) | none | ${markdownText(downtimeOf('none').text)} | no |`,
+        `| \`create-listener\` | listener tcp/80 | the pool algorithm cannot change in place \\(k8s.cloudscale.ch/loadbalancer-pool-algorithm: round\\_robin → source\\_ip\\) | pool-swap | ${markdownText(swapDowntime)} | **yes** |`,
+        `| \`create-member\` | member worker-3 of pool tcp/http | wanted | minimal | ${markdownText(downtimeOf('minimal').text)} | no |`,
+        '',
+        `- **held back** (change ${heldId}): ${markdownText(plan.held![0]!.reason)}`,
+        '',
+        '#### Nodes',
+        '',
+        '| Change | Object | Why | Impact |',
+        '|---|---|---|---|',
+        '| `initialize` | node/worker-3 | the node is not initialised \\(spec.providerID: \\(none\\) → cloudscale://5e00\\) | none |',
+        '',
+        'Unchanged: shop/api.',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  test('problems and warnings follow the table', () => {
+    const plan = servicePlan('web', [], {
+      problems: [{ kind: 'annotation', subject: 'k8s.cloudscale.ch/loadbalancer-flavor', message: 'unknown flavor "huge"', hint: 'use lb-standard' } as never],
+      warnings: [{ reason: 'MembersKept', message: 'pool tcp/http keeps 2 members' }],
+    });
+    const text = renderPlanMarkdown(planDocument({ nodes: null, services: [plan] }));
+    expect(text).toContain('- **error:** ');
+    expect(text).toContain('(how to fix: use lb-standard)');
+    expect(text).toContain('- **warning** MembersKept: pool tcp/http keeps 2 members');
+    expect(text).not.toContain('| Change |');
+  });
+});
+
+describe('markdownText', () => {
+  test.each([
+    { name: 'a pipe cannot end the cell', input: 'a|b', output: 'a\\|b' },
+    { name: 'no link', input: '[click](https://evil.example)', output: '\\[click\\]\\(https://evil.example\\)' },
+    { name: 'no HTML', input: '<img src=x onerror=alert(1)>', output: '\\<img src=x onerror=alert\\(1\\)\\>' },
+    { name: 'no mention', input: 'ping @octocat', output: 'ping &#64;octocat' },
+    { name: 'no emphasis or code', input: '*bold* _it_ `code`', output: '\\*bold\\* \\_it\\_ \\`code\\`' },
+    { name: 'no entity', input: '&lt;', output: '&amp;lt;' },
+    { name: 'no line break: shown as \\n, escaped', input: 'one\ntwo', output: 'one\\\\ntwo' },
+    { name: 'a backslash stays one', input: 'a\\b', output: 'a\\\\b' },
+  ])('$name', ({ input, output }) => {
+    expect(markdownText(input)).toBe(output);
+  });
+});
