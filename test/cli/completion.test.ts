@@ -20,7 +20,7 @@ import {
 } from '../../src/commands/completion.js';
 import type { CommandContext } from '../../src/commands/context.js';
 import { connectKube } from '../../src/core/kube/connection.js';
-import { testKubeconfig } from '../support/kube.js';
+import { testKubeconfig, testNoAccessKubeconfig } from '../support/kube.js';
 
 const bashScript = completionScriptPath('bash');
 const scratch = mkdtempSync(join(tmpdir(), 'ccm-completion-'));
@@ -38,7 +38,14 @@ function shellQuote(word: string): string {
  */
 function complete(
   words: readonly string[],
-  options: { services?: readonly string[]; failLookup?: boolean; cwd?: string; realBinaryDir?: string } = {},
+  options: {
+    services?: readonly string[];
+    failLookup?: boolean;
+    cwd?: string;
+    realBinaryDir?: string;
+    /** The bash array the printed script names its installation with. */
+    installed?: readonly string[];
+  } = {},
 ): string[] {
   const lookup = options.failLookup
     ? `echo 'error: cannot reach the cluster' >&2; return 1`
@@ -49,11 +56,12 @@ function complete(
     'set -u',
     `source ${shellQuote(bashScript)}`,
     options.realBinaryDir === undefined ? fakeBinary : '',
+    options.installed === undefined ? '' : `_cloudscale_ccm_installed=(${options.installed.map(shellQuote).join(' ')})`,
     `COMP_WORDS=(${words.map(shellQuote).join(' ')})`,
     `COMP_CWORD=${words.length - 1}`,
     `COMP_LINE=${shellQuote(words.join(' '))}`,
     'COMP_POINT=${#COMP_LINE}',
-    '_cloudscale_ccm',
+    words[0] === 'npx' ? '_cloudscale_ccm_npx' : '_cloudscale_ccm',
     `printf '%s\\n' "\${COMPREPLY[@]}"`,
   ].join('\n');
   const result = spawnSync('bash', ['--norc', '--noprofile', '-c', script], {
@@ -79,11 +87,37 @@ const SUBCOMMANDS = ['init-nodes', 'sync-lb', 'plan', 'cleanup', 'run', 'sim', '
 const GLOBAL_LONG_FLAGS = ['--kubeconfig', '--context', '--output', '--no-color', '--api-url', '--token-file', '--cluster-id', '--verbose', '--help', '--version'];
 
 describe('bash completion', () => {
-  test('registers itself for cloudscale-ccm', () => {
-    const output = execFileSync('bash', ['--norc', '--noprofile', '-c', `source ${shellQuote(bashScript)}; complete -p cloudscale-ccm`], {
-      encoding: 'utf8',
-    });
-    expect(output.trim()).toBe('complete -F _cloudscale_ccm cloudscale-ccm');
+  test('registers itself for cloudscale-ccm, kubectl-cloudscale and npx', () => {
+    const output = execFileSync(
+      'bash',
+      ['--norc', '--noprofile', '-c', `source ${shellQuote(bashScript)}; complete -p cloudscale-ccm kubectl-cloudscale npx`],
+      { encoding: 'utf8' },
+    );
+    expect(output.trim().split('\n')).toEqual([
+      'complete -F _cloudscale_ccm cloudscale-ccm',
+      'complete -F _cloudscale_ccm kubectl-cloudscale',
+      'complete -F _cloudscale_ccm_npx npx',
+    ]);
+  });
+
+  test('keeps the completion npx had for lines that are not cloudscale-ccm', () => {
+    const script = [
+      `_earlier_npx() { COMPREPLY=(earlier); }`,
+      'complete -F _earlier_npx npx',
+      `source ${shellQuote(bashScript)}`,
+      'COMP_WORDS=(npx other ""); COMP_CWORD=2; _cloudscale_ccm_npx npx "" other',
+      'printf "%s\\n" "${COMPREPLY[@]}"',
+    ].join('\n');
+    expect(execFileSync('bash', ['--norc', '--noprofile', '-c', script], { encoding: 'utf8' })).toBe('earlier\n');
+  });
+
+  test.each([
+    [['npx', 'cloudscale-ccm', 'pl'], ['plan']],
+    [['npx', 'cloudscale-ccm', '-o', 'j'], ['json']],
+    [['npx', 'cloudscale-ccm', 'plan', '--d'], ['--detailed-exitcode']],
+    [['npx', 'cloud'], []],
+  ])('npx: %j', (words, expected) => {
+    expect(complete(words)).toEqual(expected);
   });
 
   test.each([
@@ -187,6 +221,31 @@ describe('bash completion', () => {
       expect(recordedCalls()).toEqual([]);
     });
 
+    test('npx outside a project asks the installation that printed the script', () => {
+      expect(complete(['npx', 'cloudscale-ccm', 'plan', '-n', 'shop', ''], { services, installed: ['cloudscale-ccm'] })).toEqual(services);
+      expect(recordedCalls()).toEqual(['__complete services -n shop']);
+      // The shipped file names no installation: nothing to ask, nothing printed.
+      expect(complete(['npx', 'cloudscale-ccm', 'plan', ''], { services })).toEqual([]);
+      expect(recordedCalls()).toEqual([]);
+    });
+
+    test('npx inside a project asks the package of the directory tree, with its node_modules/.bin first on PATH', () => {
+      const project = join(scratch, 'project');
+      const packageBin = join(project, 'node_modules', 'cloudscale-ccm', 'bin');
+      mkdirSync(packageBin, { recursive: true });
+      mkdirSync(join(project, 'src', 'deep'), { recursive: true });
+      writeFileSync(
+        join(packageBin, 'cloudscale-ccm.js'),
+        `require('node:fs').appendFileSync(${JSON.stringify(argsLog)}, process.argv.slice(2).join(' ') + ' PATH=' + process.env.PATH.split(':')[0] + '\\n');\n` +
+          `console.log('service/from-tree');\n`,
+      );
+      const words = ['npx', 'cloudscale-ccm', '--context', 'prod', 'plan', 'service/f'];
+      expect(complete(words, { services, installed: ['cloudscale-ccm'], cwd: join(project, 'src', 'deep') })).toEqual([
+        'service/from-tree',
+      ]);
+      expect(recordedCalls()).toEqual([`__complete services -n default --context prod PATH=${join(project, 'node_modules', '.bin')}`]);
+    });
+
     test('no names and no error text when the lookup fails', () => {
       expect(complete(['cloudscale-ccm', 'plan', ''], { failLookup: true })).toEqual([]);
       expect(recordedCalls()).toHaveLength(1);
@@ -219,13 +278,32 @@ describe('zsh and fish scripts offer the same flags as the bash script', () => {
   });
 });
 
+/** The shipped script's empty installation line, and how `shell` prints the value it sets. */
+const INSTALLED: Record<CompletionShell, { line: RegExp; print: string }> = {
+  bash: { line: /^_cloudscale_ccm_installed=\(.*\)$/m, print: `printf '%s\\n' "\${_cloudscale_ccm_installed[@]}"` },
+  zsh: { line: /^_cloudscale_ccm_installed=\(.*\)$/m, print: `printf '%s\\n' "\${_cloudscale_ccm_installed[@]}"` },
+  fish: { line: /^set -g __cloudscale_ccm_installed.*$/m, print: `printf '%s\\n' $__cloudscale_ccm_installed` },
+};
+
+/** The script as printed: the shipped file with its installation line naming `words`. */
+function expectPrintedScript(shell: CompletionShell, printed: string, words: readonly string[]): void {
+  const shipped = readFileSync(completionScriptPath(shell), 'utf8');
+  const [emptyLine] = shipped.match(INSTALLED[shell].line) ?? [];
+  const [filledLine] = printed.match(INSTALLED[shell].line) ?? [];
+  expect(emptyLine).toMatch(/(\(\)|installed)$/);
+  expect(printed).toBe(shipped.replace(emptyLine as string, filledLine as string));
+  const values = execFileSync(shell, ['-c', `${filledLine}\n${INSTALLED[shell].print}`], { encoding: 'utf8' });
+  expect(values.split('\n').slice(0, -1)).toEqual(words);
+}
+
+const installedBinary = fileURLToPath(new URL('../../bin/cloudscale-ccm.js', import.meta.url));
+
 describe('completion command', () => {
-  test.each(['bash', 'zsh', 'fish'] as CompletionShell[])('prints completions/cloudscale-ccm.%s unchanged', async (shell) => {
+  test.each(['bash', 'zsh', 'fish'] as CompletionShell[])('prints completions/cloudscale-ccm.%s naming this Node and bin/', async (shell) => {
     let written = '';
     const ctx = { stdout: { write: (text: string) => (written += text) } } as unknown as CommandContext;
     await completionCommand(shell, ctx);
-    expect(written).toBe(readFileSync(completionScriptPath(shell), 'utf8'));
-    expect(written.length).toBeGreaterThan(500);
+    expectPrintedScript(shell, written, [process.execPath, installedBinary]);
   });
 });
 
@@ -303,10 +381,8 @@ describe('the real binary', () => {
     );
   });
 
-  test.each(['bash', 'zsh', 'fish'] as CompletionShell[])('completion %s prints the shipped script', (shell) => {
-    expect(execFileSync(wrapper, ['completion', shell], { encoding: 'utf8' })).toBe(
-      readFileSync(completionScriptPath(shell), 'utf8'),
-    );
+  test.each(['bash', 'zsh', 'fish'] as CompletionShell[])('completion %s prints the shipped script naming itself', (shell) => {
+    expectPrintedScript(shell, execFileSync(wrapper, ['completion', shell], { encoding: 'utf8' }), [process.execPath, installedBinary]);
   });
 
   test('plan completes LoadBalancer Service names read from the cluster', async () => {
@@ -328,5 +404,113 @@ describe('the real binary', () => {
     } finally {
       await core.deleteNamespacedService({ namespace: 'default', name });
     }
+  });
+});
+
+describe('__complete services without the Kubernetes client', () => {
+  const repo = fileURLToPath(new URL('../..', import.meta.url));
+  const binary = join(repo, 'bin', 'cloudscale-ccm.js');
+  // Loaded before the binary: says on stderr when anything of @kubernetes/client-node (the
+  // package or dist/vendor/client-node.js) is loaded.
+  const hook = join(scratch, 'report-client-node.mjs');
+  const name = `completion-direct-${randomUUID().slice(0, 8)}`;
+  let core: CoreV1Api;
+
+  beforeAll(async () => {
+    writeFileSync(
+      hook,
+      [
+        "import { registerHooks } from 'node:module';",
+        'let reported = false;',
+        'registerHooks({',
+        '  resolve(specifier, context, next) {',
+        '    const result = next(specifier, context);',
+        "    if (!reported && result.url.includes('client-node')) { reported = true; process.stderr.write('client-node loaded\\n'); }",
+        '    return result;',
+        '  },',
+        '});',
+      ].join('\n'),
+    );
+    const admin = new KubeConfig();
+    admin.loadFromFile(testKubeconfig());
+    core = admin.makeApiClient(CoreV1Api);
+    await core.createNamespacedService({
+      namespace: 'default',
+      body: {
+        metadata: { name },
+        spec: { type: 'LoadBalancer', loadBalancerClass: 'example.com/not-cloudscale', ports: [{ port: 80, protocol: 'TCP' }] },
+      },
+    });
+  });
+  afterAll(async () => {
+    await core.deleteNamespacedService({ namespace: 'default', name });
+  });
+
+  const lookup = (env: Record<string, string>, args: readonly string[] = []) =>
+    spawnSync(process.execPath, ['--import', hook, binary, '__complete', 'services', '-n', 'default', ...args], {
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: scratch, ...env },
+    });
+
+  test('a kubeconfig with a client certificate: one GET, the client never loads', () => {
+    const result = lookup({ KUBECONFIG: testKubeconfig() });
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+    expect(result.stdout.split('\n')).toContain(`service/${name}`);
+  });
+
+  test('--kubeconfig and --context name them, as for the other commands', () => {
+    const context = execFileSync('kubectl', ['config', 'current-context', '--kubeconfig', testKubeconfig()], { encoding: 'utf8' }).trim();
+    const result = lookup({ KUBECONFIG: '/nonexistent' }, ['--kubeconfig', testKubeconfig(), '--context', context]);
+    expect(result.stderr).toBe('');
+    expect(result.stdout.split('\n')).toContain(`service/${name}`);
+    const unknown = lookup({}, ['--kubeconfig', testKubeconfig(), '--context', 'no-such-context']);
+    expect(unknown.stdout).toBe('');
+    expect(unknown.status).toBe(1);
+  });
+
+  test('what only the full client reads (here: two files in KUBECONFIG) falls back to it', () => {
+    const second = join(scratch, 'second.conf');
+    writeFileSync(second, 'apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n');
+    const result = lookup({ KUBECONFIG: `${testKubeconfig()}:${second}` });
+    expect(result.stderr).toBe('client-node loaded\n');
+    expect(result.status).toBe(0);
+    expect(result.stdout.split('\n')).toContain(`service/${name}`);
+  });
+
+  test('an API error: nothing on stdout, the error on stderr, exit 1', () => {
+    const noAccess = testNoAccessKubeconfig();
+    if (noAccess === undefined) return;
+    const result = lookup({ KUBECONFIG: noAccess });
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toBe('error: GET /api/v1/namespaces/default/services answered 403\n');
+    expect(result.status).toBe(1);
+  });
+
+  test('a server that is not there: nothing on stdout, exit 1', () => {
+    const unreachable = join(scratch, 'unreachable.conf');
+    writeFileSync(unreachable, readFileSync(testKubeconfig(), 'utf8').replace(/server: .*/, 'server: https://127.0.0.1:1'));
+    const result = lookup({ KUBECONFIG: unreachable });
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(/^error: .*ECONNREFUSED/);
+    expect(result.status).toBe(1);
+  });
+});
+
+describe('kubectl_complete-cloudscale', () => {
+  const completer = fileURLToPath(new URL('../../bin/kubectl_complete-cloudscale', import.meta.url));
+  const answer = (...args: string[]) =>
+    execFileSync(completer, args, { encoding: 'utf8', env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: scratch } });
+
+  test.each([
+    [['pl'], 'plan\n:4\n'],
+    [['-o', ''], 'text\njson\nyaml\n:4\n'],
+    [['plan', '--detailed'], '--detailed-exitcode\n:4\n'],
+    [['cleanup', ''], ':4\n'],
+    // A flag that takes a file: kubectl's script completes file names itself.
+    [['--kubeconfig', ''], ':0\n'],
+    [['plan', '-f', 'serv'], ':0\n'],
+  ])('%j', (args, expected) => {
+    expect(answer(...args)).toBe(expected);
   });
 });

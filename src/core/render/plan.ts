@@ -5,6 +5,7 @@ import { Chalk } from 'chalk';
 import type { PlannedAction, Reason, Verb } from '../lb/actions.js';
 import type { DowntimeClass, ImpactClass } from '../lb/impact.js';
 import { problemSummary, type Problem } from '../lb/problems.js';
+import { approvalHint, formatSeconds } from '../lb/budget.js';
 import { DOCUMENT_API_VERSION } from './document.js';
 import { escapeStrings } from './untrusted.js';
 import { countByVerb, worstDowntime, type ServicePlan } from '../lb/planner.js';
@@ -38,6 +39,8 @@ export interface PlanSummary {
   readonly wait: number;
   readonly nodeChanges: number;
   readonly problems: number;
+  /** Changes the downtime budget (`--max-downtime`) would hold back; not in the counts above. */
+  readonly held: number;
   /** Whether applying the plan would write anything. */
   readonly changes: boolean;
   /** The worst expected interruption, or null when nothing interrupts traffic. */
@@ -77,6 +80,7 @@ function summarise(nodeActions: readonly NodeAction[], services: readonly Servic
     ...counts,
     nodeChanges,
     problems,
+    held: services.reduce((n, s) => n + (s.held?.length ?? 0), 0),
     changes: counts.create + counts.update + counts.delete + counts.kube + nodeChanges > 0,
     worstDowntime:
       worst === null
@@ -139,7 +143,7 @@ export function renderPlanText(planDocument: PlanDocument, options: { color: boo
     wait: c.blue,
   };
   const lines: string[] = [];
-  const shown = document.services.filter((s) => s.actions.length + s.problems.length + s.warnings.length > 0);
+  const shown = document.services.filter((s) => s.actions.length + s.problems.length + s.warnings.length + (s.held?.length ?? 0) > 0);
   const unchanged = document.services.filter((s) => !shown.includes(s));
 
   const used = new Set<Verb>([
@@ -170,6 +174,11 @@ export function renderPlanText(planDocument: PlanDocument, options: { color: boo
     const refused = new Set(plan.actions.flatMap((a) => (a.kind === 'refuse' ? [a.problem] : [])));
     for (const problem of plan.problems) if (!refused.has(problem)) lines.push(...renderProblem(problem, c));
     for (const warning of plan.warnings) lines.push(`  ${c.yellow('warning')} ${warning.reason}: ${warning.message}`);
+    for (const change of plan.held ?? []) {
+      lines.push(`  ${c.yellow.bold(`held back: change ${change.id}`)} (over the budget of ${formatSeconds(change.budgetSeconds)}: ${change.downtime.text})`);
+      for (const action of change.actions) lines.push(c.dim(`    ${SYMBOL[action.verb]} ${action.kind}  ${action.object}`));
+      lines.push(`      ${approvalHint(change.id, plan.service.namespace, plan.service.name)}`);
+    }
     lines.push('');
   }
 
@@ -281,6 +290,7 @@ function summaryLine(summary: PlanSummary, c: InstanceType<typeof Chalk>): strin
   if (summary.kube > 0) parts.push(`${summary.kube} Service write${summary.kube === 1 ? '' : 's'}`);
   if (summary.nodeChanges > 0) parts.push(`${summary.nodeChanges} node change${summary.nodeChanges === 1 ? '' : 's'}`);
   if (summary.refuse > 0) parts.push(c.magenta(`${summary.refuse} refused`));
+  if (summary.held > 0) parts.push(c.yellow(`${summary.held} held back`));
   if (summary.problems > 0) parts.push(c.red(`${summary.problems} problem${summary.problems === 1 ? '' : 's'}`));
   const worst = summary.worstDowntime;
   const downtime =
