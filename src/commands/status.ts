@@ -47,7 +47,7 @@ export async function statusCommand(options: StatusOptions, ctx: CommandContext)
   const document = resultDocument('Status', STATUS_JSON_VERSION, report);
   if (ctx.globals.output === 'json') ctx.stdout.write(`${JSON.stringify(document, null, 2)}\n`);
   else if (ctx.globals.output === 'yaml') ctx.stdout.write(plainYaml(document));
-  else ctx.stdout.write(escapeUnprintable(statusText(report, now)));
+  else ctx.stdout.write(statusText(report, now));
 
   if (report.health !== null && report.health.problems.length > 0) {
     throw new UnhealthyError(`not healthy: ${report.health.problems.join('; ')}`, {
@@ -90,12 +90,13 @@ export function statusText(report: StatusReport, nowMs: number): string {
     if (report.health.problems.length === 0) lines.push(`healthy: a success within ${formatDuration(report.health.maxAgeSeconds * 1000)}, and the last pass succeeded`);
     else for (const problem of report.health.problems) lines.push(`not healthy: ${problem}`);
   }
-  return `${lines.join('\n')}\n`;
+  // Reasons and names come from API answers and objects: each line is escaped on its own.
+  return `${lines.map(escapeUnprintable).join('\n')}\n`;
 }
 
 function recordLines(record: PassRecord, ago: (iso: string) => string): string[] {
   const lines = [
-    `${record.command}: ${record.result}, ended ${ago(record.finishedAt)} (${record.finishedAt}), took ${formatDuration(record.durationMs)}, version ${record.version}`,
+    `${record.command}: ${record.result}, ended ${ago(record.finishedAt)} (${record.finishedAt}), took ${(record.durationMs / 1000).toFixed(1)} s, version ${record.version}`,
   ];
   if (record.error !== null) lines.push(`  error: ${record.error}`);
   if (record.result !== 'succeeded') {
