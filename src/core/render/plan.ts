@@ -282,7 +282,7 @@ function nameList(names: readonly string[]): string {
 }
 
 function summaryLine(summary: PlanSummary, c: InstanceType<typeof Chalk>): string {
-  if (!summary.changes && summary.refuse === 0 && summary.problems === 0) {
+  if (!summary.changes && summary.refuse === 0 && summary.problems === 0 && summary.held === 0) {
     return `${c.bold('No changes.')} The cloud and the cluster match the desired state.`;
   }
   const parts = [`${summary.create} to create`, `${summary.update} to update`, `${summary.delete} to delete`];

@@ -1,0 +1,358 @@
+// The Helm chart deploy/chart against `cloudscale-ccm manifests`, with a real helm built from Go
+// modules (test/cluster/build-helm.sh, which npm test runs):
+// - `helm template` renders the same objects as `manifests` (parsed YAML, deep-equal, object by
+//   object) for every option set: the defaults, each flag alone with each sample, all at once.
+//   The flags come from `manifests --help`, so a new flag without a chart value fails here;
+// - what `manifests` refuses, the chart refuses too, naming the value; an unknown value as well;
+// - `helm lint --strict` passes, and the chart's version and appVersion are the package's;
+// - `helm install` into the test cluster: the live objects are the manifests' objects with the
+//   same RBAC rules (test/integration/rbac.test.ts proves those sufficient and minimal), a token
+//   of the installed ServiceAccount may make every request of that test's table and none it must
+//   refuse, a real `run` pass with the token succeeds; `helm uninstall` leaves nothing behind.
+import { ApiException, KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { parse as parseYaml, parseAllDocuments } from 'yaml';
+import { runCommand } from '../../src/commands/run.js';
+import { namespaceUid } from '../../src/core/kube/cluster.js';
+import { CCM_NAME, CCM_NAMESPACE, CLUSTER_RULES, KUBE_SYSTEM_RULES } from '../../src/core/deploy/manifests.js';
+import { VERSION } from '../../src/version.js';
+import { runBinary, startHarness } from '../support/ccm.js';
+import {
+  createLoadBalancerService,
+  createNode,
+  deleteCreatedObjects,
+  ensureNamespace,
+  testConnection,
+  testKubeconfig,
+  uniqueName,
+  UNINITIALIZED_TAINT_KEY,
+} from '../support/kube.js';
+import { lbSeed, serverName } from '../support/lb-scenarios.js';
+import {
+  adminConfig,
+  allowed,
+  clientsWithToken,
+  connectionWithToken,
+  deleteLeaseIfUnchanged,
+  describeAttributes,
+  ensureLeaseExists,
+  eventually,
+  NOT_GRANTED,
+  outcomeOf,
+  REQUIRED_STEPS,
+  tokenFor,
+} from '../support/rbac.js';
+
+const chartDir = fileURLToPath(new URL('../../deploy/chart', import.meta.url));
+const helmBinary = fileURLToPath(new URL('../cluster/bin/helm/helm', import.meta.url));
+const scratch = mkdtempSync(join(tmpdir(), 'ccm-helm-chart-'));
+
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+interface Result {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs helm with its homes in the scratch directory, so nothing is read from or left in ~. */
+function helm(args: readonly string[]): Promise<Result> {
+  if (!existsSync(helmBinary)) {
+    throw new Error(`${helmBinary} is missing: build it with bash test/cluster/build-helm.sh (npm test does)`);
+  }
+  return new Promise((resolve, reject) => {
+    const child = spawn(helmBinary, args, {
+      env: {
+        PATH: process.env.PATH,
+        HOME: scratch,
+        HELM_CACHE_HOME: join(scratch, 'helm-cache'),
+        HELM_CONFIG_HOME: join(scratch, 'helm-config'),
+        HELM_DATA_HOME: join(scratch, 'helm-data'),
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: 90_000,
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+function succeeded(result: Result, what: string): string {
+  expect(result.code, `${what}\nstdout:\n${result.stdout}\nstderr:\n${result.stderr}`).toBe(0);
+  return result.stdout;
+}
+
+/** The objects of a multi-document YAML stream, keyed `Kind namespace/name` (comment-only documents dropped). */
+function objectsOf(yamlText: string): Map<string, KubernetesObject> {
+  const objects = new Map<string, KubernetesObject>();
+  for (const document of parseAllDocuments(yamlText)) {
+    if (document.errors.length > 0) throw new Error(`unparsable YAML: ${document.errors[0]?.message}`);
+    const object = document.toJS() as KubernetesObject | null;
+    if (object === null) continue;
+    const key = `${object.kind} ${object.metadata?.namespace ?? ''}/${object.metadata?.name}`;
+    if (objects.has(key)) throw new Error(`${key} appears twice`);
+    objects.set(key, object);
+  }
+  return objects;
+}
+
+async function manifestsOutput(args: readonly string[]): Promise<Result> {
+  return runBinary(['manifests', ...args]);
+}
+
+async function chartOutput(values: Record<string, unknown>, extraArgs: readonly string[] = []): Promise<Result> {
+  const file = join(scratch, `values-${uniqueName('v')}.json`);
+  writeFileSync(file, JSON.stringify(values));
+  return helm(['template', 'cloudscale-ccm', chartDir, '--namespace', CCM_NAMESPACE, '-f', file, ...extraArgs]);
+}
+
+/** One way to give a flag: its command-line words and the chart values meaning the same. */
+interface Sample {
+  readonly args: readonly string[];
+  readonly values: Record<string, unknown>;
+}
+
+/**
+ * Every flag of `manifests` with the chart value that stands for it, in samples. A flag that
+ * needs another carries it in its samples' args and values.
+ */
+const CHART_VALUE_OF_FLAG: Readonly<Record<string, readonly Sample[]>> = {
+  '--image': [{ args: ['--image', 'registry.example.com/cloudscale-ccm:1.2.3'], values: { image: 'registry.example.com/cloudscale-ccm:1.2.3' } }],
+  '--schedule': [
+    { args: ['--schedule', '*/5 * * * *'], values: { schedule: '*/5 * * * *' } },
+    { args: ['--schedule', '@hourly'], values: { schedule: '@hourly' } },
+    { args: ['--schedule', ' 0 3 1-15 jan,Jul MON-FRI '], values: { schedule: ' 0 3 1-15 jan,Jul MON-FRI ' } },
+  ],
+  '--api-server-host': [
+    { args: ['--api-server-host', '10.0.0.10'], values: { apiServer: { host: '10.0.0.10' } } },
+    { args: ['--api-server-host', 'api.example.com'], values: { apiServer: { host: 'api.example.com' } } },
+    { args: ['--api-server-host', 'fd00::a'], values: { apiServer: { host: 'fd00::a' } } },
+  ],
+  '--api-server-port': [
+    {
+      args: ['--api-server-host', '10.0.0.10', '--api-server-port', '7443'],
+      values: { apiServer: { host: '10.0.0.10', port: 7443 } },
+    },
+  ],
+};
+
+/** The flags `manifests --help` lists under "Options:" (not the global ones), without --help. */
+async function manifestsFlags(): Promise<string[]> {
+  const help = await runBinary(['manifests', '--help']);
+  expect(help.code, help.stderr).toBe(0);
+  const section = help.stdout.split(/^Options:$/m)[1]?.split(/^\S.*:$/m)[0] ?? '';
+  const flags = [...section.matchAll(/^ {2}(?:-\w, )?(--[a-z0-9-]+)/gm)].map((match) => match[1] as string);
+  expect(flags.length, `no flags found in:\n${help.stdout}`).toBeGreaterThan(0);
+  return flags.filter((flag) => flag !== '--help');
+}
+
+function mergeValues(target: Record<string, unknown>, source: Record<string, unknown>): Record<string, unknown> {
+  for (const [key, value] of Object.entries(source)) {
+    const existing = target[key];
+    target[key] =
+      typeof value === 'object' && value !== null && typeof existing === 'object' && existing !== null
+        ? mergeValues({ ...(existing as Record<string, unknown>) }, value as Record<string, unknown>)
+        : value;
+  }
+  return target;
+}
+
+/** The defaults, each sample alone, and the first sample of every flag together. */
+function optionSets(): { name: string; sample: Sample }[] {
+  const sets = [{ name: 'defaults', sample: { args: [], values: {} } as Sample }];
+  for (const [flag, samples] of Object.entries(CHART_VALUE_OF_FLAG)) {
+    for (const sample of samples) sets.push({ name: `${flag}: ${sample.args.join(' ')}`, sample });
+  }
+  const firsts = Object.values(CHART_VALUE_OF_FLAG).map((samples) => samples[0] as Sample);
+  sets.push({
+    name: 'every flag',
+    sample: {
+      args: firsts.flatMap((sample) => sample.args),
+      values: firsts.reduce<Record<string, unknown>>((all, sample) => mergeValues(all, sample.values), {}),
+    },
+  });
+  return sets;
+}
+
+describe('helm template renders what manifests prints', () => {
+  test('every flag of manifests has a chart value', async () => {
+    expect((await manifestsFlags()).sort()).toEqual(Object.keys(CHART_VALUE_OF_FLAG).sort());
+  });
+
+  test.each(optionSets().map((set) => [set.name, set.sample] as const))('%s', async (_name, sample) => {
+    const expected = objectsOf(succeeded(await manifestsOutput(sample.args), 'manifests'));
+    const rendered = objectsOf(succeeded(await chartOutput(sample.values), 'helm template'));
+    expect([...rendered.keys()].sort()).toEqual([...expected.keys()].sort());
+    for (const [key, object] of expected) expect(rendered.get(key), key).toStrictEqual(object);
+  });
+});
+
+/** Input `manifests` refuses, as flags and as chart values, and a word both errors contain. */
+const REFUSED: readonly { name: string; args: string[]; values: Record<string, unknown>; flag: string; value: string; says: string }[] = [
+  { name: 'a schedule of four fields', args: ['--schedule', '* * * *'], values: { schedule: '* * * *' }, flag: '--schedule', value: 'schedule', says: 'expected 5 fields' },
+  { name: 'a minute out of range', args: ['--schedule', '61 * * * *'], values: { schedule: '61 * * * *' }, flag: '--schedule', value: 'schedule', says: 'minute field "61"' },
+  { name: 'a weekday name that is none', args: ['--schedule', '0 0 * * FUN'], values: { schedule: '0 0 * * FUN' }, flag: '--schedule', value: 'schedule', says: 'day-of-week field "FUN"' },
+  { name: 'a step of 0', args: ['--schedule', '*/0 * * * *'], values: { schedule: '*/0 * * * *' }, flag: '--schedule', value: 'schedule', says: 'minute field "*/0"' },
+  { name: 'a time zone', args: ['--schedule', 'TZ=UTC * * * * *'], values: { schedule: 'TZ=UTC * * * * *' }, flag: '--schedule', value: 'schedule', says: 'time zones are not accepted' },
+  { name: 'an unknown macro', args: ['--schedule', '@every 5m'], values: { schedule: '@every 5m' }, flag: '--schedule', value: 'schedule', says: 'unknown macro' },
+  { name: 'an empty schedule', args: ['--schedule', ' '], values: { schedule: ' ' }, flag: '--schedule', value: 'schedule', says: 'empty' },
+  { name: 'an image with a space', args: ['--image', 'a b'], values: { image: 'a b' }, flag: '--image', value: 'image', says: 'is not an image reference' },
+  {
+    name: 'a host with a scheme',
+    args: ['--api-server-host', 'https://10.0.0.10'],
+    values: { apiServer: { host: 'https://10.0.0.10' } },
+    flag: '--api-server-host',
+    value: 'apiServer.host',
+    says: 'neither an IP address nor a DNS name',
+  },
+  {
+    name: 'a host with a port',
+    args: ['--api-server-host', 'api.example.com:6443'],
+    values: { apiServer: { host: 'api.example.com:6443' } },
+    flag: '--api-server-host',
+    value: 'apiServer.host',
+    says: 'neither an IP address nor a DNS name',
+  },
+  { name: 'a port without host', args: ['--api-server-port', '7443'], values: { apiServer: { port: 7443 } }, flag: '--api-server-port', value: 'apiServer.port', says: 'needs' },
+  {
+    name: 'a port out of range',
+    args: ['--api-server-host', '10.0.0.10', '--api-server-port', '70000'],
+    values: { apiServer: { host: '10.0.0.10', port: 70000 } },
+    flag: '--api-server-port',
+    value: 'apiServer/port',
+    says: '65535',
+  },
+];
+
+describe('what manifests refuses, the chart refuses', () => {
+  test.each(REFUSED.map((c) => [c.name, c] as const))('%s', async (_name, refused) => {
+    const cli = await manifestsOutput(refused.args);
+    expect(cli.code, cli.stdout).toBe(1);
+    expect(cli.stderr).toContain(refused.flag);
+    expect(cli.stderr.replaceAll('–', '-').replaceAll(',', '')).toContain(refused.says.replaceAll(',', ''));
+    const chart = await chartOutput(refused.values);
+    expect(chart.code, chart.stdout).not.toBe(0);
+    expect(chart.stdout).toBe('');
+    expect(chart.stderr).toContain(refused.value);
+    expect(chart.stderr.replaceAll(',', '')).toContain(refused.says.replaceAll(',', ''));
+  });
+
+  test('a value the chart does not know (a typo) is refused, naming it', async () => {
+    const chart = await chartOutput({ schedul: '*/5 * * * *' });
+    expect(chart.code).not.toBe(0);
+    expect(chart.stderr).toContain('schedul');
+  });
+});
+
+describe('the chart itself', () => {
+  test('helm lint --strict passes', async () => {
+    const lint = succeeded(await helm(['lint', '--strict', chartDir]), 'helm lint');
+    expect(lint).toContain('0 chart(s) failed');
+    expect(lint).not.toMatch(/\[(WARNING|ERROR)\]/);
+  });
+
+  test("its version and appVersion are the package's", () => {
+    const chart = parseYaml(readFileSync(join(chartDir, 'Chart.yaml'), 'utf8')) as { version: string; appVersion: string };
+    expect({ version: chart.version, appVersion: chart.appVersion }).toEqual({ version: VERSION, appVersion: VERSION });
+  });
+});
+
+describe('helm install into the test cluster', () => {
+  const release = 'cloudscale-ccm';
+  const releaseNamespace = uniqueName('helm-chart');
+  let expected: Map<string, KubernetesObject>;
+  let objects: KubernetesObjectApi;
+  let createdLeaseVersion: string | undefined;
+  let installed = false;
+
+  beforeAll(async () => {
+    objects = KubernetesObjectApi.makeApiClient(adminConfig());
+    expected = objectsOf(succeeded(await manifestsOutput([]), 'manifests'));
+    createdLeaseVersion = await ensureLeaseExists();
+    await ensureNamespace(releaseNamespace);
+    succeeded(
+      await helm(['install', release, chartDir, '--namespace', releaseNamespace, '--kubeconfig', testKubeconfig()]),
+      'helm install',
+    );
+    installed = true;
+  });
+
+  afterAll(async () => {
+    await deleteCreatedObjects();
+    await deleteLeaseIfUnchanged(createdLeaseVersion);
+    if (installed) await helm(['uninstall', release, '--namespace', releaseNamespace, '--kubeconfig', testKubeconfig()]);
+  });
+
+  const live = (object: KubernetesObject) =>
+    objects.read(object as KubernetesObject & { metadata: { name: string } }).then(
+      (found) => found as KubernetesObject,
+      (error: unknown) => {
+        if (error instanceof ApiException && error.code === 404) return undefined;
+        throw error;
+      },
+    );
+
+  test('the live objects are the manifests’ objects, the RBAC rules exactly', async () => {
+    for (const [key, object] of expected) expect(await live(object), key).toMatchObject(object as object);
+    const clusterRole = [...expected.values()].find((o) => o.kind === 'ClusterRole') as KubernetesObject;
+    const role = [...expected.values()].find((o) => o.kind === 'Role') as KubernetesObject;
+    expect(((await live(clusterRole)) as { rules: unknown }).rules).toEqual(CLUSTER_RULES.map((r) => r.rule));
+    expect(((await live(role)) as { rules: unknown }).rules).toEqual(KUBE_SYSTEM_RULES.map((r) => r.rule));
+  });
+
+  test('a token of its ServiceAccount may make every request of the RBAC test, and none it must refuse', async () => {
+    const clients = clientsWithToken(await tokenFor(CCM_NAME));
+    await eventually('every required step is allowed', async () =>
+      (await Promise.all(REQUIRED_STEPS.map((s) => allowed(clients.authorization, s.attributes)))).every(Boolean),
+    );
+    const refused: string[] = [];
+    for (const step of REQUIRED_STEPS) {
+      if ((await outcomeOf(step, clients)) !== 'allowed') refused.push(step.name);
+    }
+    expect(refused).toEqual([]);
+    const granted: string[] = [];
+    for (const attributes of NOT_GRANTED) {
+      if (await allowed(clients.authorization, attributes)) granted.push(describeAttributes(attributes));
+    }
+    expect(granted).toEqual([]);
+  });
+
+  test('`run` with that token initialises a Node and gives a Service its load balancer', async () => {
+    const conn = connectionWithToken(await tokenFor(CCM_NAME), scratch);
+    const prefix = uniqueName('helm-run');
+    const harness = await startHarness({ seed: lbSeed(prefix, 1) });
+    try {
+      await createNode(serverName(prefix, 1), { ready: true, taints: [{ key: UNINITIALIZED_TAINT_KEY, value: 'true', effect: 'NoSchedule' }] });
+      const service = await createLoadBalancerService('default', uniqueName('helm-run-web'));
+      const ctx = { ...harness.context(), kube: () => conn, clusterId: () => namespaceUid(conn, CCM_NAMESPACE) };
+      await runCommand(
+        { wait: false, force: false, concurrency: 2, waitTimeout: 30, settleSeconds: 0, pollSeconds: 0.05, leaseSeconds: 30 },
+        ctx,
+      );
+      expect(ctx.err()).toBe('');
+      const core = testConnection().core;
+      expect((await core.readNode({ name: serverName(prefix, 1) })).spec?.providerID).toMatch(/^cloudscale:\/\//);
+      const stored = await core.readNamespacedService({ namespace: 'default', name: service.metadata?.name ?? '' });
+      expect(stored.status?.loadBalancer?.ingress?.length ?? 0).toBeGreaterThan(0);
+    } finally {
+      await harness.stop();
+    }
+  });
+
+  test('helm uninstall removes every object', async () => {
+    succeeded(await helm(['uninstall', release, '--namespace', releaseNamespace, '--kubeconfig', testKubeconfig()]), 'helm uninstall');
+    installed = false;
+    const left: string[] = [];
+    for (const [key, object] of expected) if ((await live(object)) !== undefined) left.push(key);
+    expect(left).toEqual([]);
+  });
+});
