@@ -13,7 +13,8 @@ const commands: Record<string, { usage: string; flags: readonly string[] }> = {
     usage: 'sync-lb [options] [service...]',
     flags: ['--namespace', '--concurrency', '--wait-timeout', '--settle-seconds', '--poll-seconds', '--dry-run', '--wait', '--lease-seconds'],
   },
-  plan: { usage: 'plan [options] [service...]', flags: ['--namespace', '--filename', '--detailed-exitcode'] },
+  plan: { usage: 'plan [options] [service...]', flags: ['--namespace', '--filename', '--detailed-exitcode', '--out'] },
+  apply: { usage: 'apply [options] <file>', flags: ['--concurrency', '--wait-timeout', '--settle-seconds', '--poll-seconds', '--wait', '--lease-seconds'] },
   cleanup: { usage: 'cleanup [options]', flags: ['--all', '--yes', '--dry-run', '--wait', '--lease-seconds'] },
   run: {
     usage: 'run [options]',
