@@ -26,6 +26,9 @@ export interface DirectCredentials {
 
 type Entry = Record<string, unknown>;
 
+/** User fields only the full client implements: credential plugins and impersonation. */
+const LEFT_TO_THE_CLIENT = ['exec', 'auth-provider', 'as', 'as-groups', 'as-uid', 'as-user-extra'];
+
 /**
  * The credentials of `context` (default: the current context) in the kubeconfig the full client
  * would read (`kubeconfig`, else KUBECONFIG, else ~/.kube/config), or undefined when only the
@@ -47,7 +50,7 @@ export function directCredentials(options: {
   const user = stringOf(context.user) === undefined ? {} : named(config.users, 'user', stringOf(context.user));
   const server = stringOf(cluster?.server);
   if (cluster === undefined || user === undefined || server === undefined) return undefined;
-  if (['exec', 'auth-provider', 'impersonate', 'as'].some((key) => key in user) || 'proxy-url' in cluster) {
+  if (LEFT_TO_THE_CLIENT.some((key) => key in user) || 'proxy-url' in cluster) {
     return undefined;
   }
   const base = dirname(file);
