@@ -44,10 +44,10 @@ export async function planCommand(
   const planned = await planWithLookups(args, options, ctx);
   const { document, missing } = planned;
   if (options.out !== undefined) await savePlan(options.out, planned, options, ctx);
-  // When none of the named Services exists there is no plan: "No changes" would read as a
-  // verdict on Services that were never looked at.
+  // When none of the named Services exists the text view has nothing to show: "No changes" would
+  // read as a verdict on Services that were never looked at. A document (-o json) stays whole.
   const nothingFound = missing.length > 0 && document.services.length === 0 && document.nodes === null;
-  if (!nothingFound) writePlan(document, ctx);
+  if (!(nothingFound && ctx.globals.output === 'text')) writePlan(document, ctx);
   // Problems and missing Services are errors: the plan is printed, the exit code says "error".
   for (const name of missing) {
     ctx.stderr.write(`error: service ${name.namespace}/${name.name} not found\nhint: check the name and the namespace (-n)\n`);

@@ -87,9 +87,9 @@ describe('plan: whole cluster, named Services, manifests', () => {
     const cli = await binary(['plan', 'service/nope', '-n', namespace]);
     expect(cli.code).toBe(1);
     expect(cli.stderr).toContain(`error: service ${namespace}/nope not found`);
-    // Nothing was planned: no "No changes." beside the error, in any format.
+    // Nothing was planned: no "No changes." beside the error; a document has no Services.
     expect(cli.stdout).toBe('');
-    expect((await binary(['plan', 'service/nope', '-n', namespace, '-o', 'json'])).stdout).toBe('');
+    expect((JSON.parse((await binary(['plan', 'service/nope', '-n', namespace, '-o', 'json'])).stdout) as PlanDocument).services).toEqual([]);
   });
 
   it('Service names and -f together are a usage error', async () => {

@@ -259,6 +259,32 @@ describe('plan -o json then sync-lb: the executed actions are the planned ones',
     expect((await harness.cloud.loadBalancers.list()).filter((lb) => lb.name === `k8s-service-${service.metadata!.uid}`)).toEqual([]);
   });
 
+  it('the load balancer deleted behind the Service: a new one, planned as lb-lost with the addresses that change', async () => {
+    const service = await converged('lost');
+    const before = service.status!.loadBalancer!.ingress!.map((entry) => entry.ip!);
+    expect(before.length).toBeGreaterThan(0);
+    const uuid = service.metadata!.annotations![`${P}loadbalancer-uuid`]!;
+    await harness.cloud.deleteByHref(`${harness.sim.url}/v1/load-balancers/${uuid}`);
+
+    // The text view says it loudly, the Markdown says it, and the JSON names the old addresses.
+    const text = await runBinary(['plan', '-n', namespace, 'service/lost', '--cluster-id', harness.clusterId], { apiUrl: harness.sim.url });
+    expect(text.stdout).toContain(`Service ${namespace}/lost — load balancer k8s-service-${service.metadata!.uid} (new: the recorded one is gone)\n`);
+    expect(text.stdout).toContain(`  ! the Service's addresses change: ${before.join(', ')} → new ones, known once the load balancer exists; DNS records`);
+    expect(text.stdout).toContain('impact: lb-lost, ');
+    const markdown = await runBinary(['plan', '-n', namespace, 'service/lost', '--cluster-id', harness.clusterId, '-o', 'markdown'], { apiUrl: harness.sim.url });
+    expect(markdown.stdout).toContain(`- **the Service's addresses change: ${before.join(', ')}`);
+    expect(markdown.stdout).toContain('| lb-lost |');
+
+    const plan = await planThenSync('lost');
+    const create = plan.services[0]!.actions.find((a) => a.kind === 'create-lb')!;
+    expect(create).toMatchObject({ impact: 'lb-lost', lost: { uuid, addresses: before, kept: [] }, downtime: { class: 'total', maxSeconds: null } });
+    expect(create.reason).toMatchObject({ field: 'status.loadBalancer.ingress', from: before.join(', ') });
+    expect(plan.summary.worstDowntime).toMatchObject({ impact: 'lb-lost' });
+    // The new load balancer's addresses are published (the simulator may hand out the freed ones again).
+    const after = (await testConnection().core.readNamespacedService({ namespace, name: 'lost' })).status!.loadBalancer!.ingress!;
+    expect(after.length).toBe(before.length);
+  });
+
   it('a refused change (flavor): planned as refused, nothing executed but the refusal, planned again', async () => {
     await converged('refused');
     await annotate('refused', { [`${P}loadbalancer-flavor`]: 'lb-large' });

@@ -111,6 +111,21 @@ export interface WriteStatusAction extends Common<'write-status', 'kube'> {
 export interface CreateLbAction extends Common<'create-lb', 'create'> {
   readonly ref: typeof LB_REF;
   readonly body: LoadBalancerCreate;
+  /** The load balancer this one replaces because it is gone (impact `lb-lost`); null for a first one. */
+  readonly lost: LostLoadBalancer | null;
+}
+
+/**
+ * A load balancer the Service records (by its UUID annotation, or by the addresses in its
+ * status) that is gone from the cloud. The one created in its place has other addresses.
+ */
+export interface LostLoadBalancer {
+  /** The UUID the Service's annotation names (confirmed gone by a 404); null when only the status named addresses. */
+  readonly uuid: string | null;
+  /** The Service's addresses so far (`status.loadBalancer.ingress`: IPs or hostnames). */
+  readonly addresses: readonly string[];
+  /** Those of them the new load balancer keeps: Floating IPs and fixed VIP addresses the Service names, a forced hostname. */
+  readonly kept: readonly string[];
 }
 export interface DeleteLbAction extends Common<'delete-lb', 'delete'> {
   readonly loadBalancer: DeletionTarget;

@@ -16,6 +16,7 @@ export const IMPACT_CLASSES = [
   'pool-recreation',
   'port-removal',
   'no-members',
+  'lb-lost',
   'lb-deletion',
   'refused',
 ] as const;
@@ -54,6 +55,8 @@ export const IMPACT_DOC: { readonly [K in ImpactClass]: string } = {
   'port-removal':
     'A port that is no longer a Service port is removed with its pool: it stops serving.',
   'no-members': 'The pool is left without members: its port serves nothing until nodes match again.',
+  'lb-lost':
+    "The load balancer the Service records is gone from the cloud (deleted outside this tool): a new one is created, and the Service's addresses change to the new one's, known only once it exists. DNS records, firewalls and allow-lists that name the old addresses break until they are updated. Its ports serve nothing already, so a downtime budget does not hold it back.",
   'lb-deletion': 'The load balancer is deleted: the Service loses it and its addresses.',
   refused: 'Not applied: the change needs a new load balancer. Nothing is changed.',
 };
@@ -70,6 +73,7 @@ const DOWNTIME_CLASS: { readonly [K in ImpactClass]: DowntimeClass } = {
   'pool-recreation': 'considerable',
   'port-removal': 'total',
   'no-members': 'total',
+  'lb-lost': 'total',
   'lb-deletion': 'total',
   refused: 'none',
 };
@@ -157,6 +161,13 @@ function computeDowntime(impact: ImpactClass, monitor?: MonitorTiming): Downtime
         minSeconds: 0,
         maxSeconds: null,
         text: 'the port serves nothing until nodes are selected again',
+      };
+    case 'lb-lost':
+      return {
+        class: cls,
+        minSeconds: 0,
+        maxSeconds: null,
+        text: "the Service's addresses change: whatever reaches it by the old ones (DNS, firewalls, allow-lists) breaks until updated",
       };
     case 'lb-deletion':
       return {

@@ -20,6 +20,7 @@ import {
   type ActionDraft,
   poolRef,
   type ExistingRef,
+  type LostLoadBalancer,
   type ObjectRef,
   type PlannedAction,
   type Reason,
@@ -281,6 +282,36 @@ function planDelete(input: PlanServiceInput): ServicePlan {
 }
 
 /**
+ * The load balancer a Service without one records, or `null` for a Service that never had one:
+ * the UUID its annotation names (the planner gets here only once a 404 confirmed it gone), and
+ * the addresses its status publishes. Whatever the new load balancer gets, the addresses change,
+ * except those the Service pins: its Floating IPs, fixed VIP addresses and a forced hostname.
+ */
+function lostLoadBalancer(service: V1Service, desired: DesiredLoadBalancer, forceHostname: string | null): LostLoadBalancer | null {
+  const { uuid } = loadBalancerReferences(service);
+  const addresses = (service.status?.loadBalancer?.ingress ?? []).flatMap((entry) => entry.ip ?? entry.hostname ?? []);
+  if (uuid === null && addresses.length === 0) return null;
+  const pinned = new Set([
+    ...desired.floatingIps.map((cidr) => cidr.slice(0, cidr.indexOf('/') === -1 ? undefined : cidr.indexOf('/'))),
+    ...desired.vipAddresses.flatMap((vip) => vip.address ?? []),
+    ...(forceHostname === null ? [] : [forceHostname]),
+  ]);
+  return { uuid, addresses, kept: addresses.filter((address) => pinned.has(address)) };
+}
+
+/** Why a lost load balancer is replaced, with the addresses that change spelled out. */
+function lostReason(lost: LostLoadBalancer): Reason {
+  const which = lost.uuid === null ? 'the load balancer whose addresses the Service publishes' : `load balancer ${lost.uuid}, which the Service records,`;
+  const changing = lost.addresses.filter((address) => !lost.kept.includes(address));
+  return {
+    text: `${which} is gone from the cloud: a new one is created, and the Service's addresses change`,
+    field: 'status.loadBalancer.ingress',
+    from: changing.length === 0 ? '(none published)' : changing.join(', '),
+    to: 'new addresses, known once the load balancer exists',
+  };
+}
+
+/**
  * When a Service's UUID annotation names a load balancer the list did not show, only a 404 by
  * UUID lets the pass go on as if it were gone (create a new one, or let the Service go).
  */
@@ -510,7 +541,7 @@ class EnsurePlanner {
     }
     const timing = desired.lb.pools[0]?.monitor;
     const cloud = new CloudPlan(desired.lb, timing, { drain: input.drain, serverAddresses: serverAddresses(input.servers) });
-    if (actual === null) cloud.create();
+    if (actual === null) cloud.create(lostLoadBalancer(input.service, desired.lb, a.forceHostname));
     else cloud.update(actual);
     this.actions.push(...cloud.actions);
     this.warnings.push(...cloud.warnings);
@@ -879,14 +910,16 @@ class CloudPlan {
     return build(draft, this.timing);
   }
 
-  create(): void {
+  /** A new load balancer; `lost`: the one the Service records is gone, and this one replaces it. */
+  create(lost: LostLoadBalancer | null): void {
     const d = this.desired;
     this.head.push(
       this.act({
         kind: 'create-lb',
         object: `load balancer ${d.name}`,
-        reason: { text: 'the Service has no load balancer yet' },
-        impact: 'none',
+        reason: lost === null ? { text: 'the Service has no load balancer yet' } : lostReason(lost),
+        impact: lost === null ? 'none' : 'lb-lost',
+        lost,
         ref: LB_REF,
         body: {
           name: d.name,

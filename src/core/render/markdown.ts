@@ -8,7 +8,7 @@
 import { restoreHeld } from '../lb/budget.js';
 import type { ServicePlan } from '../lb/planner.js';
 import { problemSummary } from '../lb/problems.js';
-import { describeNodeReason, describeReason, type PlanDocument } from './plan.js';
+import { addressChangeText, describeNodeReason, describeReason, lostLoadBalancerOf, type PlanDocument } from './plan.js';
 import { escapeUnprintable } from './untrusted.js';
 
 /** Markdown-escaped text for a table cell or a heading: one line, no markup, no pipe. */
@@ -73,7 +73,9 @@ function serviceSection(plan: ServicePlan): string[] {
     }
   }
   const refused = new Set(plan.actions.flatMap((a) => (a.kind === 'refuse' ? [a.problem] : [])));
+  const lost = lostLoadBalancerOf(plan);
   const notes = [
+    ...(lost === null ? [] : [`- **${markdownText(addressChangeText(lost))}**`]),
     ...(plan.held ?? []).map((change) => `- **held back** (change ${markdownText(change.id)}): ${markdownText(change.reason)}`),
     ...plan.problems.filter((p) => !refused.has(p)).map((p) => `- **error:** ${markdownText(problemSummary(p))} (how to fix: ${markdownText(p.hint)})`),
     ...plan.warnings.map((w) => `- **warning** ${markdownText(w.reason)}: ${markdownText(w.message)}`),

@@ -2,7 +2,7 @@
 // `plan -o json` (schema in docs/plan-json.md); `renderPlanText` is the text view, grouped per
 // Service, ending with a summary line. Both are pure.
 import { Chalk } from 'chalk';
-import type { PlannedAction, Reason, Verb } from '../lb/actions.js';
+import type { LostLoadBalancer, PlannedAction, Reason, Verb } from '../lb/actions.js';
 import type { DowntimeClass, ImpactClass } from '../lb/impact.js';
 import { problemSummary, type Problem } from '../lb/problems.js';
 import { approvalHint, formatSeconds } from '../lb/budget.js';
@@ -157,6 +157,8 @@ export function renderPlanText(planDocument: PlanDocument, options: { color: boo
 
   for (const plan of shown) {
     lines.push(serviceHeader(plan, c));
+    const lost = lostLoadBalancerOf(plan);
+    if (lost !== null) lines.push(`  ${c.red.bold(`! ${addressChangeText(lost)}`)}`);
     const width = Math.max(0, ...plan.actions.map((a) => a.kind.length));
     for (const group of groupActions(plan.actions)) {
       for (const action of group) {
@@ -218,8 +220,22 @@ function serviceHeader(plan: ServicePlan, c: InstanceType<typeof Chalk>): string
         : 'no load balancer'
       : plan.mode === 'delete'
         ? `load balancer ${lb.name} (no longer wanted)`
-        : `load balancer ${lb.name}${lb.uuid === null ? ' (new)' : ''}`;
+        : `load balancer ${lb.name}${lb.uuid === null ? (lostLoadBalancerOf(plan) === null ? ' (new)' : ' (new: the recorded one is gone)') : ''}`;
   return `${name}${c.dim(` — ${what}`)}`;
+}
+
+/** The load balancer a Service's plan replaces because it is gone (impact `lb-lost`), if any. */
+export function lostLoadBalancerOf(plan: ServicePlan): LostLoadBalancer | null {
+  for (const action of plan.actions) if (action.kind === 'create-lb') return action.lost;
+  return null;
+}
+
+/** One sentence on a lost load balancer: which addresses change, and what breaks. */
+export function addressChangeText(lost: LostLoadBalancer): string {
+  const changing = lost.addresses.filter((address) => !lost.kept.includes(address));
+  const from = changing.length === 0 ? 'the addresses it had' : changing.join(', ');
+  const kept = lost.kept.length === 0 ? '' : ` (kept: ${lost.kept.join(', ')})`;
+  return `the Service's addresses change: ${from} → new ones, known once the load balancer exists${kept}; DNS records, firewalls and allow-lists that name the old ones break until they are updated`;
 }
 
 /** Runs of consecutive actions that share reason and impact. */
