@@ -3,6 +3,7 @@
 //   npm run image                      build dist/, then the image into .tmp/image/oci
 //   npm run image -- --out DIR         the layout into DIR/oci instead
 //   npm run image -- --no-build        use dist/ as it is (a test that just built it)
+//   npm run image -- --cache DIR       keep compressed layers in DIR (default .tmp/image/cache)
 //
 // It prints the image's digest (sha256:…), the one to pin the CronJob to (docs/deploy.md,
 // "The image"). Two layers:
@@ -18,10 +19,12 @@
 //
 // Reproducible: entries sorted by name, modification times SOURCE_DATE_EPOCH (default 0), owner
 // root and modes normalised, gzip by the zlib of the pinned Node, no creation time. The same
-// inputs (lockfile, sources, Debian package versions) give the same digest.
+// inputs (lockfile, sources, Debian package versions) give the same layer tars, so the same
+// digest. Compressing the 126 MB Node binary is most of a build: a layer whose tar is already in
+// the cache (by its sha256, the diff id) is not compressed again.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, copyFileSync, cpSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,7 +33,11 @@ import { gzipSync } from 'node:zlib';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const { values: options } = parseArgs({
-  options: { out: { type: 'string', default: join(root, '.tmp', 'image') }, 'no-build': { type: 'boolean', default: false } },
+  options: {
+    out: { type: 'string', default: join(root, '.tmp', 'image') },
+    cache: { type: 'string', default: join(root, '.tmp', 'image', 'cache') },
+    'no-build': { type: 'boolean', default: false },
+  },
 });
 const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 const epoch = Number(process.env.SOURCE_DATE_EPOCH ?? 0);
@@ -79,7 +86,14 @@ function layer(directory, work) {
   ]);
   const tar = readFileSync(tarPath);
   rmSync(tarPath);
-  return { diffId: `sha256:${sha256(tar)}`, blob: gzipSync(tar, { level: 9 }) };
+  const diffId = sha256(tar);
+  const cached = join(options.cache, `${diffId}.tar.gz`);
+  if (existsSync(cached)) return { diffId: `sha256:${diffId}`, blob: readFileSync(cached) };
+  const blob = gzipSync(tar);
+  mkdirSync(options.cache, { recursive: true });
+  writeFileSync(`${cached}.partial`, blob);
+  renameSync(`${cached}.partial`, cached);
+  return { diffId: `sha256:${diffId}`, blob };
 }
 
 const sha256 = (data) => createHash('sha256').update(data).digest('hex');
