@@ -6,6 +6,7 @@ import { createCommandContext, type CommandUses } from './composition.js';
 import type { CliIo, CommandContext, GlobalOptions } from './commands/context.js';
 import type { SimCommandOptions } from './commands/sim.js';
 import { KubeApiError, UsageError } from './core/errors.js';
+import { parseDuration as parseBudgetDuration, parseWindow, type MaintenanceWindow } from './core/lb/budget-window.js';
 import { parsePushgatewayUrl } from './core/metrics/publish.js';
 import { VERSION } from './version.js';
 
@@ -142,6 +143,8 @@ function buildProgram(
     .addOption(new Option('--settle-seconds <s>', 'pause between deleting and re-creating similar objects (the API needs ~5 s)').argParser(nonNegativeNumber('--settle-seconds')).default(5))
     .addOption(new Option('--poll-seconds <s>', 'interval between reads of a load balancer that is "changing"').argParser(nonNegativeNumber('--poll-seconds')).default(2))
     .addOption(drainSecondsOption())
+    .addOption(maxDowntimeOption())
+    .addOption(windowOption())
     .option('--dry-run', 'plan only, write nothing (same as plan)', false)
     .addOption(waitOption())
     .addOption(leaseSecondsOption())
@@ -159,11 +162,13 @@ function buildProgram(
           dryRun: boolean;
           wait: boolean;
           leaseSeconds?: number;
+          maxDowntime?: number;
+          window?: MaintenanceWindow;
         }>();
         if (o.dryRun) {
           // The same output and exit code as `plan`: 1 when it shows problems.
           const { planCommand } = await import('./commands/plan.js');
-          return (await planCommand(command.args, { namespace: o.namespace, detailedExitcode: false, drainSeconds: o.drainSeconds }, ctx)).exitCode;
+          return (await planCommand(command.args, { namespace: o.namespace, detailedExitcode: false, drainSeconds: o.drainSeconds, ...budgetFlags(o) }, ctx)).exitCode;
         }
         const { syncLbCommand } = await import('./commands/sync-lb.js');
         await syncLbCommand(command.args, o, ctx);
@@ -179,10 +184,12 @@ function buildProgram(
     .option('--detailed-exitcode', 'exit 0 when nothing would change, 2 when changes are pending, 1 on error', false)
     .option('--out <file>', 'also save the plan with a fingerprint of what it rests on, for `cloudscale-ccm apply FILE`')
     .addOption(drainSecondsOption())
+    .addOption(maxDowntimeOption())
+    .addOption(windowOption())
     .action(
       run(async (command, ctx) => {
         const { planCommand } = await import('./commands/plan.js');
-        const o = command.opts<{ namespace: string; filename?: string; detailedExitcode: boolean; drainSeconds: number; out?: string }>();
+        const o = command.opts<{ namespace: string; filename?: string; detailedExitcode: boolean; drainSeconds: number; out?: string; maxDowntime?: number; window?: MaintenanceWindow }>();
         const result = await planCommand(command.args, o, ctx);
         return result.exitCode;
       }),
@@ -231,6 +238,8 @@ function buildProgram(
     .addOption(metricsFileOption())
     .addOption(pushgatewayOption())
     .option('--force', 'act even while another cloud controller manager holds kube-system/cloud-controller-manager', false)
+    .addOption(maxDowntimeOption())
+    .addOption(windowOption())
     .addOption(new Option('--concurrency <n>', 'Services reconciled at once').argParser(positiveInt('--concurrency')).default(4))
     .addOption(new Option('--max-node-deletions <n>', 'refuse to delete more Nodes than this in one pass; 0 never deletes (default: 10 % of the nodes, at least 1)').argParser(wholeNumberFrom('--max-node-deletions', 0)))
     .addOption(new Option('--wait-timeout <seconds>', 'give up waiting for a load balancer after this long').argParser(positiveInt('--wait-timeout')).default(600))
@@ -393,6 +402,38 @@ function pushgatewayOption(): Option {
       return value;
     },
   );
+}
+
+// The downtime budget of sync-lb, run and plan (src/core/lb/budget.ts, budget-window.ts).
+function maxDowntimeOption(): Option {
+  return new Option(
+    '--max-downtime <duration>',
+    'hold back changes predicted to interrupt a serving port longer than this (e.g. 0s, 15s, 2m) until approved; unset: nothing is held',
+  ).argParser(asArgumentError((value) => parseBudgetDuration(value, '--max-downtime')));
+}
+
+function windowOption(): Option {
+  return new Option(
+    '--window <window>',
+    'a maintenance window with its own budget, e.g. "Mon-Fri 02:00-04:00 Europe/Zurich=5m" (needs --max-downtime)',
+  ).argParser(asArgumentError((value) => parseWindow(value)));
+}
+
+/** The budget flags a command was given, for passing on. */
+function budgetFlags(o: { maxDowntime?: number; window?: MaintenanceWindow }): { maxDowntime?: number; window?: MaintenanceWindow } {
+  return { ...(o.maxDowntime === undefined ? {} : { maxDowntime: o.maxDowntime }), ...(o.window === undefined ? {} : { window: o.window }) };
+}
+
+/** A parser whose UsageError commander reports like its own invalid arguments (with the hint). */
+function asArgumentError<T>(parse: (value: string) => T): (value: string) => T {
+  return (value) => {
+    try {
+      return parse(value);
+    } catch (error) {
+      if (error instanceof UsageError) throw new InvalidArgumentError(`${error.message}${error.hint === undefined ? '' : `; ${error.hint}`}`);
+      throw error;
+    }
+  };
 }
 
 function drainSecondsOption(): Option {
