@@ -1,0 +1,232 @@
+// The status record and the metrics of a pass, against the real apiserver, the simulator and a
+// real Prometheus Pushgateway (Debian's prometheus-pushgateway, started here on a free port):
+// - every writing pass records itself in kube-system/cloudscale-ccm-status, one key per command;
+// - `status` prints it, and --fail-if-older-than exits 1 on an old or failed record;
+// - --metrics-file and --pushgateway carry the same metrics; a push that fails is a warning;
+// - a pass without the Lease writes no record.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { V1MicroTime } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCommand, RUN_LEASE, type RunOptions } from '../../src/commands/run.js';
+import { statusCommand } from '../../src/commands/status.js';
+import { syncLbCommand } from '../../src/commands/sync-lb.js';
+import { LockHeldError, UnhealthyError, UsageError } from '../../src/core/errors.js';
+import { readStatus, STATUS_CONFIGMAP } from '../../src/core/kube/status-configmap.js';
+import { buildPassRecord } from '../../src/core/status/record.js';
+import { runBinary, startHarness, type Harness } from '../support/ccm.js';
+import {
+  UNINITIALIZED_TAINT_KEY,
+  createLoadBalancerService,
+  createNode,
+  deleteCreatedObjects,
+  ensureNamespace,
+  ignoreNotFound,
+  testConnection,
+  uniqueName,
+  waitUntil,
+} from '../support/kube.js';
+
+const options: RunOptions = { wait: false, force: true, concurrency: 2, waitTimeout: 30, settleSeconds: 0, pollSeconds: 0.05 };
+const scratch = mkdtempSync(join(tmpdir(), 'ccm-status-'));
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
+
+/** Replaces the records in the status ConfigMap (as an administrator would edit it). */
+async function writeRecords(data: Record<string, string>): Promise<void> {
+  const core = testConnection().core;
+  await ignoreNotFound(core.deleteNamespacedConfigMap(STATUS_CONFIGMAP));
+  await core.createNamespacedConfigMap({ namespace: STATUS_CONFIGMAP.namespace, body: { metadata: { name: STATUS_CONFIGMAP.name }, data } });
+}
+
+function recordJson(command: 'run' | 'sync-lb', minutesAgo: number, over: { error?: string } = {}): string {
+  const finishedAt = new Date(Date.now() - minutesAgo * 60_000);
+  const record = buildPassRecord(
+    {
+      command,
+      version: 'test',
+      holder: 'test/run/1',
+      startedAt: new Date(finishedAt.getTime() - 2000),
+      finishedAt,
+      failures: [],
+      requests: [],
+      ...over,
+    },
+    undefined,
+  );
+  return JSON.stringify(record);
+}
+
+describe('status record and metrics', () => {
+  let harness: Harness;
+  const namespace = uniqueName('status');
+  const prefix = uniqueName('st');
+  let pushgateway: ChildProcess | undefined;
+  let pushgatewayUrl = '';
+
+  beforeAll(async () => {
+    harness = await startHarness({
+      seed: `
+networks: [{name: p, zone: rma1, subnets: [{cidr: 10.41.0.0/24}]}]
+servers:
+  - {name: ${prefix}-1, flavor: flex-4-2, zone: rma1, interfaces: [{type: public, addresses: [5.102.148.1]}, {type: private, network: p, addresses: [10.41.0.1]}]}
+`,
+    });
+    await ensureNamespace(namespace);
+    await ignoreNotFound(testConnection().core.deleteNamespacedConfigMap(STATUS_CONFIGMAP));
+
+    const port = await freePort();
+    pushgatewayUrl = `http://127.0.0.1:${port}`;
+    pushgateway = spawn('prometheus-pushgateway', [`--web.listen-address=127.0.0.1:${port}`], { stdio: 'ignore' });
+    await waitUntil('the Pushgateway is ready', () => fetch(`${pushgatewayUrl}/-/ready`).then((r) => r.ok, () => false), 20_000);
+  });
+
+  afterAll(async () => {
+    if (pushgateway?.pid !== undefined) process.kill(pushgateway.pid, 'SIGTERM');
+    rmSync(scratch, { recursive: true, force: true });
+    await ignoreNotFound(testConnection().core.deleteNamespacedConfigMap(STATUS_CONFIGMAP));
+    await deleteCreatedObjects();
+    await harness.stop();
+  });
+
+  it('a run records its pass; status prints it; the metrics file and the Pushgateway get the same metrics', async () => {
+    await createNode(`${prefix}-1`, { ready: true, taints: [{ key: UNINITIALIZED_TAINT_KEY, value: 'true', effect: 'NoSchedule' }] });
+    await createLoadBalancerService(namespace, 'web');
+    const metricsFile = join(scratch, 'run.prom');
+    const ctx = harness.context();
+    await runCommand({ ...options, metricsFile, pushgateway: pushgatewayUrl }, ctx);
+    expect(ctx.err()).toBe('');
+
+    const { records } = await readStatus(testConnection());
+    const run = records.run!;
+    expect(run).toMatchObject({
+      command: 'run',
+      result: 'succeeded',
+      error: null,
+      lastSuccessAt: run.finishedAt,
+      nodes: { byOutcome: { initialized: 1 } },
+      services: { byStatus: { changed: 1 }, waitingForIp: 0 },
+      failing: { items: [], omitted: 0 },
+    });
+    expect(run.holder).toMatch(/\/run\//);
+    expect(run.requests.writes).toBeGreaterThan(0);
+
+    const file = readFileSync(metricsFile, 'utf8');
+    expect(file).toContain('cloudscale_ccm_pass_result{command="run",result="succeeded"} 1\n');
+    expect(file).toContain(`cloudscale_ccm_last_success_timestamp_seconds{command="run"} ${Date.parse(run.finishedAt) / 1000}\n`);
+    expect(file).toContain('cloudscale_ccm_nodes{command="run",outcome="initialized"} 1\n');
+    expect(file).toContain('node_controller_cloud_provider_taint_removal_delay_seconds_count{command="run"} 1\n');
+    expect(file).toMatch(/^cloudprovider_cloudscale_api_request_duration_seconds_count\{command="run",method="POST",route="\/v1\/load-balancers"\} 1$/m);
+
+    // Read back from the Pushgateway: the same samples, with its grouping labels added.
+    const pushed = await (await fetch(`${pushgatewayUrl}/metrics`)).text();
+    const group = `cluster="${harness.clusterId}",command="run",instance="",job="cloudscale-ccm"`;
+    expect(pushed).toContain(`cloudscale_ccm_pass_result{${group},result="succeeded"} 1\n`);
+    expect(pushed).toContain(`cloudscale_ccm_nodes{${group},outcome="initialized"} 1\n`);
+    expect(pushed).toMatch(new RegExp(`^cloudscale_ccm_last_success_timestamp_seconds\\{${group}\\} \\S+$`, 'm'));
+
+    const shown = harness.context();
+    const report = await statusCommand({ failIfOlderThan: '5m' }, shown);
+    expect(report.lastSuccess).toMatchObject({ command: 'run', at: run.finishedAt });
+    expect(shown.out()).toMatch(/^last successful pass \d+ s ago \(run, /);
+    expect(shown.out()).toMatch(/^run: succeeded, ended \d+ s ago/m);
+    expect(shown.out()).toContain('  nodes: 1 (1 initialized)\n');
+    expect(shown.out()).toContain('healthy: a success within 5 min, and the last pass succeeded\n');
+
+    const json = harness.context({ output: 'json' });
+    await statusCommand({}, json);
+    expect(JSON.parse(json.out())).toMatchObject({ apiVersion: 'cloudscale-ccm/v1', kind: 'Status', passes: { run: { result: 'succeeded' } } });
+  });
+
+  it('each command keeps its own record; a failing pass keeps the last success and shows why', async () => {
+    const before = (await readStatus(testConnection())).records.run!;
+    // A Service whose annotation cannot be parsed fails; the pass goes on and ends partial.
+    await createLoadBalancerService(namespace, 'broken', { annotations: { 'k8s.cloudscale.ch/loadbalancer-flavor': 'no-such-flavor' } });
+    const ctx = harness.context();
+    const error = await syncLbCommand([], { namespace, concurrency: 2, waitTimeout: 30, dryRun: false, settleSeconds: 0, pollSeconds: 0.05 }, ctx).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(Error);
+
+    const { records } = await readStatus(testConnection());
+    expect(records.run).toEqual(before);
+    expect(records['sync-lb']).toMatchObject({ result: 'partial', lastSuccessAt: null });
+    expect(records['sync-lb']!.failing.items.map((f) => f.object)).toEqual([`service/${namespace}/broken`]);
+
+    // The newest pass failed: status says so and exits 1 with --fail-if-older-than.
+    const shown = harness.context();
+    await expect(statusCommand({ failIfOlderThan: '1h' }, shown)).rejects.toThrow(UnhealthyError);
+    expect(shown.out()).toContain(`  failing: service/${namespace}/broken: `);
+    expect(shown.out()).toMatch(/^not healthy: the last pass \(sync-lb, ended \d+ s ago\) left 1 object failing/m);
+    await testConnection().core.deleteNamespacedService({ namespace, name: 'broken' });
+    await syncLbCommand([], { namespace, concurrency: 2, waitTimeout: 30, dryRun: false, settleSeconds: 0, pollSeconds: 0.05 }, harness.context());
+  });
+
+  it('a pass that cannot take the Lease writes no record', async () => {
+    await writeRecords({ run: recordJson('run', 1) });
+    const before = (await testConnection().core.readNamespacedConfigMap(STATUS_CONFIGMAP)).data;
+    const now = new V1MicroTime();
+    await ignoreNotFound(testConnection().coordination.deleteNamespacedLease({ namespace: RUN_LEASE.namespace, name: RUN_LEASE.name }));
+    await testConnection().coordination.createNamespacedLease({
+      namespace: RUN_LEASE.namespace,
+      body: { metadata: { name: RUN_LEASE.name }, spec: { holderIdentity: 'other-writer', leaseDurationSeconds: 60, renewTime: now, acquireTime: now } },
+    });
+    try {
+      const metricsFile = join(scratch, 'refused.prom');
+      await expect(runCommand({ ...options, metricsFile }, harness.context())).rejects.toThrow(LockHeldError);
+      expect((await testConnection().core.readNamespacedConfigMap(STATUS_CONFIGMAP)).data).toEqual(before);
+      // Its metrics still say that it failed.
+      expect(readFileSync(metricsFile, 'utf8')).toContain('cloudscale_ccm_pass_result{command="run",result="failed"} 1\n');
+    } finally {
+      await testConnection().coordination.deleteNamespacedLease({ namespace: RUN_LEASE.namespace, name: RUN_LEASE.name });
+    }
+  });
+
+  it('a push that fails is a warning; the pass succeeds', async () => {
+    const unreachable = `http://127.0.0.1:${await freePort()}`;
+    const ctx = harness.context();
+    await syncLbCommand([], { namespace, concurrency: 2, waitTimeout: 30, dryRun: false, pushgateway: unreachable }, ctx);
+    expect(ctx.err()).toMatch(/^warning: push to the Pushgateway http:\/\/127\.0\.0\.1:\d+\/metrics\/job@base64\/\S+ failed: /m);
+    expect((await readStatus(testConnection())).records['sync-lb']!.result).toBe('succeeded');
+  });
+
+  describe('status --fail-if-older-than (the built CLI)', () => {
+    it.each([
+      ['a success a minute ago, threshold 5m', () => ({ run: recordJson('run', 1) }), ['5m'], 0, /^last successful pass 1 min( \d+ s)? ago \(run, /],
+      ['a success 10 minutes ago, threshold 5m', () => ({ run: recordJson('run', 10) }), ['5m'], 1, /not healthy: the last successful pass \(run\) ended 10 min( \d+ s)? ago, more than 5 min/],
+      [
+        'a failed pass after a success',
+        () => ({ run: recordJson('run', 1, { error: 'the API answered 500' }), 'sync-lb': recordJson('sync-lb', 3) }),
+        ['1h'],
+        1,
+        /not healthy: the last pass \(run, ended 1 min( \d+ s)? ago\) failed: the API answered 500/,
+      ],
+      ['no threshold: only printed', () => ({ run: recordJson('run', 600) }), [], 0, /^last successful pass 10 h ago/],
+    ])('%s', async (_name, records, threshold, code, output) => {
+      await writeRecords(records());
+      const result = await runBinary(['status', ...(threshold.length > 0 ? ['--fail-if-older-than', ...threshold] : [])]);
+      expect(result.code, result.stderr).toBe(code);
+      expect(result.stdout).toMatch(output);
+      if (code === 1) expect(result.stderr).toMatch(/^error: not healthy: /m);
+    });
+
+    it('a missing record is not healthy; a bad duration is a usage error', async () => {
+      await ignoreNotFound(testConnection().core.deleteNamespacedConfigMap(STATUS_CONFIGMAP));
+      const missing = await runBinary(['status', '--fail-if-older-than', '5m']);
+      expect(missing.code).toBe(1);
+      expect(missing.stdout).toContain('no status recorded: configmap kube-system/cloudscale-ccm-status does not exist');
+      await expect(statusCommand({ failIfOlderThan: '10' }, harness.context())).rejects.toThrow(UsageError);
+      const bad = await runBinary(['status', '--fail-if-older-than', '5 minutes']);
+      expect(bad.code).toBe(1);
+      expect(bad.stderr).toMatch(/--fail-if-older-than "5 minutes" is not a duration/);
+    });
+  });
+});
