@@ -2,7 +2,8 @@
 # `npm test`: everything a fresh clone needs, then all tests (unit + integration).
 #
 #   1. npm ci when node_modules is missing or older than package-lock.json
-#   2. Debian tools the tests use (openssl, curl, script, faketime, zsh, fish, bash-completion),
+#   2. Debian tools the tests use (openssl, curl, script, faketime, zsh, fish, bash-completion,
+#      prometheus-pushgateway),
 #      installed with apt-get when root
 #   3. kube-apiserver, kube-controller-manager + etcd from test/cluster, helm, and kube-apiserver +
 #      etcd of every further supported Kubernetes (test/cluster/v1.*) (Go >= 1.26 and the module
@@ -30,7 +31,7 @@ fi
 
 # ---- 2. Debian tools ------------------------------------------------------------------------
 missing=()
-for tool in openssl:openssl curl:curl script:bsdutils faketime:faketime zsh:zsh fish:fish; do
+for tool in openssl:openssl curl:curl script:bsdutils faketime:faketime zsh:zsh fish:fish prometheus-pushgateway:prometheus-pushgateway; do
   command -v "${tool%%:*}" >/dev/null || missing+=("${tool#*:}")
 done
 # kubectl's bash completion script needs it (test/cli/completion-shells.test.ts).
