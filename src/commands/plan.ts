@@ -9,6 +9,7 @@ import { readLbPassSnapshot, type LbPassSnapshot, type ServiceSelection } from '
 import { SAVED_PLAN_FORMAT, SAVED_PLAN_VERSION, fingerprintOf, serializeSavedPlan } from '../core/apply/saved-plan.js';
 import { planLbPass } from '../core/apply/lb-pass.js';
 import { DEFAULT_DRAIN_SECONDS } from '../core/lb/strategies.js';
+import { budgetPolicy, budgetSecondsAt, type MaintenanceWindow } from '../core/lb/budget-window.js';
 import { planNodePass } from '../core/apply/node-pass.js';
 import { dryRunService } from '../core/kube/dry-run.js';
 import { LB_ANNOTATIONS } from '../core/lb/annotations.js';
@@ -29,6 +30,9 @@ export interface PlanOptions {
   drainSeconds?: number;
   /** Also save the plan with its fingerprint to this file, for `apply FILE`. */
   out?: string;
+  /** As sync-lb's `--max-downtime`/`--window`: what a pass would hold back is marked held. */
+  maxDowntime?: number;
+  window?: MaintenanceWindow;
 }
 
 export async function planCommand(
@@ -75,6 +79,7 @@ async function planWithLookups(
   ctx: CommandContext,
 ): Promise<PlanWithInputs> {
   const names = parseServiceArgs(args, options.namespace);
+  const policy = budgetPolicy(options);
   if (names.length > 0 && options.filename !== undefined) {
     throw new UsageError('plan takes Service names or -f FILE, not both', {
       hint: 'to plan a proposed manifest, pass only -f; to plan live Services, only their names',
@@ -117,10 +122,13 @@ async function planWithLookups(
       : Promise.resolve(null),
   ]);
   const nowMs = Date.now();
-  const planned = planLbPass(snapshot, selection, proposed, {
-    seconds: options.drainSeconds ?? DEFAULT_DRAIN_SECONDS,
-    nowMs,
-  });
+  const planned = planLbPass(
+    snapshot,
+    selection,
+    proposed,
+    { seconds: options.drainSeconds ?? DEFAULT_DRAIN_SECONDS, nowMs },
+    policy === undefined ? undefined : { seconds: budgetSecondsAt(policy, nowMs) },
+  );
   const missing = names.filter(
     (name) => !snapshot.services.some((s) => s.metadata?.namespace === name.namespace && s.metadata?.name === name.name),
   );

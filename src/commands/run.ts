@@ -9,7 +9,7 @@ import { plainYaml, resultDocument } from '../core/render/document.js';
 import type { CommandContext, OutputStream } from './context.js';
 import { initNodesCommand, type InitNodesResult } from './init-nodes.js';
 import { listWatchStart, watchAfterPass, type ReactionSteps, type RunWatchReport, type WatchStart } from './run-watch.js';
-import { syncLbCommand, type SyncLbReport } from './sync-lb.js';
+import { syncLbCommand, type SyncLbOptions, type SyncLbReport } from './sync-lb.js';
 import { runDetails, type PassReportingOptions } from './pass-end.js';
 import { GO_CCM_LEASE, asWriter } from './writer.js';
 
@@ -33,6 +33,12 @@ export interface RunOptions extends PassReportingOptions {
   watchForMs?: number;
   /** Test seam: how long a change is collected before its reaction pass (default WATCH_DEBOUNCE_MS). */
   watchDebounceMs?: number;
+  /** `--max-downtime`, for every load-balancer pass. */
+  maxDowntime?: SyncLbOptions['maxDowntime'];
+  /** `--window`, placed per pass. */
+  window?: SyncLbOptions['window'];
+  /** The clock of the window (test seam). */
+  now?: () => number;
 }
 
 export interface RunReport {
@@ -102,6 +108,9 @@ export async function runCommand(options: RunOptions, ctx: CommandContext): Prom
               ...(options.settleSeconds === undefined ? {} : { settleSeconds: options.settleSeconds }),
               ...(options.drainSeconds === undefined ? {} : { drainSeconds: options.drainSeconds }),
               ...(options.pollSeconds === undefined ? {} : { pollSeconds: options.pollSeconds }),
+              ...(options.maxDowntime === undefined ? {} : { maxDowntime: options.maxDowntime }),
+              ...(options.window === undefined ? {} : { window: options.window }),
+              ...(options.now === undefined ? {} : { now: options.now }),
             },
             passCtx,
           ),
@@ -176,6 +185,8 @@ export interface RunSummary {
   readonly loadBalancersUpdated: number;
   readonly loadBalancersDeleted: number;
   readonly servicesFailed: number;
+  /** Changes the downtime budget held back (not failures). */
+  readonly changesHeld: number;
 }
 
 export function summarise(nodes: InitNodesResult | undefined, lbs: SyncLbReport | undefined): RunSummary {
@@ -192,6 +203,7 @@ export function summarise(nodes: InitNodesResult | undefined, lbs: SyncLbReport 
       (s) => s.status === 'changed' && !did('create-lb')(s) && !did('delete-lb')(s),
     ).length,
     servicesFailed: services.filter((s) => s.status === 'failed').length,
+    changesHeld: services.reduce((n, s) => n + (s.held?.length ?? 0), 0),
   };
 }
 
@@ -199,7 +211,8 @@ function summaryLine(report: RunReport): string {
   const s = report.summary;
   return (
     `run: nodes ${s.nodesInitialized} initialized, ${s.nodesRefreshed} refreshed, ${s.nodesDeleted} deleted; ` +
-    `load balancers ${s.loadBalancersCreated} created, ${s.loadBalancersUpdated} updated, ${s.loadBalancersDeleted} deleted; ` +
+    `load balancers ${s.loadBalancersCreated} created, ${s.loadBalancersUpdated} updated, ${s.loadBalancersDeleted} deleted` +
+    `${s.changesHeld === 0 ? '' : `, ${counted(s.changesHeld, 'change')} held back`}; ` +
     `${counted(report.failures.length, 'failure')}; ${budgetLine(report.requests)}; ` +
     `${(report.durationMs / 1000).toFixed(1)} s`
   );

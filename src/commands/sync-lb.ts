@@ -4,7 +4,7 @@
 import { planLbPass, reconcileLoadBalancers, type ServiceOutcome } from '../core/apply/lb-pass.js';
 import { DEFAULT_DRAIN_SECONDS } from '../core/lb/strategies.js';
 import { approvalHint } from '../core/lb/budget.js';
-import { budgetSecondsAt, type BudgetPolicy } from '../core/lb/budget-window.js';
+import { budgetPolicy, budgetSecondsAt, type BudgetOptions } from '../core/lb/budget-window.js';
 import { readLbPassSnapshot, type ServiceSelection } from '../core/apply/snapshot.js';
 import { budgetLine, summarise, type RequestSummary } from '../core/cloudscale/request-counter.js';
 import { CcmError, InternalError, PartialFailureError, errorMessage } from '../core/errors.js';
@@ -19,7 +19,7 @@ import { parseServiceArgs, type ServiceName } from './service-args.js';
 import { serviceDetails, type PassReportingOptions } from './pass-end.js';
 import { asWriter } from './writer.js';
 
-export interface SyncLbOptions extends PassReportingOptions {
+export interface SyncLbOptions extends PassReportingOptions, BudgetOptions {
   namespace: string;
   concurrency: number;
   /** Seconds to wait for a load balancer to leave `changing`. */
@@ -37,8 +37,6 @@ export interface SyncLbOptions extends PassReportingOptions {
   leaseSeconds?: number;
   /** Test seam: runs after each round's execution, before the state is read back. */
   afterRound?: (round: number) => Promise<void>;
-  /** `--max-downtime` (and `--window`): changes predicted to interrupt longer are held back. Unset: nothing is held. */
-  maxDowntime?: BudgetPolicy;
   /** The clock that places the pass in or out of the window (test seam; default `Date.now`). */
   now?: () => number;
 }
@@ -81,6 +79,7 @@ export async function syncLbCommand(
   }
   // Arguments are checked before the Lease is taken: a typo never waits for another pass.
   const names = parseServiceArgs(args, options.namespace);
+  budgetPolicy(options);
   return asWriter('sync-lb', ctx, options, (leased) => syncLbPass(names, options, leased), (report) =>
     report === undefined ? {} : serviceDetails(report),
   );
@@ -101,7 +100,8 @@ async function syncLbPass(names: readonly ServiceName[], options: SyncLbOptions,
       : { message: sharedClusterIdWarning(sharing.length, { clusterId, kubeSystemUid }), loadBalancers: sharing.map((lb) => lb.uuid) };
   if (sharedClusterId !== null) ctx.stderr.write(`warning: ${escapeUnprintable(sharedClusterId.message)}\n`);
   const drain = { seconds: options.drainSeconds ?? DEFAULT_DRAIN_SECONDS, nowMs: Date.now() };
-  const budget = options.maxDowntime === undefined ? undefined : { seconds: budgetSecondsAt(options.maxDowntime, (options.now ?? Date.now)()) };
+  const policy = budgetPolicy(options);
+  const budget = policy === undefined ? undefined : { seconds: budgetSecondsAt(policy, (options.now ?? Date.now)()) };
   const first = { snapshot, planned: planLbPass(snapshot, selection, [], drain, budget) };
   // A named Service that does not exist is an error (a typo must not pass silently, as in plan).
   const missing = names.filter(

@@ -59,6 +59,25 @@ export function parseWindow(raw: string, flag = '--window'): MaintenanceWindow {
   return { days, startMinute, endMinute, timeZone, seconds: parseDuration(duration, `${flag} (budget after =)`), text: raw.trim() };
 }
 
+/** The command-line options of the budget, as their parsers give them. */
+export interface BudgetOptions {
+  /** `--max-downtime`, in seconds. */
+  readonly maxDowntime?: number;
+  /** `--window`. */
+  readonly window?: MaintenanceWindow;
+}
+
+/** The policy the options ask for (`undefined`: no budget, nothing held); a window alone is a usage error. */
+export function budgetPolicy(options: BudgetOptions): BudgetPolicy | undefined {
+  if (options.maxDowntime === undefined) {
+    if (options.window === undefined) return undefined;
+    throw new UsageError(`--window ${quoteUntrusted(options.window.text)} needs --max-downtime: the budget outside the window`, {
+      hint: 'add --max-downtime, e.g. --max-downtime 0s (nothing that interrupts a port is applied outside the window)',
+    });
+  }
+  return { seconds: options.maxDowntime, ...(options.window === undefined ? {} : { window: options.window }) };
+}
+
 /** The budget in seconds at `nowMs`: the window's inside it, else the policy's. */
 export function budgetSecondsAt(policy: BudgetPolicy, nowMs: number): number {
   return policy.window !== undefined && insideWindow(policy.window, nowMs) ? policy.window.seconds : policy.seconds;
