@@ -8,8 +8,10 @@
 // - `helm install` into the test cluster: the live objects are the manifests' objects with the
 //   same RBAC rules (test/integration/rbac.test.ts proves those sufficient and minimal), a token
 //   of the installed ServiceAccount may make every request of that test's table and none it must
-//   refuse, a real `run` pass with the token succeeds; `helm uninstall` leaves nothing behind.
-import { ApiException, KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
+//   refuse, a real `run` pass with the token succeeds; `helm uninstall` leaves nothing behind;
+// - a deployment applied from `manifests` is taken over by `helm install` once labelled and
+//   annotated as docs/deploy.md says (the same objects, not recreated), and refused before.
+import { ApiException, KubernetesObjectApi, PatchStrategy, type KubernetesObject } from '@kubernetes/client-node';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -266,16 +268,33 @@ describe('the chart itself', () => {
   });
 });
 
+/** The object as the API server has it now, or undefined when it does not exist. */
+function live(object: KubernetesObject): Promise<KubernetesObject | undefined> {
+  return KubernetesObjectApi.makeApiClient(adminConfig())
+    .read(object as KubernetesObject & { metadata: { name: string } })
+    .then(
+      (found) => found as KubernetesObject,
+      (error: unknown) => {
+        if (error instanceof ApiException && error.code === 404) return undefined;
+        throw error;
+      },
+    );
+}
+
+async function objectsLeft(objects: Iterable<[string, KubernetesObject]>): Promise<string[]> {
+  const left: string[] = [];
+  for (const [key, object] of objects) if ((await live(object)) !== undefined) left.push(key);
+  return left;
+}
+
 describe('helm install into the test cluster', () => {
   const release = 'cloudscale-ccm';
   const releaseNamespace = uniqueName('helm-chart');
   let expected: Map<string, KubernetesObject>;
-  let objects: KubernetesObjectApi;
   let createdLeaseVersion: string | undefined;
   let installed = false;
 
   beforeAll(async () => {
-    objects = KubernetesObjectApi.makeApiClient(adminConfig());
     expected = objectsOf(succeeded(await manifestsOutput([]), 'manifests'));
     createdLeaseVersion = await ensureLeaseExists();
     await ensureNamespace(releaseNamespace);
@@ -291,15 +310,6 @@ describe('helm install into the test cluster', () => {
     await deleteLeaseIfUnchanged(createdLeaseVersion);
     if (installed) await helm(['uninstall', release, '--namespace', releaseNamespace, '--kubeconfig', testKubeconfig()]);
   });
-
-  const live = (object: KubernetesObject) =>
-    objects.read(object as KubernetesObject & { metadata: { name: string } }).then(
-      (found) => found as KubernetesObject,
-      (error: unknown) => {
-        if (error instanceof ApiException && error.code === 404) return undefined;
-        throw error;
-      },
-    );
 
   test('the live objects are the manifests’ objects, the RBAC rules exactly', async () => {
     for (const [key, object] of expected) expect(await live(object), key).toMatchObject(object as object);
@@ -351,8 +361,77 @@ describe('helm install into the test cluster', () => {
   test('helm uninstall removes every object', async () => {
     succeeded(await helm(['uninstall', release, '--namespace', releaseNamespace, '--kubeconfig', testKubeconfig()]), 'helm uninstall');
     installed = false;
-    const left: string[] = [];
-    for (const [key, object] of expected) if ((await live(object)) !== undefined) left.push(key);
-    expect(left).toEqual([]);
+    expect(await objectsLeft(expected)).toEqual([]);
+  });
+});
+
+describe('switching a deployment of manifests over to the chart', () => {
+  const release = 'cloudscale-ccm';
+  const releaseNamespace = uniqueName('helm-adopt');
+  const install = () =>
+    helm(['install', release, chartDir, '--namespace', releaseNamespace, '--kubeconfig', testKubeconfig()]);
+  let applied: Map<string, KubernetesObject>;
+  let installed = false;
+
+  beforeAll(async () => {
+    applied = objectsOf(succeeded(await manifestsOutput([]), 'manifests'));
+    const api = KubernetesObjectApi.makeApiClient(adminConfig());
+    for (const object of applied.values()) {
+      await api.patch(object, undefined, undefined, 'kubectl', true, PatchStrategy.ServerSideApply);
+    }
+    await ensureNamespace(releaseNamespace);
+  });
+
+  afterAll(async () => {
+    if (installed) await helm(['uninstall', release, '--namespace', releaseNamespace, '--kubeconfig', testKubeconfig()]);
+    const api = KubernetesObjectApi.makeApiClient(adminConfig());
+    for (const object of applied.values()) {
+      await api.delete(object).catch((error: unknown) => {
+        if (!(error instanceof ApiException && error.code === 404)) throw error;
+      });
+    }
+  });
+
+  test('helm install refuses objects it does not own yet, naming one', async () => {
+    const refused = await install();
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toMatch(/exists and cannot be imported into the current release/);
+  });
+
+  test('labelled and annotated as docs/deploy.md says, they are taken over in place', async () => {
+    const uids = new Map<string, string | undefined>();
+    for (const [key, object] of applied) uids.set(key, (await live(object))?.metadata?.uid);
+    // What `kubectl label -f -` and `kubectl annotate -f -` of the manifests do to each object.
+    const api = KubernetesObjectApi.makeApiClient(adminConfig());
+    for (const object of applied.values()) {
+      const { apiVersion, kind, metadata } = object;
+      await api.patch(
+        {
+          apiVersion,
+          kind,
+          metadata: {
+            name: metadata?.name,
+            namespace: metadata?.namespace,
+            labels: { 'app.kubernetes.io/managed-by': 'Helm' },
+            annotations: { 'meta.helm.sh/release-name': release, 'meta.helm.sh/release-namespace': releaseNamespace },
+          },
+        },
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+        PatchStrategy.MergePatch,
+      );
+    }
+    succeeded(await install(), 'helm install after labelling and annotating');
+    installed = true;
+    for (const [key, object] of applied) {
+      const now = await live(object);
+      expect(now?.metadata?.uid, `${key} was recreated`).toBe(uids.get(key));
+      expect(now, key).toMatchObject(object as object);
+    }
+    succeeded(await helm(['uninstall', release, '--namespace', releaseNamespace, '--kubeconfig', testKubeconfig()]), 'helm uninstall');
+    installed = false;
+    expect(await objectsLeft(applied)).toEqual([]);
   });
 });
