@@ -112,6 +112,25 @@ describe('saved plans: plan --out, apply FILE', () => {
     expect((await planCommand([], { namespace, detailedExitcode: true, drainSeconds: 0 }, after)).exitCode, after.out()).toBe(0);
   });
 
+  it('a plan made with --max-downtime 0s holds the pool swap back; apply applies it with the rest (applying is the approval)', async () => {
+    await patchService(namespace, 'web', { metadata: { annotations: { [`${P}loadbalancer-pool-algorithm`]: 'round_robin' } } });
+    const file = join(dir, 'held.json');
+    const ctx = harness.context();
+    expect((await planCommand(['service/web'], { namespace, detailedExitcode: true, drainSeconds: 0, maxDowntime: 0, out: file }, ctx)).exitCode, ctx.err()).toBe(2);
+    const saved = JSON.parse(await readFile(file, 'utf8')) as SavedPlanFile;
+    const web = saved.plan.services[0]!;
+    const held = (web.held ?? []).flatMap((change) => change.actions);
+    expect(held.map((a) => a.kind)).toContain('create-listener');
+    const all = [...web.actions, ...held].filter(isCloudAction);
+
+    const { error, report, writes } = await applyFile(file);
+    expect(error).toBeUndefined();
+    expect(writes).toHaveLength(all.length);
+    expect(report!.services[0]!.actions.map((a) => a.kind)).toEqual(expect.arrayContaining(held.map((a) => a.kind)));
+    const after = harness.context();
+    expect((await planCommand(['service/web'], { namespace, detailedExitcode: true, drainSeconds: 0 }, after)).exitCode, after.out()).toBe(0);
+  });
+
   it('a plan is stale after the Service was edited', async () => {
     await patchService(namespace, 'web', { metadata: { annotations: { [`${P}loadbalancer-pool-algorithm`]: 'least_connections' } } });
     const file = join(dir, 'service-edit.json');
