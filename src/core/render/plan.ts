@@ -239,7 +239,7 @@ export function addressChangeText(lost: LostLoadBalancer): string {
 }
 
 /** Runs of consecutive actions that share reason and impact. */
-function groupActions(actions: readonly PlannedAction[]): PlannedAction[][] {
+export function groupActions(actions: readonly PlannedAction[]): PlannedAction[][] {
   const groups: PlannedAction[][] = [];
   for (const action of actions) {
     const last = groups.at(-1);
