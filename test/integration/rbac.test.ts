@@ -31,6 +31,7 @@ import {
   CLUSTER_RULES,
   DEFAULT_SCHEDULE,
   KUBE_SYSTEM_RULES,
+  STATUS_CONFIGMAP_NAME,
   renderTokenSecretTemplate,
   buildTokenSecretTemplate,
 } from '../../src/core/deploy/manifests.js';
@@ -176,6 +177,9 @@ describe('`run` with a token bound to exactly the generated RBAC', () => {
       expect(stored.status?.loadBalancer?.ingress?.length ?? 0).toBeGreaterThan(0);
       expect(stored.metadata?.finalizers).toContain('service.kubernetes.io/load-balancer-cleanup');
       expect((await eventsOf(stored)).length).toBeGreaterThan(0);
+      // The pass recorded itself in the ConfigMap the manifests created (get + patch by name only).
+      const status = await core.readNamespacedConfigMap({ namespace: CCM_NAMESPACE, name: STATUS_CONFIGMAP_NAME });
+      expect(JSON.parse(status.data?.run ?? '{}')).toMatchObject({ command: 'run', result: 'succeeded' });
     } finally {
       await harness.stop();
     }

@@ -14,7 +14,7 @@ import {
 } from '@kubernetes/client-node';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CCM_LEASE_NAME, CCM_NAMESPACE, GO_CCM_LEASE_NAME } from '../../src/core/deploy/manifests.js';
+import { CCM_LEASE_NAME, CCM_NAMESPACE, GO_CCM_LEASE_NAME, STATUS_CONFIGMAP_NAME } from '../../src/core/deploy/manifests.js';
 import { connectKube, type KubeConnection } from '../../src/core/kube/connection.js';
 import { testKubeconfig } from './kube.js';
 
@@ -171,6 +171,27 @@ export const REQUIRED_STEPS: readonly Step[] = [
       }),
   },
   {
+    name: 'every pass: read the status record',
+    attributes: { verb: 'get', resource: 'configmaps', namespace: CCM_NAMESPACE, name: STATUS_CONFIGMAP_NAME },
+    call: ({ core }) => core.readNamespacedConfigMap({ namespace: CCM_NAMESPACE, name: STATUS_CONFIGMAP_NAME }),
+  },
+  {
+    name: 'every pass: write its record (server-side apply of its own key)',
+    attributes: { verb: 'patch', resource: 'configmaps', namespace: CCM_NAMESPACE, name: STATUS_CONFIGMAP_NAME },
+    call: ({ core }) =>
+      core.patchNamespacedConfigMap(
+        {
+          namespace: CCM_NAMESPACE,
+          name: STATUS_CONFIGMAP_NAME,
+          fieldManager: 'cloudscale-ccm-rbac-test',
+          force: true,
+          dryRun: 'All',
+          body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: STATUS_CONFIGMAP_NAME, namespace: CCM_NAMESPACE }, data: { probe: 'x' } },
+        },
+        setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
+      ),
+  },
+  {
     name: 'run: check whether the Go CCM holds its Lease',
     attributes: { verb: 'get', group: 'coordination.k8s.io', resource: 'leases', namespace: CCM_NAMESPACE, name: GO_CCM_LEASE_NAME },
     call: ({ coordination }) => coordination.readNamespacedLease({ namespace: CCM_NAMESPACE, name: GO_CCM_LEASE_NAME }),
@@ -196,6 +217,10 @@ export const NOT_GRANTED: readonly V1ResourceAttributes[] = [
   { verb: 'create', resource: 'services', namespace: 'default' },
   { verb: 'watch', resource: 'services' },
   { verb: 'get', resource: 'configmaps', namespace: CCM_NAMESPACE, name: 'kube-root-ca.crt' },
+  // The manifests create the status ConfigMap: the role never creates, replaces or deletes one.
+  { verb: 'create', resource: 'configmaps', namespace: CCM_NAMESPACE },
+  { verb: 'update', resource: 'configmaps', namespace: CCM_NAMESPACE, name: STATUS_CONFIGMAP_NAME },
+  { verb: 'delete', resource: 'configmaps', namespace: CCM_NAMESPACE, name: STATUS_CONFIGMAP_NAME },
   { verb: 'create', resource: 'pods', namespace: CCM_NAMESPACE },
 ];
 
