@@ -42,7 +42,7 @@ describe('create from scratch', () => {
       {
         kind: 'add-finalizer',
         verb: 'kube',
-        object: 'service shop/web finalizer',
+        object: 'finalizer service.kubernetes.io/load-balancer-cleanup',
         reason: { text: expect.any(String), field: 'metadata.finalizers', to: LB_FINALIZER },
         impact: 'none',
         downtime: none,
@@ -55,6 +55,7 @@ describe('create from scratch', () => {
         impact: 'none',
         downtime: none,
         ref: 'lb',
+        lost: null,
         body: {
           name: 'k8s-service-uid-web',
           flavor: 'lb-standard',
@@ -108,7 +109,7 @@ describe('create from scratch', () => {
       {
         kind: 'write-annotations',
         verb: 'kube',
-        object: 'service shop/web annotations',
+        object: 'annotations',
         reason: { text: expect.stringContaining('loadbalancer-uuid, loadbalancer-config-version, loadbalancer-zone') },
         impact: 'none',
         downtime: none,
@@ -121,7 +122,7 @@ describe('create from scratch', () => {
       {
         kind: 'write-status',
         verb: 'kube',
-        object: 'service shop/web status',
+        object: 'status.loadBalancer',
         reason: { text: "publish the new load balancer's VIP addresses", field: 'status.loadBalancer.ingress' },
         impact: 'none',
         downtime: none,
@@ -145,7 +146,7 @@ describe('create from scratch', () => {
     );
     world.fips = [fip('192.0.2.99/32')];
     expect(shape(world.plan())).toEqual([
-      'kube add-finalizer service shop/web finalizer [none]',
+      'kube add-finalizer finalizer service.kubernetes.io/load-balancer-cleanup [none]',
       'create create-lb load balancer k8s-service-uid-web [none]',
       'create create-pool pool udp/dns [none]',
       'create create-pool pool tcp/dns-tcp [none]',
@@ -158,8 +159,8 @@ describe('create from scratch', () => {
       'create create-listener listener udp/53 [none]',
       'create create-listener listener tcp/53 [none]',
       'update assign-floating-ip floating IP 192.0.2.99/32 [minimal]',
-      'kube write-annotations service shop/web annotations [none]',
-      'kube write-status service shop/web status [none]',
+      'kube write-annotations annotations [none]',
+      'kube write-status status.loadBalancer [none]',
     ]);
   });
 
@@ -230,14 +231,12 @@ describe('changes on a converged Service: planned actions and their impact', () 
   });
 
   const cases: [string, (w: World) => void, string[]][] = [
-    ['timeouts → in place, no impact', (w) => w.annotate({ 'loadbalancer-timeout-client-data-ms': '1000', 'loadbalancer-timeout-member-data-ms': '2000' }), [
-      'update update-listener listener tcp/80 [none]',
+    ['timeouts → in place, no impact, one update of the listener', (w) => w.annotate({ 'loadbalancer-timeout-client-data-ms': '1000', 'loadbalancer-timeout-member-data-ms': '2000' }), [
       'update update-listener listener tcp/80 [none]',
     ]],
     ['name → rename in place', (w) => w.annotate({ 'loadbalancer-name': 'shop-web' }), ['update rename-lb load balancer k8s-service-uid-web [none]']],
     ['allowed CIDRs → in place, minimal', (w) => w.annotate({ 'loadbalancer-listener-allowed-cidrs': '["10.0.0.0/8"]' }), ['update update-listener listener tcp/80 [minimal]']],
-    ['monitor numbers → in place, minimal', (w) => w.annotate({ 'loadbalancer-health-monitor-delay-s': '5', 'loadbalancer-health-monitor-down-threshold': '4' }), [
-      'update update-monitor health monitor of pool tcp/http [minimal]',
+    ['monitor numbers → in place, minimal, one update of the monitor', (w) => w.annotate({ 'loadbalancer-health-monitor-delay-s': '5', 'loadbalancer-health-monitor-down-threshold': '4' }), [
       'update update-monitor health monitor of pool tcp/http [minimal]',
     ]],
     ['monitor type → pool swapped for one with the new monitor', (w) => w.annotate({ 'loadbalancer-health-monitor-type': 'http' }), [
@@ -249,9 +248,8 @@ describe('changes on a converged Service: planned actions and their impact', () 
     ['pool protocol → pool swapped', (w) => w.annotate({ 'loadbalancer-pool-protocol': 'proxy' }), [
       ...swapShape('tcp/http', 'tcp/http'),
     ]],
-    ['port number keeping the name → the listener moves in place', (w) => (w.service.spec!.ports![0]!.port = 8080), [
+    ['port number keeping the name → the listener moves in place, renamed in the same update', (w) => (w.service.spec!.ports![0]!.port = 8080), [
       'update update-listener listener tcp/80 [minimal]',
-      'update update-listener listener tcp/80 [none]',
     ]],
     ['port name → pool swapped', (w) => (w.service.spec!.ports![0]!.name = 'web'), [
       ...swapShape('tcp/web', 'tcp/http'),
@@ -292,8 +290,8 @@ describe('changes on a converged Service: planned actions and their impact', () 
     ['ETP Cluster → Local: pool swapped (members keep address and port, the monitor changes type)', (w) => Object.assign(w.service.spec!, { externalTrafficPolicy: 'Local', healthCheckNodePort: 31999 }), [
       ...swapShape('tcp/http', 'tcp/http'),
     ]],
-    ['ip-mode → status only', (w) => w.annotate({ 'loadbalancer-ip-mode': 'VIP' }), ['kube write-status service shop/web status [none]']],
-    ['force-hostname → status only', (w) => w.annotate({ 'loadbalancer-force-hostname': 'lb.example.com' }), ['kube write-status service shop/web status [none]']],
+    ['ip-mode → status only', (w) => w.annotate({ 'loadbalancer-ip-mode': 'VIP' }), ['kube write-status status.loadBalancer [none]']],
+    ['force-hostname → status only', (w) => w.annotate({ 'loadbalancer-force-hostname': 'lb.example.com' }), ['kube write-status status.loadBalancer [none]']],
     ['health monitor http options without an http type → nothing', (w) => w.annotate({ 'loadbalancer-health-monitor-http': '{"url_path":"/x"}' }), []],
   ];
 
@@ -373,13 +371,16 @@ describe('changes on a converged Service: planned actions and their impact', () 
     fresh.service.spec!.ports![0]!.port = 8080;
     expect(fresh.plan().actions[0]).toMatchObject({
       kind: 'update-listener',
-      patch: { protocol_port: 8080 },
-      reason: {
-        text: 'the Service port changed: the listener of pool tcp/http moves to the new port in place',
-        field: 'spec.ports[http].port',
-        from: '80',
-        to: '8080',
-      },
+      patch: { protocol_port: 8080, name: 'tcp/8080' },
+      changes: [
+        {
+          text: 'the Service port changed: the listener of pool tcp/http moves to the new port in place',
+          field: 'spec.ports[http].port',
+          from: '80',
+          to: '8080',
+        },
+        { text: 'the listener is named after its port', field: 'name', from: 'tcp/80', to: 'tcp/8080' },
+      ],
     });
     const cidrs = converged();
     cidrs.annotate({ 'loadbalancer-listener-allowed-cidrs': '["10.0.0.0/8","192.0.2.0/24"]' });
@@ -389,6 +390,7 @@ describe('changes on a converged Service: planned actions and their impact', () 
       verb: 'update',
       object: 'listener tcp/80',
       reason: { text: 'allowed_cidrs changes in place', field: `${P}loadbalancer-listener-allowed-cidrs`, from: '[]', to: '["10.0.0.0/8","192.0.2.0/24"]' },
+      changes: [{ text: 'allowed_cidrs changes in place', field: `${P}loadbalancer-listener-allowed-cidrs`, from: '[]', to: '["10.0.0.0/8","192.0.2.0/24"]' }],
       impact: 'minimal',
       downtime: downtimeOf('minimal'),
       listener: { uuid: cidrs.listeners[0]!.uuid },
@@ -456,15 +458,19 @@ describe('changes on a converged Service: planned actions and their impact', () 
     expect(worstDowntime([plan])).toEqual({ service: plan.service, action: move, downtime: move.downtime });
   });
 
-  test('monitor http options change in place, one attribute each', () => {
+  test('monitor http options change in place, all in one update, each field with its reason', () => {
     const w = converged(svc(undefined, { [`${P}loadbalancer-health-monitor-type`]: 'http' }));
     w.annotate({ 'loadbalancer-health-monitor-http': '{"url_path":"/healthz","method":"HEAD","host":"a.example","expected_codes":["204"]}' });
     const plan = w.plan();
     expect(plan.actions.map((a) => (a.kind === 'update-monitor' ? a.patch : a.kind))).toEqual([
-      { http: { host: 'a.example' } },
-      { http: { url_path: '/healthz' } },
-      { http: { method: 'HEAD' } },
-      { http: { expected_codes: ['204'] } },
+      { http: { host: 'a.example', url_path: '/healthz', method: 'HEAD', expected_codes: ['204'] } },
+    ]);
+    const update = plan.actions[0] as Extract<PlannedAction, { kind: 'update-monitor' }>;
+    expect(update.changes.map((c) => `${c.text}: ${c.from} → ${c.to}`)).toEqual([
+      'http.host changes in place: null → a.example',
+      'http.url_path changes in place: / → /healthz',
+      'http.method changes in place: GET → HEAD',
+      'http.expected_codes changes in place: ["200"] → ["204"]',
     ]);
     w.apply(plan.actions);
     expect(w.plan().actions).toEqual([]);
@@ -691,6 +697,7 @@ describe('ownership and adoption', () => {
         downtime: downtimeOf('none'),
         loadBalancer: { uuid: world.lbs[0]!.uuid },
         patch: { tags: { team: 'shop', [`${P}cluster`]: CLUSTER, [`${P}service-uid`]: 'uid-web', [`${P}service`]: 'shop/web' } },
+        changes: [expect.objectContaining({ field: 'tags' })],
       },
     ]);
     world.apply(plan.actions);
@@ -703,7 +710,7 @@ describe('ownership and adoption', () => {
     delete world.service.metadata!.annotations![`${P}loadbalancer-uuid`];
     expect(shape(world.plan())).toEqual([
       'update tag-lb load balancer k8s-service-uid-web [none]',
-      'kube write-annotations service shop/web annotations [none]',
+      'kube write-annotations annotations [none]',
     ]);
   });
 
@@ -755,7 +762,7 @@ describe('deletion and type change', () => {
       {
         kind: 'remove-finalizer',
         verb: 'kube',
-        object: 'service shop/web finalizer',
+        object: 'finalizer service.kubernetes.io/load-balancer-cleanup',
         reason: { text: 'the Service is being deleted; its load balancer is gone', field: 'metadata.finalizers', from: LB_FINALIZER },
         impact: 'none',
         downtime: downtimeOf('none'),
@@ -771,8 +778,8 @@ describe('deletion and type change', () => {
     world.service.spec!.type = 'ClusterIP';
     expect(shape(world.plan())).toEqual([
       'delete delete-lb load balancer k8s-service-uid-web [lb-deletion]',
-      'kube write-status service shop/web status [none]',
-      'kube remove-finalizer service shop/web finalizer [none]',
+      'kube write-status status.loadBalancer [none]',
+      'kube remove-finalizer finalizer service.kubernetes.io/load-balancer-cleanup [none]',
     ]);
     world.converge();
     expect(world.service.status).toEqual({ loadBalancer: { ingress: [] } });
@@ -784,7 +791,7 @@ describe('deletion and type change', () => {
     world.uuidLookups.set(world.lbs[0]!.uuid, { kind: 'gone' });
     world.lbs = [];
     world.service.metadata!.deletionTimestamp = new Date(0);
-    expect(shape(world.plan())).toEqual(['kube remove-finalizer service shop/web finalizer [none]']);
+    expect(shape(world.plan())).toEqual(['kube remove-finalizer finalizer service.kubernetes.io/load-balancer-cleanup [none]']);
   });
 
   test.each([

@@ -297,6 +297,7 @@ describe('expected downtime per impact class', () => {
     ['pool-recreation', 'considerable', 60, 120],
     ['port-removal', 'total', 0, null],
     ['no-members', 'total', 0, null],
+    ['lb-lost', 'total', 0, null],
     ['lb-deletion', 'total', 0, null],
     ['refused', 'none', 0, 0],
   ])('%s → %s, %i–%s s', (impact, cls, min, max) => {
@@ -304,7 +305,7 @@ describe('expected downtime per impact class', () => {
   });
 
   test('the table above names every class', () => {
-    expect(IMPACT_CLASSES).toHaveLength(13);
+    expect(IMPACT_CLASSES).toHaveLength(14);
   });
 
   test("a member rotation and its wait follow the Service's own health-check timing", () => {

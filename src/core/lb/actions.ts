@@ -17,7 +17,7 @@ import type {
   Tags,
 } from '../cloudscale/types.js';
 import type { IngressSettings } from './desired.js';
-import { downtimeOf, type Downtime, type ImpactClass, type MonitorTiming } from './impact.js';
+import { downtimeOf, impactRank, type Downtime, type ImpactClass, type MonitorTiming } from './impact.js';
 import type { Problem } from './problems.js';
 
 /**
@@ -130,12 +130,21 @@ export interface LostLoadBalancer {
 export interface DeleteLbAction extends Common<'delete-lb', 'delete'> {
   readonly loadBalancer: DeletionTarget;
 }
-export interface RenameLbAction extends Common<'rename-lb', 'update'> {
+/**
+ * The fields of an update that change, each with why: an update carries every changed field of
+ * its object in one `patch` (one PATCH request), and its `reason` sums them up.
+ */
+interface FieldChanges {
+  readonly changes: readonly Reason[];
+}
+
+/** A new name; when the ownership tags change too, they are in the same `patch`. */
+export interface RenameLbAction extends Common<'rename-lb', 'update'>, FieldChanges {
   readonly loadBalancer: ExistingRef;
-  readonly patch: { readonly name: string };
+  readonly patch: { readonly name: string; readonly tags?: Tags };
 }
 /** Replaces the whole tag map (PATCH semantics): foreign tags are carried over in `patch.tags`. */
-export interface TagLbAction extends Common<'tag-lb', 'update'> {
+export interface TagLbAction extends Common<'tag-lb', 'update'>, FieldChanges {
   readonly loadBalancer: ExistingRef;
   readonly patch: { readonly tags: Tags };
 }
@@ -160,8 +169,8 @@ export interface DeleteMemberAction extends Common<'delete-member', 'delete'> {
   readonly member: DeletionTarget;
 }
 
-/** One attribute per action: `enabled` (a drain, or a member enabled again) or `tags`. */
-export interface UpdateMemberAction extends Common<'update-member', 'update'> {
+/** `enabled` (a drain, or a member enabled again) and/or `tags` (when a drain began). */
+export interface UpdateMemberAction extends Common<'update-member', 'update'>, FieldChanges {
   readonly pool: ExistingRef;
   readonly member: { readonly uuid: string; readonly name: string };
   readonly patch: PoolMemberPatch;
@@ -191,8 +200,8 @@ export interface CreateListenerAction extends Common<'create-listener', 'create'
 export interface DeleteListenerAction extends Common<'delete-listener', 'delete'> {
   readonly listener: DeletionTarget;
 }
-/** One attribute per action (the Go CCM's one-field PATCHes). */
-export interface UpdateListenerAction extends Common<'update-listener', 'update'> {
+/** Every changed attribute of the listener (the Go CCM sends one PATCH per field). */
+export interface UpdateListenerAction extends Common<'update-listener', 'update'>, FieldChanges {
   readonly listener: ExistingRef;
   readonly patch: ListenerPatch;
 }
@@ -204,8 +213,8 @@ export interface CreateMonitorAction extends Common<'create-monitor', 'create'> 
 export interface DeleteMonitorAction extends Common<'delete-monitor', 'delete'> {
   readonly monitor: DeletionTarget;
 }
-/** One attribute per action; `http` patches carry one http field. */
-export interface UpdateMonitorAction extends Common<'update-monitor', 'update'> {
+/** Every changed attribute of the monitor; `patch.http` carries only the http fields that change. */
+export interface UpdateMonitorAction extends Common<'update-monitor', 'update'>, FieldChanges {
   readonly monitor: ExistingRef;
   readonly patch: HealthMonitorPatch;
 }
@@ -279,8 +288,11 @@ export function isCloudAction(action: PlannedAction): boolean {
   return action.verb !== 'kube' && action.verb !== 'refuse' && action.verb !== 'wait';
 }
 
-/** An action without the fields `buildAction` derives (verb from the kind, downtime from the impact). */
-export type ActionDraft = PlannedAction extends infer A ? (A extends PlannedAction ? Omit<A, 'verb' | 'downtime'> : never) : never;
+/**
+ * An action without the fields `buildAction` derives (verb from the kind, downtime from the
+ * impact, an update's `changes` from its reason).
+ */
+export type ActionDraft = PlannedAction extends infer A ? (A extends PlannedAction ? Omit<A, 'verb' | 'downtime' | 'changes'> : never) : never;
 
 /** The action of a draft: its verb from its kind, its downtime from its impact and the monitor's timing. */
 export function buildAction<D extends ActionDraft>(draft: D, timing?: MonitorTiming): Extract<PlannedAction, { kind: D['kind'] }> {
@@ -288,5 +300,78 @@ export function buildAction<D extends ActionDraft>(draft: D, timing?: MonitorTim
     ...draft,
     verb: ACTION_VERB[draft.kind],
     downtime: downtimeOf(draft.impact, timing),
+    ...(UPDATE_KINDS.has(draft.kind) ? { changes: [draft.reason] } : {}),
   } as unknown as Extract<PlannedAction, { kind: D['kind'] }>;
+}
+
+type ObjectUpdate = RenameLbAction | TagLbAction | UpdateMemberAction | UpdateListenerAction | UpdateMonitorAction;
+const UPDATE_KINDS: ReadonlySet<ActionKind> = new Set<ObjectUpdate['kind']>(['rename-lb', 'tag-lb', 'update-member', 'update-listener', 'update-monitor']);
+
+function isObjectUpdate(action: PlannedAction): action is ObjectUpdate {
+  return UPDATE_KINDS.has(action.kind);
+}
+
+/** The object an update writes to: updates with the same target may share one PATCH. */
+function updateTarget(action: ObjectUpdate): string {
+  switch (action.kind) {
+    case 'rename-lb':
+    case 'tag-lb':
+      return `load-balancer ${action.loadBalancer.uuid}`;
+    case 'update-member':
+      return `member ${action.pool.uuid}/${action.member.uuid}`;
+    case 'update-listener':
+      return `listener ${action.listener.uuid}`;
+    case 'update-monitor':
+      return `monitor ${action.monitor.uuid}`;
+  }
+}
+
+/**
+ * One update per object and run: consecutive updates of the same object become one action whose
+ * `patch` carries all their fields (one PATCH request instead of one per field), whose `changes`
+ * list each field with its reason, and whose impact is the worst of theirs. Only neighbours
+ * merge: a wait or another write between two updates of an object keeps them apart (the order
+ * of a strategy's steps is its contract).
+ */
+export function mergeObjectUpdates(actions: readonly PlannedAction[]): PlannedAction[] {
+  const merged: PlannedAction[] = [];
+  for (const action of actions) {
+    const last = merged.at(-1);
+    if (last !== undefined && isObjectUpdate(last) && isObjectUpdate(action) && updateTarget(last) === updateTarget(action)) {
+      merged[merged.length - 1] = mergeUpdate(last, action);
+    } else {
+      merged.push(action);
+    }
+  }
+  return merged;
+}
+
+function mergeUpdate(first: ObjectUpdate, next: ObjectUpdate): ObjectUpdate {
+  const changes = [...first.changes];
+  for (const change of next.changes) if (!changes.some((c) => sameReason(c, change))) changes.push(change);
+  const worse = impactRank(next.impact) > impactRank(first.impact) ? next : first;
+  const patch: Record<string, unknown> = { ...first.patch };
+  for (const [key, value] of Object.entries(next.patch)) {
+    const before = patch[key];
+    patch[key] = isPlainObject(before) && isPlainObject(value) && key === 'http' ? { ...before, ...value } : value;
+  }
+  return {
+    ...first,
+    // A new name and new tags of a load balancer are one PATCH: a rename that also tags.
+    kind: first.kind === 'tag-lb' && next.kind === 'rename-lb' ? 'rename-lb' : first.kind,
+    reason: changes.length === 1 ? changes[0]! : { text: changes.map((c) => c.text).join('; ') },
+    changes,
+    impact: worse.impact,
+    downtime: worse.downtime,
+    patch,
+  } as unknown as ObjectUpdate;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Whether two reasons say the same (text and field change). */
+export function sameReason(a: Reason, b: Reason): boolean {
+  return a.text === b.text && a.field === b.field && a.from === b.from && a.to === b.to;
 }

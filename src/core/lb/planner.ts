@@ -17,6 +17,7 @@ import { AnnotationError, InternalError, RefusedError } from '../errors.js';
 import {
   LB_REF,
   buildAction,
+  mergeObjectUpdates,
   type ActionDraft,
   poolRef,
   type ExistingRef,
@@ -887,8 +888,9 @@ class CloudPlan {
     this.strategies = new Strategies(timing);
   }
 
+  /** In execution order; the updates of one object that follow each other are one (one PATCH). */
   get actions(): PlannedAction[] {
-    return [
+    return mergeObjectUpdates([
       ...this.head,
       ...this.poolDeletes,
       ...this.poolCreates,
@@ -903,7 +905,7 @@ class CloudPlan {
       ...this.updates,
       ...this.swaps,
       ...this.lbChanges,
-    ];
+    ]);
   }
 
   private act<D extends Draft>(draft: D): Extract<PlannedAction, { kind: D['kind'] }> {
