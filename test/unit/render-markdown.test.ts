@@ -80,6 +80,17 @@ describe('renderPlanMarkdown', () => {
     );
   });
 
+  test('a run of actions with one reason and impact is one row; held and running actions never share one', () => {
+    const members = ['member a of pool tcp/http', 'member b of pool tcp/http'].map((object) => act('create-member', object, 'none', swap));
+    const text = renderPlanMarkdown(planDocument({ nodes: null, services: [servicePlan('web', [act('create-pool', 'pool tcp/http', 'none', swap), ...members])] }));
+    expect(text).toContain('| `create-pool`, `create-member` ×2 | pool tcp/http<br>member a of pool tcp/http<br>member b of pool tcp/http | the pool algorithm');
+
+    const steps = [act('delete-listener', 'listener tcp/80', 'pool-swap', swap), act('create-listener', 'listener tcp/80', 'pool-swap', swap)];
+    const plan = { ...servicePlan('web', [steps[0]!]), held: [{ id: 'abc', actions: [steps[1]!], positions: [1], downtime: steps[1]!.downtime, budgetSeconds: 0, reason: 'over budget' }] };
+    const rows = renderPlanMarkdown(planDocument({ nodes: null, services: [plan] })).split('\n').filter((line) => line.startsWith('| `'));
+    expect(rows.map((line) => line.split(' | ')[0] + ' … ' + line.split(' | ').at(-1))).toEqual(['| `delete-listener` … no |', '| `create-listener` … **yes** |']);
+  });
+
   test('problems and warnings follow the table', () => {
     const plan = servicePlan('web', [], {
       problems: [{ kind: 'annotation', subject: 'k8s.cloudscale.ch/loadbalancer-flavor', message: 'unknown flavor "huge"', hint: 'use lb-standard' } as never],

@@ -8,7 +8,8 @@
 import { restoreHeld } from '../lb/budget.js';
 import type { ServicePlan } from '../lb/planner.js';
 import { problemSummary } from '../lb/problems.js';
-import { addressChangeText, describeNodeReason, describeReason, lostLoadBalancerOf, type PlanDocument } from './plan.js';
+import type { PlannedAction } from '../lb/actions.js';
+import { addressChangeText, describeNodeReason, describeReason, groupActions, lostLoadBalancerOf, type PlanDocument } from './plan.js';
 import { escapeUnprintable } from './untrusted.js';
 
 /** Markdown-escaped text for a table cell or a heading: one line, no markup, no pipe. */
@@ -65,11 +66,14 @@ function serviceSection(plan: ServicePlan): string[] {
   const held = new Set(plan.held?.flatMap((change) => change.actions));
   if (actions.length > 0) {
     lines.push('| Change | Object | Why | Impact | Downtime | Held back |', '|---|---|---|---|---|---|');
-    for (const action of actions) {
-      const downtime = action.verb === 'kube' || action.verb === 'refuse' ? '—' : markdownText(action.downtime.text);
-      const impact = action.verb === 'kube' || action.verb === 'refuse' ? '—' : action.impact;
-      const isHeld = held.has(action) ? '**yes**' : 'no';
-      lines.push(row([`\`${action.kind}\``, markdownText(action.object), markdownText(describeReason(action.reason)), impact, downtime, isHeld]));
+    // A run of actions with one reason and impact (a pool swap's steps) is one row, as in the text view.
+    for (const group of groupActions(actions).flatMap((run) => splitBy(run, (action) => held.has(action)))) {
+      const first = group[0]!;
+      const downtime = first.verb === 'kube' || first.verb === 'refuse' ? '—' : markdownText(first.downtime.text);
+      const impact = first.verb === 'kube' || first.verb === 'refuse' ? '—' : first.impact;
+      const isHeld = held.has(first) ? '**yes**' : 'no';
+      const objects = group.map((action) => markdownText(action.object)).join('<br>');
+      lines.push(row([kindsOf(group), objects, markdownText(describeReason(first.reason)), impact, downtime, isHeld]));
     }
   }
   const refused = new Set(plan.actions.flatMap((a) => (a.kind === 'refuse' ? [a.problem] : [])));
@@ -97,6 +101,24 @@ function nodesSection(nodes: NonNullable<PlanDocument['nodes']>): string[] {
     lines.push(...(nodes.actions.length > 0 ? [''] : []), `- no node is deleted: ${markdownText(nodes.deletionRefusal)}`);
   }
   return lines;
+}
+
+/** Consecutive runs of `items` with the same `key`. */
+function splitBy<T>(items: readonly T[], key: (item: T) => unknown): T[][] {
+  const runs: T[][] = [];
+  for (const item of items) {
+    const last = runs.at(-1);
+    if (last !== undefined && key(last[0]!) === key(item)) last.push(item);
+    else runs.push([item]);
+  }
+  return runs;
+}
+
+/** The kinds of a group in order, each once, with how many: `create-pool`, `create-member` ×2. */
+function kindsOf(group: readonly PlannedAction[]): string {
+  const counts = new Map<string, number>();
+  for (const action of group) counts.set(action.kind, (counts.get(action.kind) ?? 0) + 1);
+  return [...counts].map(([kind, n]) => `\`${kind}\`${n > 1 ? ` ×${n}` : ''}`).join(', ');
 }
 
 function row(cells: readonly string[]): string {
