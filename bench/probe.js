@@ -1,7 +1,8 @@
 // Preloaded into the CLI process the benchmark runs (`node --import ./bench/probe.js bin/…`):
 // records every HTTP request the process sends (undici's diagnostics channel, which both the
-// cloudscale client's fetch and client-node's undici publish to) and, at exit, the process's peak
-// resident set size as the kernel counts it and its CPU time, into the JSON file named by BENCH_PROBE_OUT.
+// cloudscale client's fetch and client-node's undici publish to, and node:http's) and, at exit,
+// the process's peak resident set size as the kernel counts it and its CPU time, into the JSON
+// file named by BENCH_PROBE_OUT.
 import { subscribe } from 'node:diagnostics_channel';
 import { readFileSync, writeFileSync } from 'node:fs';
 
@@ -9,6 +10,10 @@ const out = process.env.BENCH_PROBE_OUT;
 const requests = [];
 subscribe('undici:request:create', ({ request }) => {
   requests.push({ origin: request.origin, method: request.method, path: request.path });
+});
+// node:http(s) requests: the completion path's one GET (src/core/kube/direct-get.ts).
+subscribe('http.client.request.start', ({ request }) => {
+  requests.push({ origin: `${request.protocol}//${request.host}`, method: request.method, path: request.path });
 });
 
 process.on('exit', () => {

@@ -20,6 +20,7 @@ export function renderMarkdown(results) {
       'The simulator runs in the benchmark\'s process, so its memory is not counted.',
     '',
     ...startupSection(results.startup),
+    ...completionSection(results.completion),
     ...syncLbSection(results.syncLb, settings),
     ...concurrencySection(results.concurrency),
     ...provisioningSection(results.provisioning, settings),
@@ -111,6 +112,26 @@ function startupSection(startup) {
         `| \`${row.command}\` | ${seconds(row.plain.wallMs)} | ${row.plain.wallMsRange.map((ms) => (ms / 1000).toFixed(2)).join('–')} | ${row.wallVsBare} | ` +
         `${row.plain.cpuMs} ms | ${row.cpuVsBare} | ${kbToMb(row.plain.peakRssKb)} | ${row.requests} (${row.minimum}) | ` +
         `${seconds(row.compileCache.wallMs)} | ${row.compileCache.cpuMs} ms | ${kbToMb(row.compileCache.peakRssKb)} |`,
+    ),
+    '',
+  ];
+}
+
+function completionSection(completion) {
+  if (completion === undefined) return [];
+  const bare = completion.rows[0];
+  return [
+    '## Completion',
+    '',
+    `What a Tab that completes Service names costs: \`cloudscale-ccm __complete services\` (what the completion scripts run), ` +
+      `${completion.runs} times each; medians. "× bare" compares with \`${bare.command}\`.`,
+    '',
+    '| lookup | time | (min–max) | × bare | CPU | × bare | peak RSS | requests | compile cache: time |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...completion.rows.map(
+      (row) =>
+        `| \`${row.command}\` | ${seconds(row.plain.wallMs)} | ${row.plain.wallMsRange.map((ms) => (ms / 1000).toFixed(2)).join('–')} | ${row.wallVsBare} | ` +
+        `${row.plain.cpuMs} ms | ${row.cpuVsBare} | ${kbToMb(row.plain.peakRssKb)} | ${row.requests} | ${seconds(row.compileCache.wallMs)} |`,
     ),
     '',
   ];

@@ -4,6 +4,7 @@
 // requests the process sent (the simulator's log, checked against the CLI's own counter) beside
 // the minimum the work needs, and the process's peak resident set size.
 import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import { createCloudscaleClient } from '../dist/core/cloudscale/client.js';
 import { BENCH_TOKEN, TIMEOUT_ANNOTATION, kubeFixtures, kubeRoute, nodeName, startCloud } from './fixtures.js';
 import {
@@ -29,6 +30,10 @@ export async function runSuite(env) {
   if (wanted('startup')) {
     log(`startup: ${settings.startupRuns} runs per command`);
     results.startup = await measureStartup(env, kube);
+  }
+  if (wanted('completion')) {
+    log(`completion: ${settings.startupRuns} runs per lookup`);
+    results.completion = await measureCompletion(env, kube);
   }
   if (!['init-nodes', 'sync-lb', 'concurrency', 'provisioning', 'memory', 'scale', 'storm', 'downtime'].some(wanted)) return results;
 
@@ -102,37 +107,72 @@ async function measureStartup(env, kube) {
     { name: 'manifests', args: ['manifests'], kubeMinimum: 0 },
     { name: '__complete services (10 Services)', args: ['__complete', 'services', '-n', namespace], kubeMinimum: 1, lines: 10 },
   ];
-  const env0 = { KUBECONFIG: env.kubeconfig };
-  const rows = [];
   try {
-    for (const command of commands) {
-      const once = (extraEnv) =>
-        command.nodeArgs === undefined ? runCli(command.args, { ...env0, ...extraEnv }) : runNode(command.nodeArgs, extraEnv);
-      const series = async (extraEnv) => {
-        const runs = [];
-        for (let i = 0; i < settings.startupRuns; i += 1) {
-          const run = await once(extraEnv);
-          if (run.code !== 0) throw new Error(`${command.name}: exit ${run.code}\n${run.stderr}`);
-          if (command.lines !== undefined && run.stdout.trim().split('\n').length !== command.lines) {
-            throw new Error(`${command.name}: expected ${command.lines} candidates, got:\n${run.stdout}`);
-          }
-          runs.push(run);
-        }
-        return {
-          wallMs: median(runs.map((r) => r.wallMs)),
-          cpuMs: median(runs.map((r) => r.cpuMs)),
-          peakRssKb: median(runs.map((r) => r.peakRssKb)),
-          wallMsRange: [Math.min(...runs.map((r) => r.wallMs)), Math.max(...runs.map((r) => r.wallMs))].map(Math.round),
-          requests: runs[0].requests.length,
-        };
-      };
-      const plain = await series({});
-      await once({ NODE_COMPILE_CACHE: cacheDir });
-      const compileCache = await series({ NODE_COMPILE_CACHE: cacheDir });
-      rows.push({ command: command.name, requests: plain.requests, minimum: command.kubeMinimum, plain, compileCache });
-    }
+    return await measureCommands(settings, commands, { KUBECONFIG: env.kubeconfig }, cacheDir);
   } finally {
     await kube.deleteServices(namespace, created.map((s) => s.name));
+  }
+}
+
+/**
+ * What a Tab costs that completes Service names: `__complete services` (what the completion
+ * scripts run) beside a bare `node -e 0`, answered with one GET of its own (the test cluster's
+ * kubeconfig: a bearer token and a CA file) and by the full Kubernetes client (the fallback, forced here by two files
+ * in KUBECONFIG, which only the full client merges). Medians of `startupRuns` runs each.
+ */
+async function measureCompletion(env, kube) {
+  const { settings } = env;
+  const namespace = `bench-completion-${randomBytes(3).toString('hex')}`;
+  await kube.createNamespace(namespace);
+  const created = await kube.createServices(namespace, 10);
+  const second = scratchPath('second-kubeconfig');
+  writeFileSync(second, 'apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n');
+  const lookup = ['__complete', 'services', '-n', namespace];
+  const commands = [
+    { name: 'node -e 0 (bare Node)', nodeArgs: ['-e', '0'], kubeMinimum: 0 },
+    { name: '__complete services: one GET (bearer token)', args: lookup, kubeMinimum: 1, lines: 10 },
+    { name: '__complete services: full client (two KUBECONFIG files)', args: lookup, kubeMinimum: 1, lines: 10, env: { KUBECONFIG: `${env.kubeconfig}:${second}` } },
+  ];
+  try {
+    return await measureCommands(settings, commands, { KUBECONFIG: env.kubeconfig }, scratchPath('compile-cache-completion'));
+  } finally {
+    await kube.deleteServices(namespace, created.map((s) => s.name));
+  }
+}
+
+/**
+ * Runs each command `startupRuns` times without and with Node's compile cache (warmed by one run
+ * first); medians, and the ratio to the first command (the bare Node).
+ */
+async function measureCommands(settings, commands, env0, cacheDir) {
+  const rows = [];
+  for (const command of commands) {
+    const once = (extraEnv) =>
+      command.nodeArgs === undefined
+        ? runCli(command.args, { ...env0, ...command.env, ...extraEnv })
+        : runNode(command.nodeArgs, extraEnv);
+    const series = async (extraEnv) => {
+      const runs = [];
+      for (let i = 0; i < settings.startupRuns; i += 1) {
+        const run = await once(extraEnv);
+        if (run.code !== 0) throw new Error(`${command.name}: exit ${run.code}\n${run.stderr}`);
+        if (command.lines !== undefined && run.stdout.trim().split('\n').length !== command.lines) {
+          throw new Error(`${command.name}: expected ${command.lines} candidates, got:\n${run.stdout}`);
+        }
+        runs.push(run);
+      }
+      return {
+        wallMs: median(runs.map((r) => r.wallMs)),
+        cpuMs: median(runs.map((r) => r.cpuMs)),
+        peakRssKb: median(runs.map((r) => r.peakRssKb)),
+        wallMsRange: [Math.min(...runs.map((r) => r.wallMs)), Math.max(...runs.map((r) => r.wallMs))].map(Math.round),
+        requests: runs[0].requests.length,
+      };
+    };
+    const plain = await series({});
+    await once({ NODE_COMPILE_CACHE: cacheDir });
+    const compileCache = await series({ NODE_COMPILE_CACHE: cacheDir });
+    rows.push({ command: command.name, requests: plain.requests, minimum: command.kubeMinimum, plain, compileCache });
   }
   const bare = rows[0].plain;
   return {

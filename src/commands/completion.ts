@@ -6,7 +6,6 @@
 import type { V1Service } from '@kubernetes/client-node';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { assertNever } from '../core/errors.js';
 import { directCredentials, directGetJson } from '../core/kube/direct-get.js';
 import type { CommandContext } from './context.js';
@@ -82,6 +81,8 @@ export async function completeWithoutClient(
   args: readonly string[],
   io: { env: NodeJS.ProcessEnv; stdout: { write(text: string): unknown } },
 ): Promise<boolean> {
+  // Not imported: an ES import of node:util evaluates its lazy TextDecoder (5 ms of a Tab).
+  const { parseArgs } = process.getBuiltinModule('node:util');
   let parsed;
   try {
     parsed = parseArgs({

@@ -6,9 +6,6 @@
 // or as a file) or basic auth, a CA (inline or as a file) or insecure-skip-tls-verify. For the
 // rest (exec and auth-provider plugins, proxies, several files in KUBECONFIG, no kubeconfig at
 // all, as in a Pod) directCredentials answers undefined and the caller uses the full client.
-import { existsSync, readFileSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import { homedir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
@@ -23,6 +20,11 @@ export interface DirectCredentials {
   readonly insecure: boolean;
   readonly servername?: string;
 }
+
+// node:fs, node:http and node:https come from process.getBuiltinModule, not `import`: an ES
+// import of a built-in evaluates all its lazy exports (node:http's load Node's bundled undici,
+// about 50 ms, half a Tab's budget; node:fs's its streams); the module itself does not.
+const { existsSync, readFileSync } = process.getBuiltinModule('node:fs');
 
 type Entry = Record<string, unknown>;
 
@@ -90,7 +92,7 @@ export function directCredentials(options: {
  */
 export function directGetJson(credentials: DirectCredentials, path: string, timeoutMs: number): Promise<unknown> {
   const url = new URL(credentials.server.pathname.replace(/\/$/, '') + path, credentials.server);
-  const request = url.protocol === 'http:' ? httpRequest : httpsRequest;
+  const { request } = url.protocol === 'http:' ? process.getBuiltinModule('node:http') : process.getBuiltinModule('node:https');
   return new Promise((resolve, reject) => {
     const req = request(
       url,
