@@ -1,0 +1,161 @@
+// The downtime budget (`--max-downtime`, `--window`) on the real API server and the simulator: a
+// change over the budget is held back while the harmless rest of the Service and other Services
+// converge, it is announced by one Warning Event however many passes hold it, and only the
+// approval annotation carrying its id applies it (a stale id approves nothing and says so).
+import type { V1Service } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LB_ANNOTATIONS } from '../../src/core/lb/annotations.js';
+import { parseWindow } from '../../src/core/lb/budget-window.js';
+import { startHarness, type Harness } from '../support/ccm.js';
+import { createLoadBalancerService, deleteCreatedObjects, ensureNamespace, testConnection, uniqueName } from '../support/kube.js';
+import {
+  annotate,
+  createNodes,
+  expectConverged,
+  key,
+  lbSeed,
+  lbsNamed,
+  passOk,
+  patchService,
+  readService,
+  routes,
+  warningsOf,
+} from '../support/lb-scenarios.js';
+
+const APPROVE = LB_ANNOTATIONS.approveChange.key;
+const ANNOUNCED = LB_ANNOTATIONS.announcedChanges.key;
+
+describe('sync-lb --max-downtime', () => {
+  let harness: Harness;
+  const namespace = uniqueName('lb-budget');
+  const prefix = uniqueName('bud');
+  const budget0 = { namespace, maxDowntime: 0 };
+
+  beforeAll(async () => {
+    harness = await startHarness({ seed: lbSeed(prefix, 2) });
+    await ensureNamespace(namespace);
+    await createNodes(prefix, 2);
+  });
+  afterAll(async () => {
+    await deleteCreatedObjects();
+    await harness?.stop();
+  });
+
+  /** The pool serving the Service's port 80 and the pools of its load balancer. */
+  async function poolsOf(service: V1Service) {
+    const [lb] = await lbsNamed(harness, `k8s-service-${service.metadata!.uid!}`);
+    const pools = (await harness.cloud.pools.list()).filter((p) => p.load_balancer.uuid === lb!.uuid);
+    const listener = (await harness.cloud.listeners.list()).find((l) => l.load_balancer.uuid === lb!.uuid && l.protocol_port === 80);
+    return { pools, serving: pools.find((p) => p.uuid === listener?.pool?.uuid), listener };
+  }
+
+  /** Deletes the Events about a Service, as their TTL does. */
+  async function deleteEventsOf(service: V1Service): Promise<void> {
+    const { items } = await testConnection().core.listNamespacedEvent({ namespace });
+    for (const event of items.filter((e) => e.involvedObject.uid === service.metadata!.uid)) {
+      await testConnection().core.deleteNamespacedEvent({ namespace, name: event.metadata!.name! });
+    }
+  }
+
+  /** A Service converged under the budget: a new load balancer is never held. */
+  async function created(name: string): Promise<V1Service> {
+    await createLoadBalancerService(namespace, name);
+    const { report } = await passOk(harness, [name], budget0);
+    expect(report.services.map((s) => [s.status, s.held])).toEqual([['changed', undefined]]);
+    return readService(namespace, name);
+  }
+
+  it('holds a pool swap under 0s with one Event over two passes, applies the harmless rest and other Services, and applies it on the approval carrying its id', async () => {
+    const service = await created('web');
+    const before = await poolsOf(service);
+    expect(before.serving?.algorithm).toBe('round_robin');
+
+    // A disruptive change (pool swap, up to 20 s) and a harmless one (a new port).
+    await annotate(namespace, 'web', { [key('loadbalancer-pool-algorithm')]: 'least_connections' });
+    await patchService(namespace, 'web', { spec: { ports: [...service.spec!.ports!, { name: 'https', protocol: 'TCP', port: 443, targetPort: 443 }] } });
+    await createLoadBalancerService(namespace, 'other');
+    const first = await passOk(harness, ['web', 'other'], budget0);
+    const web = first.report.services.find((s) => s.service === `${namespace}/web`)!;
+    expect(web.held).toHaveLength(1);
+    const id = web.held![0]!.id;
+    expect(id).toMatch(/^[0-9a-f]{10}$/);
+    expect(web.held![0]!.reason).toContain('budget of 0s');
+    // Not a failure: the pass succeeded; the other Service got its load balancer.
+    expect(first.report.services.find((s) => s.service === `${namespace}/other`)!.status).toBe('changed');
+    // The harmless part ran, the port still serves from the old pool; the successor is built beside it.
+    const during = await poolsOf(service);
+    expect((await harness.cloud.listeners.list()).filter((l) => l.protocol_port === 443 && l.load_balancer.uuid === during.listener?.load_balancer.uuid)).toHaveLength(1);
+    expect(during.serving?.uuid).toBe(before.serving?.uuid);
+    expect(during.serving?.algorithm).toBe('round_robin');
+    expect(during.pools.map((p) => `${p.name} ${p.algorithm}`).sort()).toEqual(['tcp/http least_connections', 'tcp/http round_robin', 'tcp/https least_connections']);
+    expect(first.ctx.out()).toContain(`held: service/${namespace}/web change ${id}`);
+    expect(first.ctx.out()).toContain(`${APPROVE}=${id}`);
+    expect(first.ctx.out()).toMatch(/1 change held back/);
+
+    // The next pass holds the same change, writes nothing to the cloud and announces nothing again.
+    const second = await passOk(harness, ['web'], budget0);
+    expect(second.report.services[0]!.held![0]!.id).toBe(id);
+    expect(routes(second.simWrites)).toEqual([]);
+    const held = (await warningsOf(service)).filter((e) => e.reason === 'ChangeHeld');
+    expect(held).toHaveLength(1);
+    expect(held[0]!.message).toContain(`Held back change ${id}`);
+    expect(held[0]!.message).toContain('over the budget of 0s');
+    expect(held[0]!.message).toContain(`${APPROVE}=${id}`);
+    expect(held[0]!.message).toContain('cloudscale-ccm apply FILE');
+    expect((await readService(namespace, 'web')).metadata!.annotations![ANNOUNCED]).toBe(id);
+    // Events expire (the API server's --event-ttl, 1 h by default); the change is not announced again.
+    await deleteEventsOf(service);
+    await passOk(harness, ['web'], budget0);
+    expect((await warningsOf(service)).filter((e) => e.reason === 'ChangeHeld')).toEqual([]);
+
+    // A stale approval approves nothing, and says so once.
+    await annotate(namespace, 'web', { [APPROVE]: '0123456789' });
+    for (let pass = 0; pass < 2; pass += 1) {
+      const stale = await passOk(harness, ['web'], budget0);
+      expect(stale.report.services[0]!.held![0]!.id).toBe(id);
+      expect(routes(stale.simWrites)).toEqual([]);
+    }
+    const mismatch = (await warningsOf(service)).filter((e) => e.reason === 'ApprovalMismatch');
+    expect(mismatch).toHaveLength(1);
+    expect(mismatch[0]!.message).toContain(`The approval 0123456789 (annotation ${APPROVE}) does not match the pending change ${id}`);
+    expect((await poolsOf(service)).serving?.uuid).toBe(before.serving?.uuid);
+
+    // The right id applies exactly that change: the listener moves to the successor, the old pool goes.
+    await annotate(namespace, 'web', { [APPROVE]: id });
+    const approved = await passOk(harness, ['web'], budget0);
+    expect(approved.report.services[0]!.held).toBeUndefined();
+    const after = await poolsOf(service);
+    expect(after.pools.map((p) => `${p.name} ${p.algorithm}`).sort()).toEqual(['tcp/http least_connections', 'tcp/https least_connections']);
+    expect(after.serving?.algorithm).toBe('least_connections');
+    // Nothing is pending any more: the record of announcements is cleared, the Service converged.
+    expect((await readService(namespace, 'web')).metadata!.annotations![ANNOUNCED]).toBeUndefined();
+    await expectConverged(harness, ['web'], budget0);
+    expect((await warningsOf(service)).filter((e) => e.reason === 'ChangeHeld')).toEqual([]);
+  });
+
+  it('a maintenance window applies its budget only inside it (the clock given)', async () => {
+    const service = await created('windowed');
+    const window = parseWindow('Mon-Fri 02:00-04:00 Europe/Zurich=1m');
+    const options = { namespace, maxDowntime: 0, window };
+    await annotate(namespace, 'windowed', { [key('loadbalancer-pool-algorithm')]: 'source_ip' });
+
+    // Saturday 02:30 in Zurich: outside (not a listed day) → held.
+    const saturday = await passOk(harness, ['windowed'], { ...options, now: () => Date.parse('2026-01-03T01:30:00Z') });
+    expect(saturday.report.services[0]!.held).toHaveLength(1);
+    expect((await poolsOf(service)).serving?.algorithm).toBe('round_robin');
+
+    // Monday 02:30 in Zurich: inside, a budget of 1m ≥ the swap's 20 s → applied without approval.
+    const monday = await passOk(harness, ['windowed'], { ...options, now: () => Date.parse('2026-01-05T01:30:00Z') });
+    expect(monday.report.services[0]!.held).toBeUndefined();
+    expect((await poolsOf(service)).pools.map((p) => p.algorithm)).toEqual(['source_ip']);
+  });
+
+  it('without --max-downtime nothing is held (a terminal sync-lb as before)', async () => {
+    const service = await created('unbudgeted');
+    await annotate(namespace, 'unbudgeted', { [key('loadbalancer-pool-algorithm')]: 'source_ip' });
+    const { report } = await passOk(harness, ['unbudgeted'], { namespace });
+    expect(report.services[0]!.held).toBeUndefined();
+    expect((await poolsOf(service)).pools.map((p) => p.algorithm)).toEqual(['source_ip']);
+    expect((await warningsOf(service)).filter((e) => e.reason === 'ChangeHeld')).toEqual([]);
+  });
+});
