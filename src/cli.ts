@@ -305,6 +305,8 @@ function buildProgram(
     .option('--schedule <cron>', 'CronJob schedule', '* * * * *')
     .option('--api-server-host <host>', 'reach the API server at this address (before a CNI or kube-proxy exists)')
     .addOption(new Option('--api-server-port <n>', 'with --api-server-host (default 6443)').argParser(portNumber('--api-server-port', 1)))
+    .addOption(maxDowntimeOption("each Job's run --max-downtime: changes predicted to interrupt a port longer are held for approval (default 0s)"))
+    .addOption(windowOption("each Job's run --window: a maintenance window with a larger budget, e.g. \"Mon-Fri 02:00-04:00 Europe/Zurich=5m\""))
     .action(
       run(async (command, ctx) => {
         const { manifestsCommand } = await import('./commands/manifests.js');
@@ -405,18 +407,16 @@ function pushgatewayOption(): Option {
 }
 
 // The downtime budget of sync-lb, run and plan (src/core/lb/budget.ts, budget-window.ts).
-function maxDowntimeOption(): Option {
-  return new Option(
-    '--max-downtime <duration>',
-    'hold back changes predicted to interrupt a serving port longer than this (e.g. 0s, 15s, 2m) until approved; unset: nothing is held',
-  ).argParser(asArgumentError((value) => parseBudgetDuration(value, '--max-downtime')));
+function maxDowntimeOption(
+  description = 'hold back changes predicted to interrupt a serving port longer than this (e.g. 0s, 15s, 2m) until approved; unset: nothing is held',
+): Option {
+  return new Option('--max-downtime <duration>', description).argParser(asArgumentError((value) => parseBudgetDuration(value, '--max-downtime')));
 }
 
-function windowOption(): Option {
-  return new Option(
-    '--window <window>',
-    'a maintenance window with its own budget, e.g. "Mon-Fri 02:00-04:00 Europe/Zurich=5m" (needs --max-downtime)',
-  ).argParser(asArgumentError((value) => parseWindow(value)));
+function windowOption(
+  description = 'a maintenance window with its own budget, e.g. "Mon-Fri 02:00-04:00 Europe/Zurich=5m" (needs --max-downtime)',
+): Option {
+  return new Option('--window <window>', description).argParser(asArgumentError((value) => parseWindow(value)));
 }
 
 /** The budget flags a command was given, for passing on. */

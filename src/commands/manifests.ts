@@ -10,10 +10,16 @@ import {
   type ManifestOptions,
 } from '../core/deploy/manifests.js';
 import { UsageError } from '../core/errors.js';
+import { formatSeconds } from '../core/lb/budget.js';
+import type { MaintenanceWindow } from '../core/lb/budget-window.js';
 import { VERSION } from '../version.js';
 import type { CommandContext } from './context.js';
 
 export interface ManifestsCommandOptions {
+  /** --max-downtime in seconds (the CLI parses it): each Job's `run --max-downtime`; default 0s. */
+  maxDowntime?: number;
+  /** --window (the CLI parses and checks it): each Job's `run --window`. */
+  window?: MaintenanceWindow;
   image?: string;
   schedule: string;
   /** --api-server-host: reach the API server here instead of the kubernetes Service. */
@@ -63,6 +69,8 @@ export function manifestOptionsFrom(options: ManifestsCommandOptions): ManifestO
   return {
     version: VERSION,
     schedule: options.schedule.trim(),
+    ...(options.maxDowntime === undefined ? {} : { maxDowntime: formatSeconds(options.maxDowntime) }),
+    ...(options.window === undefined ? {} : { window: options.window.text }),
     ...(options.image === undefined ? {} : { image: options.image }),
     ...(options.apiServerHost === undefined ? {} : { apiServer: { host: options.apiServerHost, port } }),
   };

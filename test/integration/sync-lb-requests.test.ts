@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness, type Harness } from '../support/ccm.js';
 import { createLoadBalancerService, deleteCreatedObjects, ensureNamespace, uniqueName } from '../support/kube.js';
-import { createNodes, lbSeed, passOk } from '../support/lb-scenarios.js';
+import { annotate, createNodes, expectConverged, key, lbSeed, passOk, readService, theLb } from '../support/lb-scenarios.js';
 
 const LIST_ROUTES = [
   'GET /v1/servers',
@@ -76,6 +76,27 @@ describe('sync-lb: requests per pass', () => {
     figures.push(
       `${String(count).padStart(8)} | ${String(total).padStart(14)} (${reads}/${writes}) | ${String(convergeMinimum).padStart(7)} | ${String(noop.report.requests.total).padStart(11)} | ${LIST_ROUTES.length + count}`,
     );
+  });
+
+  it('in-place changes cost one PATCH per object, carrying all of its changed fields', async () => {
+    const namespace = uniqueName('lb-req-patch');
+    await ensureNamespace(namespace);
+    await createLoadBalancerService(namespace, 'web');
+    await passOk(harness, ['web'], { namespace });
+    await annotate(namespace, 'web', {
+      [key('loadbalancer-timeout-client-data-ms')]: '1000',
+      [key('loadbalancer-timeout-member-data-ms')]: '2000',
+      [key('loadbalancer-listener-allowed-cidrs')]: '["10.0.0.0/8"]',
+      [key('loadbalancer-health-monitor-delay-s')]: '5',
+      [key('loadbalancer-health-monitor-down-threshold')]: '4',
+    });
+    const { report, simWrites } = await passOk(harness, ['web'], { namespace });
+    expect(report.services[0]!.actions.map((a) => `${a.kind} ${a.object}`).sort()).toEqual(['update-listener listener tcp/80', 'update-monitor health monitor of pool tcp/http']);
+    expect(simWrites.map((r) => `${r.method} ${r.route}`).sort()).toEqual(['PATCH /v1/load-balancers/health-monitors/{uuid}', 'PATCH /v1/load-balancers/listeners/{uuid}']);
+    const pool = (await theLb(harness, await readService(namespace, 'web'))).pools['tcp/http']!;
+    expect(pool.listeners[0]).toMatchObject({ timeout_client_data_ms: 1000, timeout_member_data_ms: 2000, allowed_cidrs: ['10.0.0.0/8'] });
+    expect(pool.monitors[0]).toMatchObject({ delay_s: 5, down_threshold: 4 });
+    await expectConverged(harness, ['web'], { namespace });
   });
 
   it('with provisioning time, the waits add reads of the new load balancers (polled together), and no write', async () => {

@@ -42,6 +42,18 @@ export const RUN_AS_USER = 65532;
 const CONTROL_PLANE_ROLE_LABEL = 'node-role.kubernetes.io/control-plane';
 const LABELS = { 'app.kubernetes.io/name': CCM_NAME } as const;
 
+/**
+ * The CronJob's downtime budget: nothing that interrupts a serving port is applied unattended;
+ * changes without downtime and new load balancers proceed, the rest waits for approval
+ * (README "Changes with downtime").
+ */
+export const DEFAULT_CRONJOB_MAX_DOWNTIME = '0s';
+
+/** `--max-downtime D [--window W]` of the CronJob's `run`. */
+function budgetArgs(options: Pick<ManifestOptions, 'maxDowntime' | 'window'>): string[] {
+  return ['--max-downtime', options.maxDowntime ?? DEFAULT_CRONJOB_MAX_DOWNTIME, ...(options.window === undefined ? [] : ['--window', options.window])];
+}
+
 export interface ManifestOptions {
   /** The package version: names the default image. */
   version: string;
@@ -49,6 +61,10 @@ export interface ManifestOptions {
   image?: string;
   /** Five-field cron schedule; the caller validated it (cronScheduleProblem). */
   schedule: string;
+  /** `run --max-downtime` of each Job, as the flag takes it; default DEFAULT_CRONJOB_MAX_DOWNTIME. */
+  maxDowntime?: string;
+  /** `run --window` of each Job, as the flag takes it (validated by the caller); none by default. */
+  window?: string;
   /**
    * Where the pod reaches the API server, replacing the kubelet-injected Service address.
    * Needed when the `kubernetes` ClusterIP does not work on the host network before the CNI
@@ -392,7 +408,7 @@ function cronJob(options: ManifestOptions): Manifest {
                   name: CCM_NAME,
                   image: options.image ?? defaultImage(options.version),
                   imagePullPolicy: 'IfNotPresent',
-                  args: ['run'],
+                  args: ['run', ...budgetArgs(options)],
                   env,
                   resources: {
                     // Measured (docs/deploy.md): a pass with nothing to do over 200 Services x 300
