@@ -129,9 +129,9 @@ async function applySaved(saved: SavedPlanFile, file: string, options: ApplyOpti
 }
 
 function staleError(file: string, saved: SavedPlanFile, changes: readonly string[]): RefusedError {
-  const shown = changes.slice(0, CHANGES_SHOWN).map((line) => `\n  ${escapeUnprintable(line)}`).join('');
-  const more = changes.length > CHANGES_SHOWN ? `\n  … and ${changes.length - CHANGES_SHOWN} more` : '';
-  return new RefusedError(`the plan in ${file} is stale: what it rests on changed since it was made (${saved.createdAt}); nothing was applied:${shown}${more}`, {
+  const shown = changes.slice(0, CHANGES_SHOWN).map(escapeUnprintable).join('; ');
+  const more = changes.length > CHANGES_SHOWN ? `; and ${changes.length - CHANGES_SHOWN} more` : '';
+  return new RefusedError(`the plan in ${file} is stale: since it was made (${saved.createdAt}), ${shown}${more}; nothing was applied`, {
     hint: 'run plan again (with --out), review it, and apply the new file',
   });
 }

@@ -152,7 +152,7 @@ describe('fingerprintOf', () => {
 
   const changed = (name: string, changes: Partial<LbPassSnapshot>, expected: string[]) => ({ name, changes, expected });
   test.each([
-    changed('a Service edited', { services: [...snapshot().services.slice(0, 1).map((s) => ({ ...s, metadata: { ...s.metadata, resourceVersion: '13' } })), ...snapshot().services.slice(1)] }, ['service shop/web changed (resourceVersion 10 → resourceVersion 13)']),
+    changed('a Service edited', { services: [...snapshot().services.slice(0, 1).map((s) => ({ ...s, metadata: { ...s.metadata, resourceVersion: '13' } })), ...snapshot().services.slice(1)] }, ['service shop/web changed (resourceVersion 10 → 13)']),
     changed('a Node joined', { nodes: [node('worker-1', '100'), node('worker-2', '101')] }, ['node worker-2 appeared']),
     changed('a Node left', { nodes: [] }, ['node worker-1 is gone']),
     changed('a Node relabelled', { nodes: [node('worker-1', '105', { role: 'edge' })] }, ['node worker-1 changed']),

@@ -243,6 +243,8 @@ function changeDetail(was: string, now: string): string {
   if (digestOnly(was) && digestOnly(now)) return '';
   if (digestOnly(was)) return ` (now ${now})`;
   if (digestOnly(now)) return ` (was ${was})`;
+  const label = 'resourceVersion ';
+  if (was.startsWith(label) && now.startsWith(label)) return ` (${was} → ${now.slice(label.length)})`;
   return ` (${was} → ${now})`;
 }
 
