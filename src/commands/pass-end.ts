@@ -54,11 +54,15 @@ export async function endOfPass(
     ...(pass.details.failures ?? []),
     ...(partial?.failures.map((f) => ({ object: f.object, message: f.error.message })) ?? []),
   ];
-  const requests = await ctx.cloudscale().then(
-    (client) => client.requests.entries().slice(pass.requestsBefore),
-    // The pass itself failed on the same error and reports it.
-    () => [],
-  );
+  // A pass without the Lease sent no cloud request, and asking for the client would build it.
+  const requests =
+    ctx.writerLease === undefined
+      ? []
+      : await ctx.cloudscale().then(
+          (client) => client.requests.entries().slice(pass.requestsBefore),
+          // The pass itself failed on the same error and reports it.
+          () => [],
+        );
   const outcome: PassOutcome = {
     command,
     version: VERSION,

@@ -8,18 +8,22 @@ import { runBinary } from '../support/ccm.js';
 const globalFlags = ['--kubeconfig', '--context', '--output', '--no-color', '--api-url', '--token-file', '--cluster-id', '--verbose', '--version'];
 
 const commands: Record<string, { usage: string; flags: readonly string[] }> = {
-  'init-nodes': { usage: 'init-nodes [options] [node...]', flags: ['--dry-run', '--selector', '--max-node-deletions', '--wait', '--lease-seconds'] },
+  'init-nodes': {
+    usage: 'init-nodes [options] [node...]',
+    flags: ['--dry-run', '--selector', '--max-node-deletions', '--wait', '--lease-seconds', '--metrics-file', '--pushgateway'],
+  },
   'sync-lb': {
     usage: 'sync-lb [options] [service...]',
-    flags: ['--namespace', '--concurrency', '--wait-timeout', '--settle-seconds', '--poll-seconds', '--dry-run', '--wait', '--lease-seconds'],
+    flags: ['--namespace', '--concurrency', '--wait-timeout', '--settle-seconds', '--poll-seconds', '--dry-run', '--wait', '--lease-seconds', '--metrics-file', '--pushgateway'],
   },
   plan: { usage: 'plan [options] [service...]', flags: ['--namespace', '--filename', '--detailed-exitcode', '--out'] },
   apply: { usage: 'apply [options] <file>', flags: ['--concurrency', '--wait-timeout', '--settle-seconds', '--poll-seconds', '--wait', '--lease-seconds'] },
-  cleanup: { usage: 'cleanup [options]', flags: ['--all', '--yes', '--dry-run', '--wait', '--lease-seconds'] },
+  cleanup: { usage: 'cleanup [options]', flags: ['--all', '--yes', '--dry-run', '--wait', '--lease-seconds', '--metrics-file', '--pushgateway'] },
   run: {
     usage: 'run [options]',
-    flags: ['--wait', '--lease-seconds', '--force', '--concurrency', '--max-node-deletions', '--wait-timeout', '--settle-seconds', '--poll-seconds'],
+    flags: ['--wait', '--lease-seconds', '--metrics-file', '--pushgateway', '--force', '--concurrency', '--max-node-deletions', '--wait-timeout', '--settle-seconds', '--poll-seconds'],
   },
+  status: { usage: 'status [options]', flags: ['--fail-if-older-than'] },
   sim: { usage: 'sim [options]', flags: ['--seed', '--port', '--lb-provision-seconds', '--token'] },
   manifests: { usage: 'manifests [options]', flags: ['--image', '--schedule', '--api-server-host', '--api-server-port'] },
   completion: { usage: 'completion [options] <shell>', flags: [] },
