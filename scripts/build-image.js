@@ -4,6 +4,8 @@
 //   npm run image -- --out DIR         the layout into DIR/oci instead
 //   npm run image -- --no-build        use dist/ as it is (a test that just built it)
 //   npm run image -- --cache DIR       keep compressed layers in DIR (default .tmp/image/cache)
+//   npm run image -- --tarball FILE    the application from this tarball of `npm pack` (say the
+//                                      published one) instead of packing the tree
 //
 // It prints the image's digest (sha256:…), the one to pin the CronJob to (docs/deploy.md,
 // "The image"). Two layers:
@@ -11,8 +13,9 @@
 //      and C++ runtime libraries it links, taken from this machine's Debian packages libc6,
 //      libgcc-s1 and libstdc++6 (their versions are in the image's labels), and /etc/passwd and
 //      /etc/group naming the user 65532;
-//   2. the application: /app is the package as `npm install -g` installs the tarball of
-//      `npm pack` (test/cli/package-install.test.ts runs the same install).
+//   2. the application: /app is the tarball of `npm pack` (test/cli/package-install.test.ts
+//      installs and runs the same tarball) with its runtime dependencies as package-lock.json
+//      pins them.
 // The configuration (entrypoint, command, environment, working directory, user) is read from
 // the final stage of deploy/Containerfile, the stage the CronJob end-to-end test reads too, so
 // the two images cannot drift apart in what they run.
@@ -37,6 +40,7 @@ const { values: options } = parseArgs({
     out: { type: 'string', default: join(root, '.tmp', 'image') },
     cache: { type: 'string', default: join(root, '.tmp', 'image', 'cache') },
     'no-build': { type: 'boolean', default: false },
+    tarball: { type: 'string' },
   },
 });
 const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
@@ -100,7 +104,7 @@ const sha256 = (data) => createHash('sha256').update(data).digest('hex');
 
 const work = mkdtempSync(join(tmpdir(), 'ccm-image-'));
 try {
-  if (!options['no-build']) run('npm', ['run', '--silent', 'build']);
+  if (!options['no-build'] && options.tarball === undefined) run('npm', ['run', '--silent', 'build']);
   const nodeVersion = run(NODE_BINARY, ['-p', 'process.version + " " + process.arch']).trim();
   const [version, arch] = nodeVersion.split(' ');
   if (ARCHITECTURES[arch] === undefined) fail(`no image for the architecture ${arch}`);
@@ -126,13 +130,17 @@ try {
   writeFileSync(join(runtime, 'etc', 'passwd'), 'root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n');
   writeFileSync(join(runtime, 'etc', 'group'), 'root:x:0:\nnonroot:x:65532:\n');
 
-  // 2. The application, installed from the packed tarball as a user installs it.
-  const packed = JSON.parse(run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', work]));
-  const prefix = join(work, 'install');
-  run('npm', ['install', '-g', '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', join(work, packed[0].filename)], work);
+  // 2. The application: the packed tarball with its runtime dependencies at the versions of
+  // package-lock.json (a user's `npm install -g` resolves the same ranges anew).
+  const tarball = options.tarball ?? join(work, JSON.parse(run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', work]))[0].filename);
   const app = join(work, 'app');
   mkdirSync(app);
-  cpSync(join(prefix, 'lib', 'node_modules', manifest.name), join(app, 'app'), { recursive: true, verbatimSymlinks: true });
+  run('tar', ['-xzf', tarball, '-C', app]);
+  renameSync(join(app, 'package'), join(app, 'app'));
+  copyFileSync(join(root, 'package-lock.json'), join(app, 'app', 'package-lock.json'));
+  run('npm', ['ci', '--omit=dev', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'], join(app, 'app'));
+  rmSync(join(app, 'app', 'package-lock.json'));
+  rmSync(join(app, 'app', 'node_modules', '.package-lock.json'), { force: true });
 
   const layers = [layer(runtime, work), layer(app, work)];
   const oci = join(options.out, 'oci');

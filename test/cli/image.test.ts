@@ -1,5 +1,5 @@
-// The image of `npm run image` (scripts/build-image.js), built twice from the built tree: the
-// same inputs give the same digest; its configuration is the final stage of deploy/Containerfile
+// The image of `npm run image` (scripts/build-image.js), built twice from one `npm pack` of the
+// built tree: the same inputs give the same digest; its configuration is the final stage of deploy/Containerfile
 // (what the CronJob end-to-end test runs) with the user of the CronJob's securityContext; its
 // layers hold the Node runtime and the installed package; and, as root, its root filesystem runs
 // `plan` as UID 65532 under chroot against the test cluster and a simulator: the image's own
@@ -40,8 +40,8 @@ let layout: string;
 let digest: string;
 let rootfs: string;
 
-function buildImage(out: string): string {
-  const args = [join(repo, 'scripts', 'build-image.js'), '--no-build', '--out', out, '--cache', join(work, 'cache')];
+function buildImage(out: string, tarball: string): string {
+  const args = [join(repo, 'scripts', 'build-image.js'), '--tarball', tarball, '--out', out, '--cache', join(work, 'cache')];
   const result = spawnSync(process.execPath, args, { cwd: repo, env, encoding: 'utf8', timeout: 300_000 });
   if (result.status !== 0) throw new Error(`scripts/build-image.js exited with ${result.status}:\n${result.stderr}`);
   return result.stdout.trim();
@@ -57,9 +57,13 @@ beforeAll(() => {
   if (!existsSync(join(repo, 'dist', 'cli.js'))) throw new Error('dist/cli.js is missing: run `npm run build` before this test (npm test does)');
   work = mkdtempSync(join(tmpdir(), 'ccm-image-test-'));
   layout = join(work, 'first', 'oci');
-  digest = buildImage(join(work, 'first'));
-  const again = buildImage(join(work, 'second'));
-  expect(again, 'a second build of the same tree').toBe(digest);
+  // One tarball for both builds: the shared working tree may change in between.
+  const packed = spawnSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', work], { cwd: repo, env, encoding: 'utf8' });
+  if (packed.status !== 0) throw new Error(`npm pack exited with ${packed.status}:\n${packed.stderr}`);
+  const tarball = join(work, (JSON.parse(packed.stdout) as { filename: string }[])[0]!.filename);
+  digest = buildImage(join(work, 'first'), tarball);
+  const again = buildImage(join(work, 'second'), tarball);
+  expect(again, 'a second build from the same tarball').toBe(digest);
   rootfs = join(work, 'rootfs');
   mkdirSync(rootfs);
   for (const layer of manifestOf().layers) {

@@ -115,9 +115,12 @@ describe('the packed and installed package', () => {
     const help = await runInstalled('cloudscale-ccm', ['--help']);
     expect(help.code, help.stderr).toBe(0);
     expect(help.stdout).toMatch(/^Usage: cloudscale-ccm/);
-    const manifests = await runInstalled('cloudscale-ccm', ['manifests']);
+    // An image pinned by digest, as docs/deploy.md ("The image") tells a release to deploy it.
+    const pinned = `registry.example.com/cloudscale-ccm@sha256:${'0123456789abcdef'.repeat(4)}`;
+    const manifests = await runInstalled('cloudscale-ccm', ['manifests', '--image', pinned]);
     expect(manifests.code, manifests.stderr).toBe(0);
     expect(manifests.stdout).toContain('kind: CronJob');
+    expect(manifests.stdout).toContain(`image: ${pinned}\n`);
   });
 
   test('sim serves the shipped seed, and plan reads the test cluster and that simulator', async () => {
