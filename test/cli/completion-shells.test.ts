@@ -4,7 +4,7 @@
 // Service names come from the test cluster through the real binary (built dist/ needed).
 // zsh, fish and bash-completion (which kubectl's bash script needs) come from Debian
 // (test/run-tests.sh step 2).
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -144,5 +144,31 @@ describe.each(['bash', 'zsh', 'fish'] as Shell[])('%s', (shell) => {
       lines: ['kubectl cloudscale pl', `kubectl cloudscale plan -n ${namespace} ${typedService}`],
     });
     expect(lines).toEqual(['kubectl cloudscale plan', `kubectl cloudscale plan -n ${namespace} ${service}`]);
+  });
+});
+
+describe('kubectl cloudscale', () => {
+  const kubectl = (args: readonly string[]) =>
+    spawnSync('kubectl', ['cloudscale', ...args], {
+      cwd: scratch,
+      encoding: 'utf8',
+      env: { PATH: installedPath(), HOME: scratch, KUBECONFIG: testKubeconfig() },
+    });
+
+  test('runs the CLI, with -n also before the subcommand', () => {
+    const version = kubectl(['--version']);
+    expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
+    for (const args of [['-n', namespace, '__complete', 'services'], ['__complete', 'services', '--namespace', namespace]]) {
+      const result = kubectl(args);
+      expect(result.stderr).toBe('');
+      expect(result.stdout).toBe(`${service}\n`);
+    }
+  });
+
+  test('a subcommand without -n refuses it, naming it', () => {
+    const result = kubectl(['-n', namespace, 'cleanup']);
+    expect(result.status).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toContain("unknown option '-n'");
   });
 });
