@@ -16,6 +16,7 @@ import {
   renderTokenSecretTemplate,
 } from '../../src/core/deploy/manifests.js';
 import { UsageError } from '../../src/core/errors.js';
+import { parseWindow } from '../../src/core/lb/budget-window.js';
 import { VERSION } from '../../src/version.js';
 
 const deployFile = (name: string) => fileURLToPath(new URL(`../../deploy/${name}`, import.meta.url));
@@ -123,6 +124,14 @@ describe('manifest options from flags', () => {
 });
 
 describe('CronJob', () => {
+  test('holds changes with downtime by default (--max-downtime 0s); manifests --max-downtime and --window set the budget', () => {
+    const args = (options: Parameters<typeof manifestOptionsFrom>[0]) =>
+      cronJobOf(manifestOptionsFrom(options)).spec!.jobTemplate.spec!.template.spec!.containers[0]!.args!;
+    expect(args({ schedule: '* * * * *' }).slice(-2)).toEqual(['--max-downtime', '0s']);
+    const window = parseWindow('Mon-Fri 02:00-04:00 Europe/Zurich=5m');
+    expect(args({ schedule: '* * * * *', maxDowntime: 90, window }).slice(-4)).toEqual(['--max-downtime', '1m30s', '--window', 'Mon-Fri 02:00-04:00 Europe/Zurich=5m']);
+  });
+
   test('runs every minute by default, never two at once, one try per Job', () => {
     const spec = cronJobOf().spec;
     expect(spec).toMatchObject({
@@ -161,7 +170,7 @@ describe('CronJob', () => {
     expect(pod?.containers).toHaveLength(1);
     expect(pod?.containers[0]).toMatchObject({
       image: `localhost/cloudscale-ccm:${VERSION}`,
-      args: ['run'],
+      args: expect.arrayContaining(['run', '--max-downtime', '0s']),
       env: [
         { name: 'CLOUDSCALE_API_TOKEN', valueFrom: { secretKeyRef: { name: 'cloudscale', key: 'access-token' } } },
       ],
