@@ -1,29 +1,13 @@
 // `plan -o markdown` on exact output: the summary, one table per Service with impact, downtime
 // and whether the budget holds the change back, the nodes, and names that try to be Markdown.
 import { describe, expect, test } from 'vitest';
-import { ACTION_VERB, type ActionKind, type PlannedAction, type Reason } from '../../src/core/lb/actions.js';
+import type { Reason } from '../../src/core/lb/actions.js';
 import { applyBudget } from '../../src/core/lb/budget.js';
-import { downtimeOf, type ImpactClass } from '../../src/core/lb/impact.js';
-import type { ServicePlan } from '../../src/core/lb/planner.js';
+import { downtimeOf } from '../../src/core/lb/impact.js';
 import type { NodeAction } from '../../src/core/nodes/types.js';
 import { markdownText, renderPlanMarkdown } from '../../src/core/render/markdown.js';
 import { planDocument } from '../../src/core/render/plan.js';
-
-function act(kind: ActionKind, object: string, impact: ImpactClass, reason: Reason = { text: 'wanted' }): PlannedAction {
-  return { kind, verb: ACTION_VERB[kind], object, reason, impact, downtime: downtimeOf(impact) } as unknown as PlannedAction;
-}
-
-function servicePlan(name: string, actions: PlannedAction[], more: Partial<ServicePlan> = {}): ServicePlan {
-  return {
-    service: { namespace: 'shop', name, uid: `uid-${name}` },
-    mode: 'ensure',
-    loadBalancer: { name: `k8s-service-uid-${name}`, uuid: `lb-${name}` },
-    actions,
-    problems: [],
-    warnings: [],
-    ...more,
-  };
-}
+import { act, servicePlan } from '../support/plan-fixtures.js';
 
 const swap: Reason = { text: 'the pool algorithm cannot change in place', field: 'k8s.cloudscale.ch/loadbalancer-pool-algorithm', from: 'round_robin', to: 'source_ip' };
 

@@ -4,30 +4,14 @@
 import type { V1Node, V1Service } from '@kubernetes/client-node';
 import { describe, expect, test } from 'vitest';
 import type { Server, SubnetStub } from '../../src/core/cloudscale/types.js';
-import { ACTION_VERB, type ActionKind, type PlannedAction, type Reason } from '../../src/core/lb/actions.js';
-import { downtimeOf, type ImpactClass } from '../../src/core/lb/impact.js';
+import type { ActionKind, PlannedAction, Reason } from '../../src/core/lb/actions.js';
 import { planService, type ServicePlan } from '../../src/core/lb/planner.js';
 import type { Problem } from '../../src/core/lb/problems.js';
 import type { NodeAction } from '../../src/core/nodes/types.js';
 import { planDocument, renderPlanText, type PlanDocument } from '../../src/core/render/plan.js';
+import { act, servicePlan } from '../support/plan-fixtures.js';
 
 const P = 'k8s.cloudscale.ch/';
-
-function act(kind: ActionKind, object: string, impact: ImpactClass, reason: Reason, extra: object = {}): PlannedAction {
-  return { kind, verb: ACTION_VERB[kind], object, reason, impact, downtime: downtimeOf(impact), ...extra } as unknown as PlannedAction;
-}
-
-function servicePlan(name: string, actions: PlannedAction[], more: Partial<ServicePlan> = {}): ServicePlan {
-  return {
-    service: { namespace: 'shop', name, uid: `uid-${name}` },
-    mode: 'ensure',
-    loadBalancer: { name: `k8s-service-uid-${name}`, uuid: `lb-${name}` },
-    actions,
-    problems: [],
-    warnings: [],
-    ...more,
-  };
-}
 
 const text = (document: PlanDocument) => renderPlanText(document, { color: false });
 const doc = (services: ServicePlan[], nodes: PlanDocument['nodes'] = null) => planDocument({ services, nodes });

@@ -18,29 +18,13 @@ import {
 import type { LbPassSnapshot } from '../../src/core/apply/snapshot.js';
 import type { LoadBalancer, MemberState, Pool } from '../../src/core/cloudscale/types.js';
 import { ConfigError, RefusedError } from '../../src/core/errors.js';
-import { ACTION_VERB, type ActionKind, type PlannedAction } from '../../src/core/lb/actions.js';
+import type { PlannedAction } from '../../src/core/lb/actions.js';
 import { applyBudget } from '../../src/core/lb/budget.js';
-import { downtimeOf, type ImpactClass } from '../../src/core/lb/impact.js';
-import type { ServicePlan } from '../../src/core/lb/planner.js';
 import { MEMBER_DRAINING_TAG } from '../../src/core/lb/strategies.js';
 import { planDocument } from '../../src/core/render/plan.js';
+import { act, servicePlan } from '../support/plan-fixtures.js';
 
-function act(kind: ActionKind, object: string, impact: ImpactClass, extra: object = {}): PlannedAction {
-  return { kind, verb: ACTION_VERB[kind], object, reason: { text: 'test' }, impact, downtime: downtimeOf(impact), ...extra } as unknown as PlannedAction;
-}
-
-function servicePlan(name: string, actions: PlannedAction[]): ServicePlan {
-  return {
-    service: { namespace: 'shop', name, uid: `uid-${name}` },
-    mode: 'ensure',
-    loadBalancer: { name: `lb-${name}`, uuid: `uuid-${name}` },
-    actions,
-    problems: [],
-    warnings: [],
-  };
-}
-
-const drainTag = (at: string) => act('update-member', 'member m1 of pool tcp/http', 'member-drain', { patch: { tags: { [MEMBER_DRAINING_TAG]: at } } });
+const drainTag = (at: string) => act('update-member', 'member m1 of pool tcp/http', 'member-drain', undefined, { patch: { tags: { [MEMBER_DRAINING_TAG]: at } } });
 
 function content(overrides: Partial<SavedPlanContent> = {}): SavedPlanContent {
   return {
