@@ -15,8 +15,7 @@ import { delimiter, dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { TEST_TOKEN, type BinaryResult } from '../support/ccm.js';
-import { testKubeconfig } from '../support/kube.js';
+import { runBinary, TEST_TOKEN, type BinaryResult } from '../support/ccm.js';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 const manifest = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as {
@@ -47,21 +46,8 @@ function npm(args: readonly string[], cwd: string): string {
 }
 
 /** Runs an installed command from `work` (outside the repository) against the test cluster. */
-function runInstalled(command: string, args: readonly string[], extraEnv: NodeJS.ProcessEnv = {}, node = process.execPath): Promise<BinaryResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(node, [join(prefix, 'bin', command), ...args], {
-      cwd: work,
-      env: { PATH: env.PATH, HOME: work, KUBECONFIG: testKubeconfig(), CLOUDSCALE_API_TOKEN: TEST_TOKEN, ...extraEnv },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      timeout: 60_000,
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+function runInstalled(command: string, args: readonly string[], extraEnv: NodeJS.ProcessEnv = {}, node?: string): Promise<BinaryResult> {
+  return runBinary(args, { script: join(prefix, 'bin', command), cwd: work, env: { HOME: work, ...extraEnv }, ...(node === undefined ? {} : { node }) });
 }
 
 beforeAll(() => {

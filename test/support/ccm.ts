@@ -120,13 +120,17 @@ export interface BinaryResult {
 
 const binary = fileURLToPath(new URL('../../bin/cloudscale-ccm.js', import.meta.url));
 
-/** Runs the built CLI as a process against the test cluster (and `apiUrl`, when given). */
+/**
+ * Runs the built CLI as a process against the test cluster (and `apiUrl`, when given). `script`
+ * runs another copy of it (an installed package's), `node` another Node.js, from `cwd`.
+ */
 export function runBinary(
   args: readonly string[],
-  options: { apiUrl?: string; env?: NodeJS.ProcessEnv; stdin?: string; timeoutMs?: number } = {},
+  options: { apiUrl?: string; env?: NodeJS.ProcessEnv; stdin?: string; timeoutMs?: number; script?: string; node?: string; cwd?: string } = {},
 ): Promise<BinaryResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [binary, ...args], {
+    const child = spawn(options.node ?? process.execPath, [options.script ?? binary, ...args], {
+      ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
       env: {
         PATH: process.env.PATH,
         HOME: process.env.HOME,
