@@ -12,6 +12,7 @@ import { checkPlanTarget, fingerprintChanges, fingerprintOf, parseSavedPlan, pla
 import { readLbPassSnapshot } from '../core/apply/snapshot.js';
 import { CcmError, ConfigError, PartialFailureError, RefusedError, errorMessage } from '../core/errors.js';
 import { plainYaml, resultDocument } from '../core/render/document.js';
+import { counted } from '../core/nodes/wording.js';
 import { escapeUnprintable } from '../core/render/untrusted.js';
 import type { CommandContext } from './context.js';
 import { asWriter } from './writer.js';
@@ -148,8 +149,8 @@ function printReport(report: ApplyReport, ctx: CommandContext): void {
   for (const node of report.nodes) if (node.actions.length > 0) ctx.stdout.write(`${escapeUnprintable(`${node.object} ${node.text}`)}\n`);
   for (const service of report.services) {
     const actions = service.actions.length;
-    ctx.stdout.write(`${escapeUnprintable(`service/${service.service}`)}: ${service.status}${actions > 0 ? ` (${actions} action${actions === 1 ? '' : 's'})` : ''}\n`);
+    ctx.stdout.write(`${escapeUnprintable(`service/${service.service}`)}: ${service.status}${actions > 0 ? ` (${counted(actions, 'action')})` : ''}\n`);
   }
   const done = report.services.reduce((n, s) => n + s.actions.length, 0);
-  ctx.stdout.write(`apply: the plan of ${report.createdAt} is applied: ${done} load-balancer action(s) done\n`);
+  ctx.stdout.write(`apply: the plan of ${report.createdAt} is applied: ${counted(done, 'load-balancer action')} done\n`);
 }
