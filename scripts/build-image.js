@@ -115,6 +115,9 @@ try {
   copyFileSync(NODE_BINARY, join(runtime, 'usr', 'local', 'bin', 'node'));
   chmodSync(join(runtime, 'usr', 'local', 'bin', 'node'), 0o755);
   const debianVersions = [];
+  if (!existsSync('/var/lib/dpkg/status')) {
+    fail('the runtime libraries come from the Debian packages of this machine, and it has no dpkg: build on Debian or Ubuntu, or use deploy/Containerfile');
+  }
   for (const pkg of RUNTIME_PACKAGES) {
     debianVersions.push(`${pkg} ${run('dpkg-query', ['-W', '-f=${Version}', pkg])}`);
     for (const path of run('dpkg', ['-L', pkg]).split('\n')) {

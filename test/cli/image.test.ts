@@ -103,7 +103,6 @@ describe('the image of npm run image', () => {
     const app = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
     const expected = [
       'usr/local/bin/node',
-      'lib64/ld-linux-x86-64.so.2',
       'etc/passwd',
       'app/package.json',
       'app/bin/cloudscale-ccm.js',
