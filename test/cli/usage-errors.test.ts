@@ -47,6 +47,16 @@ const cases: { args: string[]; names: (string | RegExp)[]; hint?: RegExp }[] = [
   { args: ['plan', '-f', 'service.yaml', 'service/web'], names: ['-f', 'not both'] },
   { args: ['manifests', '--api-server-port', '6443'], names: ['--api-server-port', '--api-server-host'] },
   { args: ['manifests', '--schedule', 'every minute'], names: ['--schedule', '"every minute"'] },
+  // The downtime budget: a duration, window or time zone that does not parse; a window without a budget.
+  { args: ['sync-lb', '--max-downtime', '-5s'], names: ['--max-downtime', '"-5s"', 'negative'], hint: /cloudscale-ccm sync-lb --help/ },
+  { args: ['run', '--max-downtime', '15'], names: ['--max-downtime', '"15"', 'no unit'] },
+  { args: ['plan', '--max-downtime', 'soon'], names: ['--max-downtime', '"soon"'] },
+  { args: ['sync-lb', '--max-downtime', '0s', '--window', 'Mon-Fri 02:00-04:00 Europe/Zurch=5m'], names: ['--window', 'unknown time zone', '"Europe/Zurch"'] },
+  { args: ['manifests', '--window', 'Mo-Fr 02:00-04:00 UTC=5m'], names: ['--window', '"Mo-Fr"'] },
+  { args: ['manifests', '--max-downtime', '2 minutes'], names: ['--max-downtime', '"2 minutes"'] },
+  { args: ['run', '--window', 'daily 02:00-04:00 UTC=5m'], names: ['--window', 'needs --max-downtime'] },
+  { args: ['sync-lb', '--window', 'daily 02:00-04:00 UTC=5m'], names: ['--window', 'needs --max-downtime'] },
+  { args: ['plan', '--window', 'daily 02:00-04:00 UTC=5m'], names: ['--window', 'needs --max-downtime'] },
 ];
 
 describe('usage errors', () => {

@@ -74,6 +74,7 @@ describe('create from scratch', () => {
         ref: 'pool:tcp/http',
         loadBalancer: { ref: 'lb' },
         body: { name: 'tcp/http', algorithm: 'round_robin', protocol: 'tcp' },
+        changes: [],
       },
       ...[1, 2].map((n) => ({
         kind: 'create-member',
@@ -85,6 +86,7 @@ describe('create from scratch', () => {
         pool: { ref: 'pool:tcp/http' },
         poolName: 'tcp/http',
         body: { name: `10.0.0.${n}:30080`, protocol_port: 30080, monitor_port: 30080, address: `10.0.0.${n}`, subnet: SUBNET_A.uuid },
+        changes: [],
       })),
       {
         kind: 'create-monitor',
@@ -95,6 +97,7 @@ describe('create from scratch', () => {
         downtime: none,
         pool: { ref: 'pool:tcp/http' },
         body: { type: 'tcp', delay_s: 2, timeout_s: 1, up_threshold: 2, down_threshold: 3, http: {} },
+        changes: [],
       },
       {
         kind: 'create-listener',
@@ -105,6 +108,7 @@ describe('create from scratch', () => {
         downtime: none,
         pool: { ref: 'pool:tcp/http' },
         body: { name: 'tcp/80', protocol: 'tcp', protocol_port: 80, allowed_cidrs: [], timeout_client_data_ms: 50000, timeout_member_connect_ms: 5000, timeout_member_data_ms: 50000 },
+        changes: [],
       },
       {
         kind: 'write-annotations',
@@ -349,6 +353,20 @@ describe('changes on a converged Service: planned actions and their impact', () 
     ]);
     w.converge();
     expect(w.pools.map((p) => p.uuid)).toEqual([pool]);
+  });
+
+  test('a create replacing an object of the same name lists every field that differs, not only the trigger', () => {
+    world.annotate({ 'loadbalancer-pool-algorithm': 'source_ip', 'loadbalancer-listener-allowed-cidrs': '["10.0.0.0/8"]', 'loadbalancer-timeout-client-data-ms': '1000' });
+    const actions = world.plan().actions;
+    const changesOf = (kind: string) => (actions.find((a) => a.kind === kind) as { changes: { field?: string; from?: string; to?: string }[] }).changes;
+    expect(changesOf('create-listener')).toEqual([
+      { text: 'allowed_cidrs changes', field: 'allowed_cidrs', from: '[]', to: '["10.0.0.0/8"]' },
+      { text: 'timeout_client_data_ms changes', field: 'timeout_client_data_ms', from: '50000', to: '1000' },
+    ]);
+    expect(changesOf('create-pool')).toEqual([{ text: 'algorithm changes', field: 'algorithm', from: 'round_robin', to: 'source_ip' }]);
+    // The successor's monitor and members are the same as the old ones: nothing to list.
+    expect(changesOf('create-monitor')).toEqual([]);
+    expect(changesOf('create-member')).toEqual([]);
   });
 
   test('reasons name what differs, old → new', () => {

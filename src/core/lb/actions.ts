@@ -149,7 +149,16 @@ export interface TagLbAction extends Common<'tag-lb', 'update'>, FieldChanges {
   readonly patch: { readonly tags: Tags };
 }
 
-export interface CreatePoolAction extends Common<'create-pool', 'create'> {
+/**
+ * A create that replaces an object of the same name deleted in the same plan (a pool swap's
+ * successor, the listener moved to it) lists every field that differs from the one it replaces,
+ * old → new: not only the one that forced the replacement. Empty for an object that is new.
+ */
+interface ReplacedFields {
+  readonly changes: readonly Reason[];
+}
+
+export interface CreatePoolAction extends Common<'create-pool', 'create'>, ReplacedFields {
   readonly ref: string;
   readonly loadBalancer: ObjectRef;
   readonly body: Omit<PoolCreate, 'load_balancer'>;
@@ -158,7 +167,7 @@ export interface DeletePoolAction extends Common<'delete-pool', 'delete'> {
   readonly pool: DeletionTarget;
 }
 
-export interface CreateMemberAction extends Common<'create-member', 'create'> {
+export interface CreateMemberAction extends Common<'create-member', 'create'>, ReplacedFields {
   readonly pool: ObjectRef;
   readonly poolName: string;
   readonly body: PoolMemberCreate;
@@ -193,7 +202,7 @@ export interface AwaitMembersAction extends Common<'await-members', 'wait'> {
   readonly timeoutSeconds: number;
 }
 
-export interface CreateListenerAction extends Common<'create-listener', 'create'> {
+export interface CreateListenerAction extends Common<'create-listener', 'create'>, ReplacedFields {
   readonly pool: ObjectRef;
   readonly body: Omit<ListenerCreate, 'pool'>;
 }
@@ -206,7 +215,7 @@ export interface UpdateListenerAction extends Common<'update-listener', 'update'
   readonly patch: ListenerPatch;
 }
 
-export interface CreateMonitorAction extends Common<'create-monitor', 'create'> {
+export interface CreateMonitorAction extends Common<'create-monitor', 'create'>, ReplacedFields {
   readonly pool: ObjectRef;
   readonly body: Omit<HealthMonitorCreate, 'pool'>;
 }
@@ -300,12 +309,20 @@ export function buildAction<D extends ActionDraft>(draft: D, timing?: MonitorTim
     ...draft,
     verb: ACTION_VERB[draft.kind],
     downtime: downtimeOf(draft.impact, timing),
-    ...(UPDATE_KINDS.has(draft.kind) ? { changes: [draft.reason] } : {}),
+    ...(UPDATE_KINDS.has(draft.kind) ? { changes: [draft.reason] } : CHILD_CREATE_KINDS.has(draft.kind) ? { changes: [] } : {}),
   } as unknown as Extract<PlannedAction, { kind: D['kind'] }>;
 }
 
 type ObjectUpdate = RenameLbAction | TagLbAction | UpdateMemberAction | UpdateListenerAction | UpdateMonitorAction;
 const UPDATE_KINDS: ReadonlySet<ActionKind> = new Set<ObjectUpdate['kind']>(['rename-lb', 'tag-lb', 'update-member', 'update-listener', 'update-monitor']);
+
+type ChildCreate = CreatePoolAction | CreateMemberAction | CreateListenerAction | CreateMonitorAction;
+const CHILD_CREATE_KINDS: ReadonlySet<ActionKind> = new Set<ChildCreate['kind']>(['create-pool', 'create-member', 'create-listener', 'create-monitor']);
+
+/** Whether the action creates a pool or something in one: it may replace an object of the same name. */
+export function isChildCreate(action: PlannedAction): action is ChildCreate {
+  return CHILD_CREATE_KINDS.has(action.kind);
+}
 
 function isObjectUpdate(action: PlannedAction): action is ObjectUpdate {
   return UPDATE_KINDS.has(action.kind);

@@ -17,6 +17,7 @@ import { AnnotationError, InternalError, RefusedError } from '../errors.js';
 import {
   LB_REF,
   buildAction,
+  isChildCreate,
   mergeObjectUpdates,
   type ActionDraft,
   poolRef,
@@ -875,6 +876,8 @@ class CloudPlan {
   private readonly lbChanges: PlannedAction[] = [];
   private readonly head: PlannedAction[] = [];
   private readonly strategies: Strategies;
+  /** The existing pools, members, listeners and monitors by display name, for what a create replaces. */
+  private existing: ReadonlyMap<string, object> = new Map();
   /** Every listener of the load balancer, for the port-in-use check of an in-place port move. */
   private actualListeners: readonly Listener[] = [];
   /** Warnings for the Service (members kept because nothing else would serve). */
@@ -890,7 +893,7 @@ class CloudPlan {
 
   /** In execution order; the updates of one object that follow each other are one (one PATCH). */
   get actions(): PlannedAction[] {
-    return mergeObjectUpdates([
+    return withReplacedFields(mergeObjectUpdates([
       ...this.head,
       ...this.poolDeletes,
       ...this.poolCreates,
@@ -905,7 +908,7 @@ class CloudPlan {
       ...this.updates,
       ...this.swaps,
       ...this.lbChanges,
-    ]);
+    ]), this.existing);
   }
 
   private act<D extends Draft>(draft: D): Extract<PlannedAction, { kind: D['kind'] }> {
@@ -941,6 +944,7 @@ class CloudPlan {
 
   update(actual: ActualLoadBalancer): void {
     const d = this.desired;
+    this.existing = existingByObject(actual);
     this.actualListeners = [...actual.pools.flatMap((p) => p.listeners), ...actual.freeListeners];
     const holdsPort = (pool: ActualPool, wanted: DesiredPool) =>
       pool.listeners.some((l) => l.protocol === wanted.listener.protocol && l.protocol_port === wanted.listener.protocol_port);
@@ -1453,6 +1457,59 @@ class CloudPlan {
       }
     }
   }
+}
+
+/** The objects of a load balancer by the display name actions give them (`pool tcp/http`, …). */
+function existingByObject(actual: ActualLoadBalancer): Map<string, object> {
+  const existing = new Map<string, object>();
+  for (const { pool, members, listeners, monitors } of actual.pools) {
+    existing.set(`pool ${pool.name}`, pool);
+    for (const member of members) existing.set(`member ${member.name} of pool ${pool.name}`, member);
+    for (const listener of listeners) existing.set(`listener ${listener.name}`, listener);
+    for (const monitor of monitors) existing.set(`health monitor of pool ${pool.name}`, monitor);
+  }
+  return existing;
+}
+
+/**
+ * Each create that replaces an object of the same name, which the plan deletes, lists every
+ * field in which the new one differs from it: a listener moved to a successor pool with new
+ * allowed CIDRs says so, not only why the pool was swapped.
+ */
+function withReplacedFields(actions: PlannedAction[], existing: ReadonlyMap<string, object>): PlannedAction[] {
+  const deleted = new Set(actions.filter((a) => a.verb === 'delete').map((a) => a.object));
+  return actions.map((action) => {
+    if (!isChildCreate(action) || !deleted.has(action.object)) return action;
+    const old = existing.get(action.object);
+    if (old === undefined) return action;
+    const changes = fieldDifferences(old as Record<string, unknown>, action.body as Record<string, unknown>);
+    return changes.length === 0 ? action : { ...action, changes };
+  });
+}
+
+/** Fields of a create body that differ from the object it replaces; references and names are not compared. */
+function fieldDifferences(old: Record<string, unknown>, body: Record<string, unknown>): Reason[] {
+  const flat = (value: Record<string, unknown>) => {
+    const entries: [string, unknown][] = [];
+    for (const [key, field] of Object.entries(value)) {
+      if (['name', 'tags', 'pool', 'load_balancer', 'subnet'].includes(key)) continue;
+      if (key === 'http' && typeof field === 'object' && field !== null) {
+        for (const [sub, inner] of Object.entries(field)) entries.push([`http.${sub}`, inner]);
+      } else {
+        entries.push([key, field]);
+      }
+    }
+    return new Map(entries);
+  };
+  const before = flat(old);
+  const show = (value: unknown) => (value === undefined || value === null ? '(none)' : typeof value === 'string' ? value : JSON.stringify(value));
+  const changes: Reason[] = [];
+  for (const [field, value] of flat(body)) {
+    const was = before.get(field);
+    if (show(was) === show(value)) continue;
+    changes.push({ text: `${field} changes`, field, from: show(was), to: show(value) });
+  }
+  return changes;
 }
 
 /** Every address of every server: a member whose address no server has any more serves nothing. */
