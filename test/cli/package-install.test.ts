@@ -141,4 +141,15 @@ describe('the packed and installed package', () => {
     expect(result.stderr).toContain(`npx -y -p node@24 -- node ${join(prefix, 'lib', 'node_modules', manifest.name, 'bin', 'cloudscale-ccm.js')}`);
     expect(result.stderr).not.toContain('npx cloudscale-ccm');
   });
+
+  test.skipIf(oldNode === undefined)('in a checkout, that Node gets advice naming the Node 24 the checkout installed, and the advice works', async () => {
+    const result = await runBinary(['--version'], { node: oldNode });
+    expect(result.code).toBe(1);
+    const advised = /or as (\S+) (\S+) …/.exec(result.stderr);
+    expect(advised, result.stderr).not.toBeNull();
+    expect(result.stderr).toContain('npx cloudscale-ccm');
+    const following = await runBinary(['--version'], { node: advised![1]!, script: advised![2]! });
+    expect(following.code, following.stderr).toBe(0);
+    expect(following.stdout.trim()).toBe(manifest.version);
+  });
 });
