@@ -15,8 +15,8 @@ import { runCommand, RUN_LEASE, type RunOptions } from '../../src/commands/run.j
 import { statusCommand } from '../../src/commands/status.js';
 import { syncLbCommand } from '../../src/commands/sync-lb.js';
 import { LockHeldError, UnhealthyError, UsageError } from '../../src/core/errors.js';
-import { readStatus, STATUS_CONFIGMAP } from '../../src/core/kube/status-configmap.js';
-import { buildPassRecord } from '../../src/core/status/record.js';
+import { readStatus, STATUS_CONFIGMAP, writeStatusRecord } from '../../src/core/kube/status-configmap.js';
+import { buildPassRecord, type PassCommand } from '../../src/core/status/record.js';
 import { runBinary, startHarness, type Harness } from '../support/ccm.js';
 import {
   UNINITIALIZED_TAINT_KEY,
@@ -49,7 +49,7 @@ async function writeRecords(data: Record<string, string>): Promise<void> {
   await core.createNamespacedConfigMap({ namespace: STATUS_CONFIGMAP.namespace, body: { metadata: { name: STATUS_CONFIGMAP.name }, data } });
 }
 
-function recordJson(command: 'run' | 'sync-lb', minutesAgo: number, over: { error?: string } = {}): string {
+function recordJson(command: PassCommand, minutesAgo: number, over: { error?: string } = {}): string {
   const finishedAt = new Date(Date.now() - minutesAgo * 60_000);
   const record = buildPassRecord(
     {
@@ -188,6 +188,21 @@ servers:
     } finally {
       await testConnection().coordination.deleteNamespacedLease({ namespace: RUN_LEASE.namespace, name: RUN_LEASE.name });
     }
+  });
+
+  it('writers of different commands at the same moment never drop each other\'s record', async () => {
+    // Each command applies its own key with a field manager of its own: no read-modify-write
+    // race, and no apply that omits a key removes what another manager wrote.
+    await ignoreNotFound(testConnection().core.deleteNamespacedConfigMap(STATUS_CONFIGMAP));
+    const commands: PassCommand[] = ['run', 'sync-lb', 'init-nodes', 'cleanup', 'apply'];
+    for (let round = 0; round < 5; round++) {
+      await Promise.all(commands.map((command) => writeStatusRecord(testConnection(), JSON.parse(recordJson(command, 4 - round)), false)));
+    }
+    const { records, unreadable } = await readStatus(testConnection());
+    expect(unreadable).toEqual([]);
+    expect(Object.keys(records).sort()).toEqual([...commands].sort());
+    // The last round (0 minutes ago) is what each key holds.
+    for (const command of commands) expect(Date.now() - Date.parse(records[command]!.finishedAt)).toBeLessThan(60_000);
   });
 
   it('a push that fails is a warning; the pass succeeds', async () => {
