@@ -10,6 +10,7 @@ import type { CommandContext, OutputStream } from './context.js';
 import { initNodesCommand, type InitNodesResult } from './init-nodes.js';
 import { listWatchStart, watchAfterPass, type ReactionSteps, type RunWatchReport, type WatchStart } from './run-watch.js';
 import { syncLbCommand, type SyncLbOptions, type SyncLbReport } from './sync-lb.js';
+import { budgetPolicy } from '../core/lb/budget-window.js';
 import { runDetails, type PassReportingOptions } from './pass-end.js';
 import { GO_CCM_LEASE, asWriter } from './writer.js';
 
@@ -56,6 +57,8 @@ export interface RunReport {
 
 export async function runCommand(options: RunOptions, ctx: CommandContext): Promise<RunReport> {
   const started = Date.now();
+  // A budget that cannot apply is a usage error before anything is read or written.
+  budgetPolicy(options);
   // The watch ends this long after `run` started, however long the pass took (CronJob timing).
   const watchUntil = performance.now() + (options.watchForMs ?? 0);
   const conn = ctx.kube();
