@@ -148,6 +148,17 @@ describe('saved plans: plan --out, apply FILE', () => {
     await stalePlanIsRefused(file, new RegExp(`load balancer ${lb.name} \\(${lb.uuid}\\) changed`));
   });
 
+  it('a pool list that comes back empty once at apply time makes the plan stale: nothing is deleted or recreated on a wrong answer', async () => {
+    const file = join(dir, 'empty-list.json');
+    await planTo(file, ['service/web']);
+    harness.sim.admin.setFaults({ shortList: { pathPattern: '/v1/load-balancers/pools', methods: ['GET'], count: 1, empty: true } });
+    try {
+      await stalePlanIsRefused(file, /pool .* is gone/);
+    } finally {
+      harness.sim.admin.setFaults({});
+    }
+  });
+
   it('a plan is stale after a Node joined', async () => {
     const file = join(dir, 'node-joined.json');
     await planTo(file, ['service/web']);
@@ -237,7 +248,7 @@ describe('saved plans: plan --out, apply FILE', () => {
     await expect(readFile(join(dir, 'never.json'))).rejects.toThrow(/ENOENT/);
   });
 
-  it('the binary: plan -o markdown prints tables, other commands refuse -o markdown, a stale apply exits 1', async () => {
+  it('the binary: plan -o markdown prints tables, other commands refuse -o markdown, a stale apply and one with another cluster id exit 1, a fresh one applies (-o json)', async () => {
     await patchService(namespace, 'web', { metadata: { annotations: { [`${P}loadbalancer-pool-algorithm`]: 'source_ip' } } });
     const file = join(dir, 'binary.json');
     const args = ['--cluster-id', harness.clusterId];
@@ -252,5 +263,16 @@ describe('saved plans: plan --out, apply FILE', () => {
     const stale = await runBinary([...args, 'apply', file], { apiUrl: harness.sim.url });
     expect(stale.code).toBe(1);
     expect(stale.stderr).toMatch(/the plan in .* is stale/);
+
+    const fresh = await runBinary([...args, 'plan', 'service/web', '-n', namespace, '--out', file], { apiUrl: harness.sim.url });
+    expect(fresh.code, fresh.stderr).toBe(0);
+    const foreign = await runBinary(['--cluster-id', 'another-cluster', 'apply', file], { apiUrl: harness.sim.url });
+    expect(foreign.code).toBe(1);
+    expect(foreign.stderr).toContain(`cluster id ${harness.clusterId}, this one another-cluster`);
+    const applied = await runBinary([...args, '-o', 'json', 'apply', file], { apiUrl: harness.sim.url });
+    expect(applied.code, applied.stderr).toBe(0);
+    const document = JSON.parse(applied.stdout) as { kind: string; services: { service: string; status: string }[] };
+    expect(document.kind).toBe('ApplyResult');
+    expect(document.services).toEqual([expect.objectContaining({ service: `${namespace}/web`, status: 'changed' })]);
   });
 });
