@@ -110,6 +110,21 @@ export async function endOfPass(
   return record;
 }
 
+/**
+ * For a pass refused before it tried to take the Lease (`run` while the Go CCM holds its own):
+ * reports it like asWriter reports a pass that did not get the Lease, and returns the error.
+ */
+export async function failedBeforeTheLease<E>(
+  command: PassCommand,
+  ctx: CommandContext,
+  options: PassReportingOptions,
+  startedAt: Date,
+  error: E,
+): Promise<E> {
+  await endOfPass(command, ctx, options, { startedAt, requestsBefore: 0, details: {}, error });
+  return error;
+}
+
 /** The attempts the cloudscale client has recorded so far; 0 when it cannot be built. */
 export async function requestCount(ctx: CommandContext): Promise<number> {
   return ctx.cloudscale().then(

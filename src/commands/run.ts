@@ -11,7 +11,7 @@ import { initNodesCommand, type InitNodesResult } from './init-nodes.js';
 import { listWatchStart, watchAfterPass, type ReactionSteps, type RunWatchReport, type WatchStart } from './run-watch.js';
 import { syncLbCommand, type SyncLbOptions, type SyncLbReport } from './sync-lb.js';
 import { budgetPolicy } from '../core/lb/budget-window.js';
-import { runDetails, type PassReportingOptions } from './pass-end.js';
+import { failedBeforeTheLease, runDetails, type PassReportingOptions } from './pass-end.js';
 import { GO_CCM_LEASE, asWriter } from './writer.js';
 
 export { GO_CCM_LEASE, RUN_LEASE } from './writer.js';
@@ -67,12 +67,13 @@ export async function runCommand(options: RunOptions, ctx: CommandContext): Prom
     // client-go renews every 2 s: two renewals and a margin show a live holder whose clock differs.
     const goCcm = await leaseInUse(conn, GO_CCM_LEASE, { watchMs: 5000, recentMs: 3_600_000, signal: ctx.signal });
     if (goCcm !== undefined) {
-      throw new RefusedError(
+      // Refused before the Lease: no status record (see pass-end.ts), but the metrics say so.
+      throw await failedBeforeTheLease('run', ctx, options, new Date(started), new RefusedError(
         `another cloud controller manager holds the Lease ${GO_CCM_LEASE.namespace}/${GO_CCM_LEASE.name} (holder ${goCcm.holderIdentity}, valid until ${goCcm.expiresAt?.toISOString() ?? 'renewed'} by its clock)`,
         {
           hint: 'two controllers would fight over the same load balancers: remove the other CCM (e.g. the Go CCM DaemonSet) first, or pass --force if you are sure',
         },
-      );
+      ));
     }
   }
 

@@ -11,10 +11,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { V1MicroTime } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCommand, RUN_LEASE, type RunOptions } from '../../src/commands/run.js';
+import { GO_CCM_LEASE, runCommand, RUN_LEASE, type RunOptions } from '../../src/commands/run.js';
 import { statusCommand } from '../../src/commands/status.js';
 import { syncLbCommand } from '../../src/commands/sync-lb.js';
-import { LockHeldError, UnhealthyError, UsageError } from '../../src/core/errors.js';
+import { LockHeldError, RefusedError, UnhealthyError, UsageError } from '../../src/core/errors.js';
 import { readStatus, STATUS_CONFIGMAP, writeStatusRecord } from '../../src/core/kube/status-configmap.js';
 import { buildPassRecord, type PassCommand } from '../../src/core/status/record.js';
 import { runBinary, startHarness, type Harness } from '../support/ccm.js';
@@ -187,6 +187,24 @@ servers:
       expect(readFileSync(metricsFile, 'utf8')).toContain('cloudscale_ccm_pass_result{command="run",result="failed"} 1\n');
     } finally {
       await testConnection().coordination.deleteNamespacedLease({ namespace: RUN_LEASE.namespace, name: RUN_LEASE.name });
+    }
+  });
+
+  it('a run refused because the Go CCM holds its Lease writes no record; its metrics say failed', async () => {
+    await writeRecords({ run: recordJson('run', 1) });
+    const before = (await testConnection().core.readNamespacedConfigMap(STATUS_CONFIGMAP)).data;
+    const now = new V1MicroTime();
+    await testConnection().coordination.createNamespacedLease({
+      namespace: GO_CCM_LEASE.namespace,
+      body: { metadata: { name: GO_CCM_LEASE.name }, spec: { holderIdentity: 'go-ccm', leaseDurationSeconds: 15, renewTime: now, acquireTime: now } },
+    });
+    try {
+      const metricsFile = join(scratch, 'go-ccm.prom');
+      await expect(runCommand({ ...options, force: false, metricsFile }, harness.context())).rejects.toThrow(RefusedError);
+      expect((await testConnection().core.readNamespacedConfigMap(STATUS_CONFIGMAP)).data).toEqual(before);
+      expect(readFileSync(metricsFile, 'utf8')).toContain('cloudscale_ccm_pass_result{command="run",result="failed"} 1\n');
+    } finally {
+      await testConnection().coordination.deleteNamespacedLease({ namespace: GO_CCM_LEASE.namespace, name: GO_CCM_LEASE.name });
     }
   });
 
