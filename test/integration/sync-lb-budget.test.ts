@@ -3,7 +3,12 @@
 // converge, it is announced by one Warning Event however many passes hold it, and only the
 // approval annotation carrying its id applies it (a stale id approves nothing and says so).
 import type { V1Service } from '@kubernetes/client-node';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { applyCommand } from '../../src/commands/apply.js';
+import { planCommand } from '../../src/commands/plan.js';
 import { LB_ANNOTATIONS } from '../../src/core/lb/annotations.js';
 import { parseWindow } from '../../src/core/lb/budget-window.js';
 import { startHarness, type Harness } from '../support/ccm.js';
@@ -148,6 +153,31 @@ describe('sync-lb --max-downtime', () => {
     const monday = await passOk(harness, ['windowed'], { ...options, now: () => Date.parse('2026-01-05T01:30:00Z') });
     expect(monday.report.services[0]!.held).toBeUndefined();
     expect((await poolsOf(service)).pools.map((p) => p.algorithm)).toEqual(['source_ip']);
+  });
+
+  it("as the CronJob runs it (run's --max-downtime 0s), a held change is applied by plan --out and apply FILE; the next pass holds nothing and clears the record", async () => {
+    const service = await created('reviewed');
+    await annotate(namespace, 'reviewed', { [key('loadbalancer-pool-algorithm')]: 'source_ip' });
+    const held = await passOk(harness, ['reviewed'], budget0);
+    expect(held.report.services[0]!.held).toHaveLength(1);
+    expect((await readService(namespace, 'reviewed')).metadata!.annotations![ANNOUNCED]).toBe(held.report.services[0]!.held![0]!.id);
+
+    const dir = await mkdtemp(join(tmpdir(), 'ccm-budget-'));
+    try {
+      const file = join(dir, 'reviewed.plan.json');
+      const planCtx = harness.context();
+      const planned = await planCommand(['service/reviewed'], { namespace, detailedExitcode: true, drainSeconds: 0, maxDowntime: 0, out: file }, planCtx);
+      expect(planned.exitCode, planCtx.err()).toBe(2);
+      expect(planCtx.out()).toContain(`held back: change ${held.report.services[0]!.held![0]!.id}`);
+      await applyCommand(file, { concurrency: 4, waitTimeout: 30, settleSeconds: 0, pollSeconds: 0.05, wait: true }, harness.context());
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+    expect((await poolsOf(service)).pools.map((p) => p.algorithm)).toEqual(['source_ip']);
+    const after = await passOk(harness, ['reviewed'], budget0);
+    expect(after.report.services[0]!.held).toBeUndefined();
+    expect((await readService(namespace, 'reviewed')).metadata!.annotations![ANNOUNCED]).toBeUndefined();
+    expect((await warningsOf(service)).filter((e) => e.reason === 'ChangeHeld')).toHaveLength(1);
   });
 
   it('without --max-downtime nothing is held (a terminal sync-lb as before)', async () => {

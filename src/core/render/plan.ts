@@ -76,12 +76,14 @@ function summarise(nodeActions: readonly NodeAction[], services: readonly Servic
   const nodeChanges = nodeActions.filter((a) => a.verb !== 'refuse').length;
   const nodeProblems = nodeActions.filter((a) => a.verb === 'refuse').length;
   const problems = services.reduce((n, s) => n + s.problems.length, 0) + nodeProblems;
+  const held = services.reduce((n, s) => n + (s.held?.length ?? 0), 0);
   return {
     ...counts,
     nodeChanges,
     problems,
-    held: services.reduce((n, s) => n + (s.held?.length ?? 0), 0),
-    changes: counts.create + counts.update + counts.delete + counts.kube + nodeChanges > 0,
+    held,
+    // Held changes are pending too: approving them (or applying the saved plan) writes them.
+    changes: counts.create + counts.update + counts.delete + counts.kube + nodeChanges + held > 0,
     worstDowntime:
       worst === null
         ? null
