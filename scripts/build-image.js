@@ -29,7 +29,7 @@ import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, copyFileSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
@@ -45,6 +45,10 @@ const { values: options } = parseArgs({
 });
 const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 const epoch = Number(process.env.SOURCE_DATE_EPOCH ?? 0);
+if (!Number.isSafeInteger(epoch) || epoch < 0) {
+  process.stderr.write(`build-image: SOURCE_DATE_EPOCH=${process.env.SOURCE_DATE_EPOCH} is not a number of seconds since 1970 (e.g. $(git log -1 --format=%ct))\n`);
+  process.exit(1);
+}
 /** The Debian packages whose shared libraries the Node binary links (ldd of the node binary). */
 const RUNTIME_PACKAGES = ['libc6', 'libgcc-s1', 'libstdc++6'];
 const NODE_BINARY = join(root, 'node_modules', 'node', 'bin', 'node');
@@ -135,7 +139,7 @@ try {
 
   // 2. The application: the packed tarball with its runtime dependencies at the versions of
   // package-lock.json (a user's `npm install -g` resolves the same ranges anew).
-  const tarball = options.tarball ?? join(work, JSON.parse(run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', work]))[0].filename);
+  const tarball = options.tarball !== undefined ? resolve(options.tarball) : join(work, JSON.parse(run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', work]))[0].filename);
   const app = join(work, 'app');
   mkdirSync(app);
   run('tar', ['-xzf', tarball, '-C', app]);
