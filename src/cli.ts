@@ -307,6 +307,7 @@ function buildProgram(
     .addOption(new Option('--api-server-port <n>', 'with --api-server-host (default 6443)').argParser(portNumber('--api-server-port', 1)))
     .addOption(maxDowntimeOption("each Job's run --max-downtime: changes predicted to interrupt a port longer are held for approval (default 0s)"))
     .addOption(windowOption("each Job's run --window: a maintenance window with a larger budget, e.g. \"Mon-Fri 02:00-04:00 Europe/Zurich=5m\""))
+    .addOption(pushgatewayOption("each Job's run --pushgateway: push the metrics of every pass there"))
     .action(
       run(async (command, ctx) => {
         const { manifestsCommand } = await import('./commands/manifests.js');
@@ -393,8 +394,10 @@ function metricsFileOption(): Option {
   return new Option('--metrics-file <path>', 'write the metrics of the pass to this file (Prometheus text format), replacing it');
 }
 
-function pushgatewayOption(): Option {
-  return new Option('--pushgateway <url>', 'push the metrics of the pass to this Prometheus Pushgateway (group job=cloudscale-ccm, cluster, command)').argParser(
+function pushgatewayOption(
+  description = 'push the metrics of the pass to this Prometheus Pushgateway (group job=cloudscale-ccm, cluster, command)',
+): Option {
+  return new Option('--pushgateway <url>', description).argParser(
     (value: string) => {
       try {
         parsePushgatewayUrl(value);

@@ -26,6 +26,8 @@ export interface ManifestsCommandOptions {
   apiServerHost?: string;
   /** --api-server-port: with --api-server-host; default 6443. */
   apiServerPort?: number;
+  /** --pushgateway (the CLI checks the URL): each Job's `run --pushgateway`. */
+  pushgateway?: string;
 }
 
 const DEFAULT_API_SERVER_PORT = 6443;
@@ -71,6 +73,7 @@ export function manifestOptionsFrom(options: ManifestsCommandOptions): ManifestO
     schedule: options.schedule.trim(),
     ...(options.maxDowntime === undefined ? {} : { maxDowntime: formatSeconds(options.maxDowntime) }),
     ...(options.window === undefined ? {} : { window: options.window.text }),
+    ...(options.pushgateway === undefined ? {} : { pushgateway: options.pushgateway }),
     ...(options.image === undefined ? {} : { image: options.image }),
     ...(options.apiServerHost === undefined ? {} : { apiServer: { host: options.apiServerHost, port } }),
   };

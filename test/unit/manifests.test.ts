@@ -287,3 +287,16 @@ describe('manifests command', () => {
     expect(text()).toBe('');
   });
 });
+
+describe('manifests --pushgateway', () => {
+  const argsOf = (options: Parameters<typeof manifestOptionsFrom>[0]) =>
+    (buildManifests(manifestOptionsFrom(options)).find((m) => m.object.kind === 'CronJob')!.object as V1CronJob).spec!.jobTemplate.spec!
+      .template.spec!.containers[0]!.args!;
+
+  test("each Job's run pushes its metrics there; without the flag it pushes nowhere", () => {
+    const args = argsOf({ schedule: DEFAULT_SCHEDULE, pushgateway: 'http://pushgateway.monitoring:9091' });
+    expect(args[0]).toBe('run');
+    expect(args.slice(args.indexOf('--pushgateway'), args.indexOf('--pushgateway') + 2)).toEqual(['--pushgateway', 'http://pushgateway.monitoring:9091']);
+    expect(argsOf({ schedule: DEFAULT_SCHEDULE })).not.toContain('--pushgateway');
+  });
+});

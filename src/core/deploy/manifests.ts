@@ -50,6 +50,11 @@ const LABELS = { 'app.kubernetes.io/name': CCM_NAME } as const;
 export const DEFAULT_CRONJOB_MAX_DOWNTIME = '0s';
 
 /** `--max-downtime D [--window W]` of the CronJob's `run`. */
+/** `--pushgateway URL` when the Jobs push their metrics, else nothing. */
+function pushArgs(options: Pick<ManifestOptions, 'pushgateway'>): string[] {
+  return options.pushgateway === undefined ? [] : ['--pushgateway', options.pushgateway];
+}
+
 function budgetArgs(options: Pick<ManifestOptions, 'maxDowntime' | 'window'>): string[] {
   return ['--max-downtime', options.maxDowntime ?? DEFAULT_CRONJOB_MAX_DOWNTIME, ...(options.window === undefined ? [] : ['--window', options.window])];
 }
@@ -65,6 +70,8 @@ export interface ManifestOptions {
   maxDowntime?: string;
   /** `run --window` of each Job, as the flag takes it (validated by the caller); none by default. */
   window?: string;
+  /** `run --pushgateway` of each Job (checked by the caller): where the Jobs push their metrics. */
+  pushgateway?: string;
   /**
    * Where the pod reaches the API server, replacing the kubelet-injected Service address.
    * Needed when the `kubernetes` ClusterIP does not work on the host network before the CNI
@@ -408,7 +415,7 @@ function cronJob(options: ManifestOptions): Manifest {
                   name: CCM_NAME,
                   image: options.image ?? defaultImage(options.version),
                   imagePullPolicy: 'IfNotPresent',
-                  args: ['run', ...budgetArgs(options)],
+                  args: ['run', ...budgetArgs(options), ...pushArgs(options)],
                   env,
                   resources: {
                     // Measured (docs/deploy.md): a pass with nothing to do over 200 Services x 300
