@@ -9,6 +9,7 @@ import { planService, type ServicePlan } from '../../src/core/lb/planner.js';
 import type { Problem } from '../../src/core/lb/problems.js';
 import type { NodeAction } from '../../src/core/nodes/types.js';
 import { planDocument, renderPlanText, type PlanDocument } from '../../src/core/render/plan.js';
+import { converged, svc } from '../support/lb-world.js';
 import { act, servicePlan } from '../support/plan-fixtures.js';
 
 const P = 'k8s.cloudscale.ch/';
@@ -74,13 +75,19 @@ describe('renderPlanText', () => {
         '  * add-finalizer      finalizer service.kubernetes.io/load-balancer-cleanup',
         '      because protect the load balancer from being left behind when the Service is deleted (metadata.finalizers: (none) → service.kubernetes.io/load-balancer-cleanup)',
         '  + create-lb          load balancer k8s-service-uid-web',
+        '        flavor: lb-standard, zone: rma1',
         '      because the Service has no load balancer yet',
         '      impact: none, no interruption',
         '  + create-pool        pool tcp/http',
+        '        algorithm: round_robin, protocol: tcp',
         '  + create-member      member 10.0.0.1:30080 of pool tcp/http',
+        '        protocol_port: 30080, monitor_port: 30080, address: 10.0.0.1',
         '  + create-member      member 10.0.0.2:30080 of pool tcp/http',
+        '        protocol_port: 30080, monitor_port: 30080, address: 10.0.0.2',
         '  + create-monitor     health monitor of pool tcp/http',
+        '        type: tcp, delay_s: 2, timeout_s: 1, up_threshold: 2, down_threshold: 3',
         '  + create-listener    listener tcp/80',
+        '        protocol: tcp, protocol_port: 80, timeout_client_data_ms: 50000, timeout_member_connect_ms: 5000, timeout_member_data_ms: 50000',
         '      because part of the new load balancer',
         '      impact: none, no interruption',
         '  * write-annotations  annotations',
@@ -115,20 +122,20 @@ describe('renderPlanText', () => {
     );
   });
 
-  test('a pool recreation reads as one change with one reason and one impact', () => {
+  test('a pool recreation reads as one change: each object once, one reason and one impact', () => {
     expect(text(doc([servicePlan('web', poolRecreation())]))).toBe(
       [
         'Symbols: + create, - delete',
         '',
         'Service shop/web — load balancer k8s-service-uid-web',
         '  - delete-listener  listener tcp/80',
+        '  + create-listener  listener tcp/80',
         '  - delete-monitor   health monitor of pool tcp/http',
+        '  + create-monitor   health monitor of pool tcp/http',
         '  - delete-member    member 10.0.0.1:30080 of pool tcp/http',
+        '  + create-member    member 10.0.0.1:30080 of pool tcp/http',
         '  - delete-pool      pool tcp/http',
         '  + create-pool      pool tcp/http',
-        '  + create-member    member 10.0.0.1:30080 of pool tcp/http',
-        '  + create-listener  listener tcp/80',
-        '  + create-monitor   health monitor of pool tcp/http',
         '      because the pool algorithm cannot change in place: pool tcp/http is recreated (k8s.cloudscale.ch/loadbalancer-pool-algorithm: round_robin → source_ip)',
         '      impact: pool-recreation, the port is down for ~60–120 s',
         '',
@@ -138,7 +145,7 @@ describe('renderPlanText', () => {
     );
   });
 
-  test('in-place updates with different reasons are listed separately', () => {
+  test('updates of one object: one block, each reason, the worst impact', () => {
     const plan = servicePlan('web', [
       act('update-listener', 'listener tcp/80', 'none', { text: 'timeout_client_data_ms changes in place', field: `${P}loadbalancer-timeout-client-data-ms`, from: '50000', to: '1000' }),
       act('update-listener', 'listener tcp/80', 'minimal', { text: 'allowed_cidrs changes in place', field: `${P}loadbalancer-listener-allowed-cidrs`, from: '[]', to: '["10.0.0.0/8"]' }),
@@ -149,9 +156,8 @@ describe('renderPlanText', () => {
         '',
         'Service shop/web — load balancer k8s-service-uid-web',
         '  ~ update-listener  listener tcp/80',
-        '      because timeout_client_data_ms changes in place (k8s.cloudscale.ch/loadbalancer-timeout-client-data-ms: 50000 → 1000)',
-        '      impact: none, no interruption',
         '  ~ update-listener  listener tcp/80',
+        '      because timeout_client_data_ms changes in place (k8s.cloudscale.ch/loadbalancer-timeout-client-data-ms: 50000 → 1000)',
         '      because allowed_cidrs changes in place (k8s.cloudscale.ch/loadbalancer-listener-allowed-cidrs: [] → ["10.0.0.0/8"])',
         '      impact: minimal, no interruption expected; new connections may be affected for a few seconds',
         '',
@@ -416,3 +422,45 @@ function newService(): V1Service {
     status: { loadBalancer: {} },
   };
 }
+
+describe('renderPlanText groups per object, from real plans', () => {
+  test('a two-port pool swap with allowed CIDRs and a timeout changed at the same time: each reason once per port, every changed field listed', () => {
+    const world = converged(svc([{ name: 'http', port: 80, nodePort: 30080 }, { name: 'https', port: 443, nodePort: 30443 }]));
+    world.annotate({ 'loadbalancer-pool-algorithm': 'source_ip', 'loadbalancer-listener-allowed-cidrs': '["10.0.0.0/8"]', 'loadbalancer-timeout-client-data-ms': '1000' });
+    const output = text(doc([world.plan()]));
+    const moving = 'because the pool algorithm cannot change in place: pool tcp/http is replaced (k8s.cloudscale.ch/loadbalancer-pool-algorithm: round_robin → source_ip)';
+    expect(output.split('\n').filter((line) => line.trim() === moving)).toHaveLength(1);
+    expect(output.split('\n').filter((line) => line.includes('because the pool algorithm cannot change in place'))).toHaveLength(2 * 4);
+    // The listener moved to the successor says what else changes with it.
+    expect(output).toContain(
+      [
+        '  - delete-listener  listener tcp/80',
+        '  + create-listener  listener tcp/80',
+        '        allowed_cidrs: [] → ["10.0.0.0/8"]',
+        '        timeout_client_data_ms: 50000 → 1000',
+        `      ${moving}`,
+        '      impact: pool-swap, the port is unreachable only while its listener moves to the new, already healthy pool (up to ~20 s)',
+      ].join('\n'),
+    );
+    expect(output).toContain('  + create-pool      pool tcp/http\n  - delete-pool      pool tcp/http\n        algorithm: round_robin → source_ip\n');
+  });
+
+  test('in-place changes of one listener: one update, every field with its reason', () => {
+    const world = converged();
+    world.annotate({ 'loadbalancer-listener-allowed-cidrs': '["10.0.0.0/8"]', 'loadbalancer-timeout-client-data-ms': '1000' });
+    expect(text(doc([world.plan()]))).toBe(
+      [
+        'Symbols: ~ update in place',
+        '',
+        'Service shop/web — load balancer k8s-service-uid-web',
+        '  ~ update-listener  listener tcp/80',
+        '      because allowed_cidrs changes in place (k8s.cloudscale.ch/loadbalancer-listener-allowed-cidrs: [] → ["10.0.0.0/8"])',
+        '      because timeout_client_data_ms changes in place (k8s.cloudscale.ch/loadbalancer-timeout-client-data-ms: 50000 → 1000)',
+        '      impact: minimal, no interruption expected; new connections may be affected for a few seconds',
+        '',
+        'Plan: 0 to create, 1 to update, 0 to delete. Worst expected downtime: shop/web, listener tcp/80 (minimal): no interruption expected; new connections may be affected for a few seconds.',
+        '',
+      ].join('\n'),
+    );
+  });
+});

@@ -3,7 +3,7 @@
 // Service, ending with a summary line. Both are pure.
 import { Chalk } from 'chalk';
 import type { LostLoadBalancer, PlannedAction, Reason, Verb } from '../lb/actions.js';
-import type { DowntimeClass, ImpactClass } from '../lb/impact.js';
+import { impactRank, type DowntimeClass, type ImpactClass } from '../lb/impact.js';
 import { problemSummary, type Problem } from '../lb/problems.js';
 import { approvalHint, formatSeconds } from '../lb/budget.js';
 import { DOCUMENT_API_VERSION } from './document.js';
@@ -128,8 +128,10 @@ type Paint = (text: string) => string;
 /**
  * The text view: a legend of the symbols used, one block per Service with something to show
  * (actions, problems, warnings), a block for the nodes, one line naming what is unchanged, and
- * the summary line. Consecutive actions of a Service with the same reason and impact share one
- * "because" and one "impact" line, so a pool recreation reads as one change. Colour only when
+ * the summary line. A Service's actions are shown per object (objectGroups): every action on it,
+ * what its creates set (values, or `field: old → new` when it replaces an object), its reasons and
+ * impact once; neighbouring objects with the same reasons share them, so a pool swap reads as one
+ * change. Colour only when
  * `color` is set (the caller decides: a TTY without NO_COLOR/--no-color). Every string of the
  * document is shown with its control characters escaped (names read from the API are untrusted).
  */
@@ -162,17 +164,20 @@ export function renderPlanText(planDocument: PlanDocument, options: { color: boo
     const lost = lostLoadBalancerOf(plan);
     if (lost !== null) lines.push(`  ${c.red.bold(`! ${addressChangeText(lost)}`)}`);
     const width = Math.max(0, ...plan.actions.map((a) => a.kind.length));
-    for (const group of groupActions(plan.actions)) {
-      for (const action of group) {
-        lines.push(`  ${paint[action.verb](`${SYMBOL[action.verb]} ${action.kind.padEnd(width)}`)}  ${action.object}`);
+    for (const group of objectGroups(plan.actions)) {
+      for (const block of group.blocks) {
+        for (const action of block.actions) {
+          lines.push(`  ${paint[action.verb](`${SYMBOL[action.verb]} ${action.kind.padEnd(width)}`)}  ${action.object}`);
+        }
+        for (const field of fieldLines(block)) lines.push(`        ${field}`);
       }
-      const first = group[0]!;
-      lines.push(c.dim(`      because ${describeReason(first.reason)}`));
+      for (const reason of group.reasons) lines.push(c.dim(`      because ${describeReason(reason)}`));
+      const first = group.blocks[0]!.actions[0]!;
       if (first.kind === 'refuse') {
         lines.push(`      ${c.bold('how to proceed:')} ${first.problem.hint}`);
-      } else if (first.verb !== 'kube') {
-        const impact = `impact: ${first.impact}, ${first.downtime.text}`;
-        lines.push(`      ${downtimePaint(first.downtime.class, c)(impact)}`);
+      } else if (group.worst !== null) {
+        const impact = `impact: ${group.worst.impact}, ${group.worst.downtime.text}`;
+        lines.push(`      ${downtimePaint(group.worst.downtime.class, c)(impact)}`);
       }
     }
     const refused = new Set(plan.actions.flatMap((a) => (a.kind === 'refuse' ? [a.problem] : [])));
@@ -239,6 +244,97 @@ export function addressChangeText(lost: LostLoadBalancer): string {
   const kept = lost.kept.length === 0 ? '' : ` (kept: ${lost.kept.join(', ')})`;
   return `the Service's addresses change: ${from} → new ones, known once the load balancer exists${kept}; DNS records, firewalls and allow-lists that name the old ones break until they are updated`;
 }
+
+/** The actions on one object (`pool tcp/http`, `listener tcp/80`): created, replaced, updated, deleted. */
+interface ObjectBlock {
+  readonly object: string;
+  readonly actions: PlannedAction[];
+}
+
+/** Object blocks that follow each other with the same reasons and impact: shown with them once. */
+interface ObjectGroup {
+  readonly blocks: ObjectBlock[];
+  readonly reasons: readonly Reason[];
+  /** The action with the worst impact, for the impact line; null for Service writes. */
+  readonly worst: PlannedAction | null;
+}
+
+/**
+ * The text view's structure of a Service's plan, terraform-like: one block per object (every
+ * action on it, at the place of the first), its reasons once, its impact once (the worst of its
+ * actions); neighbouring blocks with the same reasons and impact share them. An update's reasons
+ * are its changed fields, one each.
+ */
+export function objectGroups(actions: readonly PlannedAction[]): ObjectGroup[] {
+  const blocks: ObjectBlock[] = [];
+  const byObject = new Map<string, ObjectBlock>();
+  for (const action of actions) {
+    // A refusal and the Service's own writes stand alone: each says something of its own.
+    const key = action.verb === 'refuse' || action.verb === 'kube' ? null : action.object;
+    const block = key === null ? undefined : byObject.get(key);
+    if (block !== undefined) {
+      block.actions.push(action);
+    } else {
+      const created: ObjectBlock = { object: action.object, actions: [action] };
+      blocks.push(created);
+      if (key !== null) byObject.set(key, created);
+    }
+  }
+  const groups: ObjectGroup[] = [];
+  for (const block of blocks) {
+    const reasons: Reason[] = [];
+    for (const action of block.actions) {
+      const own = action.verb === 'update' && 'changes' in action ? (action.changes as readonly Reason[]) : [action.reason];
+      for (const reason of own) if (!reasons.some((r) => sameReason(r, reason))) reasons.push(reason);
+    }
+    const changing = block.actions.filter((a) => a.verb !== 'kube' && a.verb !== 'refuse');
+    const worst = changing.length === 0 ? null : changing.reduce((w, a) => (impactRank(a.impact) > impactRank(w.impact) ? a : w));
+    const last = groups.at(-1);
+    const joins =
+      last !== undefined &&
+      block.actions[0]!.verb !== 'refuse' &&
+      last.blocks[0]!.actions[0]!.verb !== 'refuse' &&
+      block.actions[0]!.verb !== 'kube' &&
+      last.blocks[0]!.actions[0]!.verb !== 'kube' &&
+      last.worst?.impact === worst?.impact &&
+      last.reasons.length === reasons.length &&
+      last.reasons.every((r, i) => sameReason(r, reasons[i]!));
+    if (joins) last.blocks.push(block);
+    else groups.push({ blocks: [block], reasons, worst });
+  }
+  return groups;
+}
+
+/**
+ * What a block's creates set: for a new object its attribute values, for one that replaces an
+ * object of the same name every field that differs (`field: old → new`).
+ */
+function fieldLines(block: ObjectBlock): string[] {
+  const replaces = block.actions.some((a) => a.verb === 'delete');
+  const lines: string[] = [];
+  for (const action of block.actions) {
+    if (action.verb !== 'create' || !('body' in action)) continue;
+    if (replaces && 'changes' in action) {
+      for (const change of action.changes) lines.push(`${change.field ?? change.text}: ${change.from ?? '(none)'} → ${change.to ?? '(none)'}`);
+    } else if (!replaces) {
+      const values = Object.entries(action.body as Record<string, unknown>)
+        .filter(([key, value]) => !HIDDEN_BODY_FIELDS.has(key) && !isEmpty(value))
+        .map(([key, value]) => `${key}: ${typeof value === 'string' ? value : JSON.stringify(value)}`);
+      if (values.length > 0) lines.push(values.join(', '));
+    }
+  }
+  return lines;
+}
+
+/** Nothing to show: unset, an empty list (`allowed_cidrs: []` is the default: open to all), no options. */
+function isEmpty(value: unknown): boolean {
+  if (value === undefined || value === null) return true;
+  if (Array.isArray(value)) return value.length === 0;
+  return typeof value === 'object' && Object.keys(value).length === 0;
+}
+
+/** Body fields the object line already names (`name`) or that say nothing to a person (UUIDs, tags). */
+const HIDDEN_BODY_FIELDS: ReadonlySet<string> = new Set(['name', 'tags', 'subnet', 'pool', 'load_balancer']);
 
 /** Runs of consecutive actions that share reason and impact. */
 export function groupActions(actions: readonly PlannedAction[]): PlannedAction[][] {
