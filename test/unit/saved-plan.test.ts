@@ -16,7 +16,7 @@ import {
   type SavedPlanContent,
 } from '../../src/core/apply/saved-plan.js';
 import type { LbPassSnapshot } from '../../src/core/apply/snapshot.js';
-import type { LoadBalancer, MemberState, Pool } from '../../src/core/cloudscale/types.js';
+import type { FloatingIp, LoadBalancer, MemberState, Pool, Server } from '../../src/core/cloudscale/types.js';
 import { ConfigError, RefusedError } from '../../src/core/errors.js';
 import type { PlannedAction } from '../../src/core/lb/actions.js';
 import { applyBudget } from '../../src/core/lb/budget.js';
@@ -95,6 +95,11 @@ describe('fingerprintOf', () => {
   const lb = { uuid: 'lb-1', name: 'k8s-service-uid-web', tags: {} } as unknown as LoadBalancer;
   const pool = { uuid: 'pool-1', name: 'tcp/http', load_balancer: { uuid: 'lb-1' } } as unknown as Pool;
   const member = { uuid: 'm-1', name: 'worker-1', address: '10.0.0.1', enabled: true } as unknown as MemberState;
+  const server = (uuid: string, name: string, address: string, status = 'running') =>
+    ({ uuid, name, status, zone: { slug: 'rma1' }, interfaces: [{ type: 'private', addresses: [{ address }] }], tags: {} }) as unknown as Server;
+  const servers = [server('s-1', 'worker-1', '10.0.0.1'), server('s-9', 'other-cluster-1', '10.0.0.9')];
+  const fip = (network: string, lbUuid: string | null) => ({ network, load_balancer: lbUuid === null ? null : { uuid: lbUuid } }) as unknown as FloatingIp;
+  const floatingIps = [fip('192.0.2.10/32', 'lb-1'), fip('192.0.2.99/32', null)];
   const snapshot = (changes: Partial<LbPassSnapshot> = {}): LbPassSnapshot =>
     ({
       services: [
@@ -103,9 +108,9 @@ describe('fingerprintOf', () => {
         service('internal', '12', 'ClusterIP'),
       ],
       nodes: [node('worker-1', '100')],
-      servers: [],
+      servers,
       subnets: [],
-      floatingIps: [],
+      floatingIps,
       loadBalancers: [lb],
       pools: [pool],
       listeners: [],
@@ -124,10 +129,13 @@ describe('fingerprintOf', () => {
   test('names each input: Services in play and every LoadBalancer Service, Nodes, the load balancer and its children', () => {
     expect(Object.keys(base)).toEqual([
       'API server',
+      'floating IP 192.0.2.10/32',
+      'floating IP 192.0.2.99/32',
       'load balancer k8s-service-uid-web (lb-1)',
       'members of pool tcp/http (pool-1)',
       'node worker-1',
       'pool tcp/http (pool-1)',
+      'server worker-1 (s-1)',
       'service shop/api',
       'service shop/web',
     ]);
@@ -143,15 +151,21 @@ describe('fingerprintOf', () => {
     changed('a member disabled', { membersByPool: { 'pool-1': [{ ...member, enabled: false }] } }, ['members of pool tcp/http (pool-1) changed']),
     changed('the load balancer tagged', { loadBalancers: [{ ...lb, tags: { x: 'y' } }] }, ['load balancer k8s-service-uid-web (lb-1) changed']),
     changed('a pool that cannot be read', { unreadablePools: new Map([['pool-1', 'HTTP 500']]) }, ['members of pool tcp/http (pool-1) changed (now unreadable: HTTP 500)']),
+    changed("a Node's server stopped", { servers: [server('s-1', 'worker-1', '10.0.0.1', 'stopped'), servers[1]!] }, ['server worker-1 (s-1) changed']),
+    changed('the Floating IP of the load balancer moved', { floatingIps: [fip('192.0.2.10/32', null), floatingIps[1]!] }, ['floating IP 192.0.2.10/32 changed']),
     changed('a ClusterIP Service made a LoadBalancer', { services: [...snapshot().services.slice(0, 2), service('internal', '14')] }, ['service shop/internal appeared']),
   ])('changes when $name', ({ changes, expected }) => {
     const now = fingerprintOf(snapshot(changes), { names: [{ namespace: 'shop', name: 'web' }] });
     expect(fingerprintChanges(base, now)).toEqual(expected);
   });
 
-  test('stays the same when only a Node heartbeat bumped its resourceVersion, or a ClusterIP Service changed', () => {
+  test("stays the same when a Node heartbeat bumped its resourceVersion, a ClusterIP Service changed, or another cluster's server", () => {
     const now = fingerprintOf(
-      snapshot({ nodes: [node('worker-1', '1000')], services: [...snapshot().services.slice(0, 2), service('internal', '99', 'ClusterIP')] }),
+      snapshot({
+        nodes: [node('worker-1', '1000')],
+        services: [...snapshot().services.slice(0, 2), service('internal', '99', 'ClusterIP')],
+        servers: [servers[0]!, server('s-9', 'other-cluster-1', '10.0.0.9', 'stopped')],
+      }),
       { names: [{ namespace: 'shop', name: 'web' }] },
     );
     expect(fingerprintChanges(base, now)).toEqual([]);

@@ -11,6 +11,7 @@ import type { V1Service } from '@kubernetes/client-node';
 import { ConfigError, RefusedError } from '../errors.js';
 import { toNodeSnapshot } from '../kube/nodes.js';
 import { findLoadBalancer } from '../lb/actual.js';
+import { parseProviderId } from '../nodes/provider-id.js';
 import type { PlannedAction } from '../lb/actions.js';
 import { restoreHeld } from '../lb/budget.js';
 import type { ServicePlan } from '../lb/planner.js';
@@ -185,13 +186,6 @@ export function fingerprintOf(snapshot: LbPassSnapshot, selection: SavedSelectio
     const { resourceVersion: _bumpedByHeartbeats, ...seen } = toNodeSnapshot(node);
     entries.push([`node ${seen.name}`, digest(seen)]);
   }
-  for (const server of snapshot.servers) {
-    const { uuid, name, status, zone, interfaces, tags } = server;
-    entries.push([`server ${name} (${uuid})`, digest({ uuid, name, status, zone, interfaces, tags })]);
-  }
-  for (const subnet of snapshot.subnets) entries.push([`subnet ${subnet.cidr} (${subnet.uuid})`, digest(subnet)]);
-  for (const ip of snapshot.floatingIps) entries.push([`floating IP ${ip.network}`, digest(ip)]);
-
   const lbUuids = new Set<string>();
   for (const service of inPlay) {
     try {
@@ -219,6 +213,20 @@ export function fingerprintOf(snapshot: LbPassSnapshot, selection: SavedSelectio
   for (const monitor of snapshot.monitors) {
     if (poolUuids.has(monitor.pool.uuid)) entries.push([`health monitor ${monitor.uuid}`, digest(monitor)]);
   }
+  // The servers the cluster's objects point at (by a Node's name or providerID, or a member's
+  // address): a project may hold other clusters' servers, whose every restart must not make
+  // this plan stale. One left out that changes the plan after all is caught when the plan is
+  // made again (planDifferences). Floating IPs are few and move rarely: all of them count.
+  const memberAddresses = new Set(Object.values(snapshot.membersByPool).flatMap((members) => members.map((m) => m.address)));
+  const nodeRefs = new Set(snapshot.nodes.flatMap((node) => [node.metadata?.name ?? '', providerUuid(node.spec?.providerID)]));
+  for (const server of snapshot.servers) {
+    const { uuid, name, status, zone, interfaces, tags } = server;
+    const addresses = interfaces.flatMap((i) => i.addresses.map((a) => a.address));
+    if (!nodeRefs.has(uuid) && !nodeRefs.has(name) && !addresses.some((a) => memberAddresses.has(a))) continue;
+    entries.push([`server ${name} (${uuid})`, digest({ uuid, name, status, zone, interfaces, tags })]);
+  }
+  for (const ip of snapshot.floatingIps) entries.push([`floating IP ${ip.network}`, digest(ip)]);
+  for (const subnet of snapshot.subnets) entries.push([`subnet ${subnet.cidr} (${subnet.uuid})`, digest(subnet)]);
   for (const [uuid, lookup] of snapshot.uuidLookups) {
     entries.push([`load balancer ${uuid} read by UUID`, lookup.kind === 'gone' ? 'gone' : `unreadable: ${lookup.error}`]);
   }
@@ -235,6 +243,11 @@ export function fingerprintChanges(saved: Readonly<Record<string, string>>, curr
   }
   for (const key of Object.keys(current)) if (!(key in saved)) changes.push(`${key} appeared`);
   return changes;
+}
+
+function providerUuid(providerId: string | undefined): string {
+  const parsed = parseProviderId(providerId);
+  return parsed.kind === 'cloudscale' ? parsed.uuid : '';
 }
 
 /** The values of a changed input where they say something (a digest says nothing to a person). */
