@@ -180,6 +180,16 @@ describe('`run` with a token bound to exactly the generated RBAC', () => {
       // The pass recorded itself in the ConfigMap the manifests created (get + patch by name only).
       const status = await core.readNamespacedConfigMap({ namespace: CCM_NAMESPACE, name: STATUS_CONFIGMAP_NAME });
       expect(JSON.parse(status.data?.run ?? '{}')).toMatchObject({ command: 'run', result: 'succeeded' });
+
+      // Deleted, the ConfigMap cannot come back through this role (no create): the next pass
+      // says so with the fix, and does not fail for it.
+      await core.deleteNamespacedConfigMap({ namespace: CCM_NAMESPACE, name: STATUS_CONFIGMAP_NAME });
+      const next = { ...harness.context(), kube: () => conn, clusterId: () => namespaceUid(conn, CCM_NAMESPACE) };
+      await runCommand({ wait: false, force: false, concurrency: 2, waitTimeout: 30, settleSeconds: 0, pollSeconds: 0.05, leaseSeconds: 30 }, next);
+      expect(next.err()).toMatch(
+        /^warning: the status record of this pass was not written: configmap kube-system\/cloudscale-ccm-status does not exist and this identity may not create it$/m,
+      );
+      for (const object of rbacObjects().filter((o) => o.kind === 'ConfigMap')) await apply(object);
     } finally {
       await harness.stop();
     }

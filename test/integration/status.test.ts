@@ -14,7 +14,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GO_CCM_LEASE, runCommand, RUN_LEASE, type RunOptions } from '../../src/commands/run.js';
 import { statusCommand } from '../../src/commands/status.js';
 import { syncLbCommand } from '../../src/commands/sync-lb.js';
-import { LockHeldError, RefusedError, UnhealthyError, UsageError } from '../../src/core/errors.js';
+import { LeaseLostError, LockHeldError, RefusedError, UnhealthyError, UsageError } from '../../src/core/errors.js';
+import type { LeaseHandle } from '../../src/core/kube/lease.js';
+import { endOfPass } from '../../src/commands/pass-end.js';
 import { readStatus, STATUS_CONFIGMAP, writeStatusRecord } from '../../src/core/kube/status-configmap.js';
 import { buildPassRecord, type PassCommand } from '../../src/core/status/record.js';
 import { runBinary, startHarness, type Harness } from '../support/ccm.js';
@@ -206,6 +208,23 @@ servers:
     } finally {
       await testConnection().coordination.deleteNamespacedLease({ namespace: GO_CCM_LEASE.namespace, name: GO_CCM_LEASE.name });
     }
+  });
+
+  it('a pass that lost its Lease sends no record: the fence refuses the write, a warning says so', async () => {
+    await writeRecords({ 'sync-lb': recordJson('sync-lb', 1) });
+    const before = (await testConnection().core.readNamespacedConfigMap(STATUS_CONFIGMAP)).data;
+    const ctx = harness.context();
+    const lost = { check: (what: string) => { throw new LeaseLostError(`${what} was not sent: the Lease was taken over`); } };
+    const disarm = ctx.writeFence.arm(lost);
+    try {
+      const leased = { ...ctx, writerLease: { ...lost, holderIdentity: 'test/sync-lb/1' } as unknown as LeaseHandle };
+      const record = await endOfPass('sync-lb', leased, {}, { startedAt: new Date(), requestsBefore: 0, details: { services: [] } });
+      expect(record.result).toBe('succeeded');
+    } finally {
+      disarm();
+    }
+    expect(ctx.err()).toMatch(/^warning: the status record of this pass was not written: write the sync-lb record to configmap kube-system\/cloudscale-ccm-status was not sent: the Lease was taken over$/m);
+    expect((await testConnection().core.readNamespacedConfigMap(STATUS_CONFIGMAP)).data).toEqual(before);
   });
 
   it('writers of different commands at the same moment never drop each other\'s record', async () => {
