@@ -246,23 +246,23 @@ function buildProgram(
     .addOption(new Option('--settle-seconds <s>', 'pause between deleting and re-creating similar objects (the API needs ~5 s)').argParser(nonNegativeNumber('--settle-seconds')).default(5))
     .addOption(new Option('--poll-seconds <s>', 'interval between reads of a load balancer that is "changing"').argParser(nonNegativeNumber('--poll-seconds')).default(2))
     .addOption(drainSecondsOption())
+    .addOption(watchForOption('after the pass, watch Nodes and Services and react to each change within about a second, until this long after the start (e.g. 50s); 0: one pass only'))
     .action(
       run(async (command, ctx) => {
         const { runCommand } = await import('./commands/run.js');
-        await runCommand(
-          command.opts<{
-            wait?: boolean;
-            leaseSeconds: number;
-            force: boolean;
-            concurrency: number;
-            maxNodeDeletions?: number;
-            waitTimeout: number;
-            settleSeconds: number;
-            pollSeconds: number;
-            drainSeconds: number;
-          }>(),
-          ctx,
-        );
+        const { watchFor, ...options } = command.opts<{
+          watchFor?: number;
+          wait?: boolean;
+          leaseSeconds: number;
+          force: boolean;
+          concurrency: number;
+          maxNodeDeletions?: number;
+          waitTimeout: number;
+          settleSeconds: number;
+          pollSeconds: number;
+          drainSeconds: number;
+        }>();
+        await runCommand({ ...options, ...(watchFor === undefined ? {} : { watchForMs: watchFor * 1000 }) }, ctx);
       }),
     );
 
@@ -308,13 +308,12 @@ function buildProgram(
     .addOption(maxDowntimeOption("each Job's run --max-downtime: changes predicted to interrupt a port longer are held for approval (default 0s)"))
     .addOption(windowOption("each Job's run --window: a maintenance window with a larger budget, e.g. \"Mon-Fri 02:00-04:00 Europe/Zurich=5m\""))
     .addOption(pushgatewayOption("each Job's run --pushgateway: push the metrics of every pass there"))
+    .addOption(watchForOption("each Job's run --watch-for: reacts to changes until this long after its start (default 50s); 0: one pass per Job"))
     .action(
       run(async (command, ctx) => {
         const { manifestsCommand } = await import('./commands/manifests.js');
-        await manifestsCommand(
-          command.opts<{ image?: string; schedule: string; apiServerHost?: string; apiServerPort?: number }>(),
-          ctx,
-        );
+        const { watchFor, ...options } = command.opts<{ image?: string; schedule: string; apiServerHost?: string; apiServerPort?: number; watchFor?: number }>();
+        await manifestsCommand({ ...options, ...(watchFor === undefined ? {} : { watchForMs: watchFor * 1000 }) }, ctx);
       }, noCluster),
     );
 
@@ -428,6 +427,13 @@ function budgetFlags(o: { maxDowntime?: number; window?: MaintenanceWindow }): {
 }
 
 /** A parser whose UsageError commander reports like its own invalid arguments (with the hint). */
+/** --watch-for: seconds of a duration such as 50s or 2m; a bare 0 turns the watch off. */
+function watchForOption(description: string): Option {
+  return new Option('--watch-for <duration>', description).argParser(
+    asArgumentError((value) => (value.trim() === '0' ? 0 : parseBudgetDuration(value, '--watch-for'))),
+  );
+}
+
 function asArgumentError<T>(parse: (value: string) => T): (value: string) => T {
   return (value) => {
     try {

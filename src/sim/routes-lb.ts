@@ -144,6 +144,7 @@ export const loadBalancerRoutes: Route[] = [
     pattern: '/v1/load-balancers/{uuid}',
     lockKey: (ctx) => ctx.params.uuid?.toLowerCase(),
     handle: (ctx) => {
+      oneAttributeOnly(ctx);
       const lb = find(ctx.state.loadBalancers, ctx.params.uuid);
       const fields = new Fields(ctx.body);
       fields.immutable(['flavor', 'zone', 'vip_addresses']);
@@ -214,6 +215,7 @@ export const poolRoutes: Route[] = [
     pattern: '/v1/load-balancers/pools/{uuid}',
     lockKey: (ctx) => lbOfPool(ctx, ctx.params.uuid),
     handle: (ctx) => {
+      oneAttributeOnly(ctx);
       const pool = find(ctx.state.pools, ctx.params.uuid);
       const fields = new Fields(ctx.body);
       fields.immutable(['load_balancer', 'algorithm', 'protocol']);
@@ -328,6 +330,7 @@ export const memberRoutes: Route[] = [
     pattern: '/v1/load-balancers/pools/{pool}/members/{uuid}',
     lockKey: (ctx) => lbOfPool(ctx, ctx.params.pool),
     handle: (ctx) => {
+      oneAttributeOnly(ctx);
       const member = findMember(ctx);
       const fields = new Fields(ctx.body);
       fields.immutable(['protocol_port', 'monitor_port', 'address', 'subnet', 'pool']);
@@ -455,6 +458,7 @@ export const listenerRoutes: Route[] = [
     pattern: '/v1/load-balancers/listeners/{uuid}',
     lockKey: (ctx) => ctx.state.listeners.get(ctx.params.uuid?.toLowerCase() ?? '')?.loadBalancerUuid,
     handle: (ctx) => {
+      oneAttributeOnly(ctx);
       const listener = find(ctx.state.listeners, ctx.params.uuid);
       const fields = new Fields(ctx.body);
       fields.immutable(['pool', 'load_balancer']);
@@ -615,6 +619,7 @@ export const monitorRoutes: Route[] = [
     pattern: '/v1/load-balancers/health-monitors/{uuid}',
     lockKey: lbOfMonitor,
     handle: (ctx) => {
+      oneAttributeOnly(ctx);
       const monitor = find(ctx.state.monitors, ctx.params.uuid);
       const fields = new Fields(ctx.body);
       fields.immutable(['pool', 'type']);
@@ -656,3 +661,10 @@ export const monitorRoutes: Route[] = [
     },
   },
 ];
+
+/** The behaviour switch `onePatchAttribute`: a PATCH changes one attribute at a time. */
+function oneAttributeOnly(ctx: RequestContext): void {
+  if (ctx.state.behaviour.onePatchAttribute && Object.keys(ctx.body).length > 1) {
+    throw badRequest('Only one attribute can be changed at a time.');
+  }
+}

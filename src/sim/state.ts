@@ -167,9 +167,15 @@ export type PinnedLbStatus = 'changing' | 'error';
 export interface SimBehaviour {
   /** A pool delete leaves its listeners with `pool: null` instead of deleting them. */
   poolDeleteKeepsListeners: boolean;
+  /**
+   * A PATCH of a load balancer, pool, member, listener or health monitor with more than one
+   * attribute answers 400 "Only one attribute can be changed at a time.", as a server PATCH
+   * does. Whether the API has that rule for load balancers is not known (docs/cloudscale-api.md).
+   */
+  onePatchAttribute: boolean;
 }
 
-export const DEFAULT_BEHAVIOUR: SimBehaviour = { poolDeleteKeepsListeners: false };
+export const DEFAULT_BEHAVIOUR: SimBehaviour = { poolDeleteKeepsListeners: false, onePatchAttribute: false };
 
 /** ISO-8601 UTC with microseconds, as the API writes `created_at`. */
 export function apiTimestamp(epochMs: number): string {

@@ -398,7 +398,7 @@ describe('load balancers and their children', () => {
   });
 
   test('poolDeleteKeepsListeners: a pool delete leaves its listeners with pool: null (admin switch)', async () => {
-    expect((await call('PATCH', `${sim.url}/_sim/behaviour`, { poolDeleteKeepsListeners: true })).body).toEqual({ poolDeleteKeepsListeners: true });
+    expect((await call('PATCH', `${sim.url}/_sim/behaviour`, { poolDeleteKeepsListeners: true })).body).toEqual({ poolDeleteKeepsListeners: true, onePatchAttribute: false });
     try {
       const { lb, pool, member, monitor, listeners } = await poolWithChildren('lb-keeps-listeners');
       expect((await call('DELETE', pool.href)).status).toBe(204);
@@ -412,11 +412,29 @@ describe('load balancers and their children', () => {
     } finally {
       sim.admin.setBehaviour({ poolDeleteKeepsListeners: false });
     }
-    expect(sim.admin.behaviour()).toEqual({ poolDeleteKeepsListeners: false });
+    expect(sim.admin.behaviour()).toEqual({ poolDeleteKeepsListeners: false, onePatchAttribute: false });
     expect(await call('PATCH', `${sim.url}/_sim/behaviour`, { poolDeleteKeepsListener: true })).toMatchObject({
       status: 400,
-      body: { detail: 'behaviour: unknown switch "poolDeleteKeepsListener" (expected one of: poolDeleteKeepsListeners)' },
+      body: { detail: 'behaviour: unknown switch "poolDeleteKeepsListener" (expected one of: poolDeleteKeepsListeners, onePatchAttribute)' },
     });
+  });
+
+  test('onePatchAttribute: a PATCH of more than one attribute of a listener is refused, one attribute passes (admin switch)', async () => {
+    const { lb, listeners } = await poolWithChildren('lb-one-attribute');
+    const listener = listeners[0]!;
+    expect((await call('PATCH', listener.href, { timeout_client_data_ms: 1000, allowed_cidrs: ['10.0.0.0/8'] })).status).toBe(204);
+    sim.admin.setBehaviour({ onePatchAttribute: true });
+    try {
+      expect(await call('PATCH', listener.href, { timeout_client_data_ms: 2000, allowed_cidrs: [] })).toMatchObject({
+        status: 400,
+        body: { detail: 'Only one attribute can be changed at a time.' },
+      });
+      expect((await call<Listener>('GET', listener.href)).body).toMatchObject({ timeout_client_data_ms: 1000, allowed_cidrs: ['10.0.0.0/8'] });
+      expect((await call('PATCH', listener.href, { timeout_client_data_ms: 2000 })).status).toBe(204);
+    } finally {
+      sim.admin.setBehaviour({ onePatchAttribute: false });
+    }
+    await call('DELETE', lb.href);
   });
 
   test('a member under another pool is not found', async () => {

@@ -99,6 +99,31 @@ describe('sync-lb: requests per pass', () => {
     await expectConverged(harness, ['web'], { namespace });
   });
 
+  it('where the API takes one attribute per PATCH, the refused PATCH is sent again field by field, and the pass converges', async () => {
+    const namespace = uniqueName('lb-req-one');
+    await ensureNamespace(namespace);
+    await createLoadBalancerService(namespace, 'web');
+    await passOk(harness, ['web'], { namespace });
+    await annotate(namespace, 'web', {
+      [key('loadbalancer-timeout-client-data-ms')]: '1000',
+      [key('loadbalancer-listener-allowed-cidrs')]: '["10.0.0.0/8"]',
+    });
+    harness.sim.admin.setBehaviour({ onePatchAttribute: true });
+    try {
+      const { simRequests } = await passOk(harness, ['web'], { namespace });
+      expect(simRequests.filter((r) => r.method !== 'GET').map((r) => `${r.method} ${r.route} ${r.status}`)).toEqual([
+        'PATCH /v1/load-balancers/listeners/{uuid} 400',
+        'PATCH /v1/load-balancers/listeners/{uuid} 204',
+        'PATCH /v1/load-balancers/listeners/{uuid} 204',
+      ]);
+      const pool = (await theLb(harness, await readService(namespace, 'web'))).pools['tcp/http']!;
+      expect(pool.listeners[0]).toMatchObject({ timeout_client_data_ms: 1000, allowed_cidrs: ['10.0.0.0/8'] });
+      await expectConverged(harness, ['web'], { namespace });
+    } finally {
+      harness.sim.admin.setBehaviour({ onePatchAttribute: false });
+    }
+  });
+
   it('with provisioning time, the waits add reads of the new load balancers (polled together), and no write', async () => {
     const slow = await startHarness({ seed: lbSeed(prefix, 2), lbProvisionMs: 100 });
     try {

@@ -207,7 +207,7 @@ class PlanRun {
       case 'rename-lb':
       case 'tag-lb':
         await this.awaitLoadBalancer();
-        return cloud.loadBalancers.update(action.loadBalancer.uuid, action.patch);
+        return patchObject(action.patch, (patch) => cloud.loadBalancers.update(action.loadBalancer.uuid, patch));
       case 'create-pool': {
         await this.beforeCreate('pool');
         const pool = await cloud.pools.create({
@@ -243,7 +243,7 @@ class PlanRun {
       case 'update-member':
         await this.awaitLoadBalancer();
         this.memberWritten(action.pool.uuid);
-        return cloud.poolMembers.update(action.pool.uuid, action.member.uuid, action.patch);
+        return patchObject(action.patch, (patch) => cloud.poolMembers.update(action.pool.uuid, action.member.uuid, patch));
       case 'await-members':
         return this.awaitMembers(action);
       case 'create-listener':
@@ -257,7 +257,7 @@ class PlanRun {
         return cloud.deleteByHref(action.listener.href);
       case 'update-listener':
         await this.awaitLoadBalancer();
-        return cloud.listeners.update(action.listener.uuid, action.patch);
+        return patchObject(action.patch, (patch) => cloud.listeners.update(action.listener.uuid, patch));
       case 'create-monitor':
         await this.beforeCreate('monitor');
         await this.createWhenReleased('monitor', () => cloud.healthMonitors.create({ ...action.body, pool: this.resolve(action.pool) }));
@@ -269,7 +269,7 @@ class PlanRun {
         return cloud.deleteByHref(action.monitor.href);
       case 'update-monitor':
         await this.awaitLoadBalancer();
-        return cloud.healthMonitors.update(action.monitor.uuid, action.patch);
+        return patchObject(action.patch, (patch) => cloud.healthMonitors.update(action.monitor.uuid, patch));
       case 'assign-floating-ip':
         await this.awaitLoadBalancer();
         return cloud.floatingIps.update(action.floatingIp.ip, {
@@ -415,3 +415,23 @@ class PlanRun {
     return attribute === 'uuid' ? lb.uuid : lb.zone.slug;
   }
 }
+
+/**
+ * Every changed field of an object in one PATCH. The API refuses a PATCH of several attributes
+ * of a server ("Only one attribute can be changed at a time."), and whether it has that rule for
+ * load balancers and their children is not known (docs/cloudscale-api.md): if it answers so, the
+ * fields are sent one PATCH each, in the order of the patch. Nothing was changed by the refused
+ * request, so nothing is half-applied.
+ */
+async function patchObject<P extends object>(patch: P, send: (patch: P) => Promise<void>): Promise<void> {
+  try {
+    await send(patch);
+  } catch (error) {
+    const keys = Object.keys(patch) as (keyof P)[];
+    if (!(error instanceof CloudscaleApiError && error.status === 400 && ONE_ATTRIBUTE.test(error.detail ?? '') && keys.length > 1)) throw error;
+    for (const key of keys) await send({ [key]: patch[key] } as unknown as P);
+  }
+}
+
+/** The API's wording for a PATCH of more than one attribute (before 2025: "To keep changes atomic"). */
+const ONE_ATTRIBUTE = /only one attribute|to keep changes atomic/i;
