@@ -91,16 +91,42 @@ describe('the packed and installed package', () => {
     expect(files.filter((f) => /^package\/(src|test|bench|scripts|helpers)\//.test(f) || f.endsWith('.map'))).toEqual([]);
   });
 
+  test('the installed code imports no package but Node built-ins and the runtime dependencies', () => {
+    const dist = join(prefix, 'lib', 'node_modules', manifest.name, 'dist');
+    const allowed = new Set(Object.keys(manifest.dependencies));
+    const strays: string[] = [];
+    for (const file of readdirSync(dist, { recursive: true, encoding: 'utf8' })) {
+      // The bundles resolve their own imports; what they leave are built-ins and guarded optional requires.
+      if (!file.endsWith('.js') || file.startsWith('vendor/')) continue;
+      const text = readFileSync(join(dist, file), 'utf8');
+      for (const match of text.matchAll(/^\s*(?:import|export)\b[^'"]*?from ['"]([^'"]+)['"]|\bimport\(['"]([^'"]+)['"]\)/gm)) {
+        const specifier = (match[1] ?? match[2])!;
+        if (specifier.startsWith('.') || specifier.startsWith('node:')) continue;
+        const name = specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/');
+        if (!allowed.has(name)) strays.push(`dist/${file}: ${specifier}`);
+      }
+    }
+    expect(strays, 'a dev dependency imported at run time: bundle it (scripts/vendor.js) or make it a dependency').toEqual([]);
+  });
+
   test('every bin entry is installed as an executable command', () => {
     for (const command of Object.keys(manifest.bin)) {
       expect(() => accessSync(join(prefix, 'bin', command), constants.X_OK), command).not.toThrow();
     }
   });
 
-  test('--help and manifests run from a directory outside the repository', async () => {
+  test('--help, completion and manifests run from a directory outside the repository', async () => {
     const help = await runInstalled('cloudscale-ccm', ['--help']);
     expect(help.code, help.stderr).toBe(0);
     expect(help.stdout).toMatch(/^Usage: cloudscale-ccm/);
+    if ('kubectl-cloudscale' in manifest.bin) {
+      const plugin = await runInstalled('kubectl-cloudscale', ['--help']);
+      expect(plugin.code, plugin.stderr).toBe(0);
+    }
+    // The completion scripts are read from the package's completions/.
+    const completion = await runInstalled('cloudscale-ccm', ['completion', 'bash']);
+    expect(completion.code, completion.stderr).toBe(0);
+    expect(completion.stdout).toContain('complete -');
     // An image pinned by digest, as docs/deploy.md ("The image") tells a release to deploy it.
     const pinned = `registry.example.com/cloudscale-ccm@sha256:${'0123456789abcdef'.repeat(4)}`;
     const manifests = await runInstalled('cloudscale-ccm', ['manifests', '--image', pinned]);
