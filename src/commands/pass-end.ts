@@ -8,7 +8,7 @@
 // lost it, cannot know that no other writer is recording at the same moment, so it leaves the
 // record alone; its metrics (file, push) still say it failed.
 import { VERSION } from '../version.js';
-import { PartialFailureError, errorMessage } from '../core/errors.js';
+import { CcmError, PartialFailureError, errorMessage } from '../core/errors.js';
 import { readStatus, writeStatusRecord, type StatusRead } from '../core/kube/status-configmap.js';
 import { renderExposition } from '../core/metrics/exposition.js';
 import { passMetrics } from '../core/metrics/pass-metrics.js';
@@ -48,7 +48,11 @@ export async function endOfPass(
   options: PassReportingOptions,
   pass: EndedPass,
 ): Promise<PassRecord> {
-  const warn = (message: string) => ctx.stderr.write(`warning: ${escapeUnprintable(message)}\n`);
+  // A warning carries the error's hint: nothing else reports these errors.
+  const warn = (message: string, error: unknown) => {
+    const hint = error instanceof CcmError && error.hint !== undefined ? ` (${error.hint})` : '';
+    ctx.stderr.write(`warning: ${escapeUnprintable(`${message}${hint}`)}\n`);
+  };
   const partial = pass.error instanceof PartialFailureError ? pass.error : undefined;
   const failures = [
     ...(pass.details.failures ?? []),
@@ -83,7 +87,7 @@ export async function endOfPass(
       previous = await readStatus(ctx.kube());
     } catch (error) {
       // Without the Lease the pass failed early, often on this very connection: its error says it.
-      if (leased) warn(`the status record was not read: ${errorMessage(error)}`);
+      if (leased) warn(`the status record was not read: ${errorMessage(error)}`, error);
     }
   }
   const record = buildPassRecord(outcome, previous?.records[command]);
@@ -91,7 +95,7 @@ export async function endOfPass(
     try {
       await writeStatusRecord(ctx.kube(), record, previous.exists);
     } catch (error) {
-      warn(`the status record of this pass was not written: ${errorMessage(error)}`);
+      warn(`the status record of this pass was not written: ${errorMessage(error)}`, error);
     }
   }
 
@@ -100,11 +104,11 @@ export async function endOfPass(
       passMetrics({ record, requests, taintRemovalDelaysMs: pass.details.taintRemovalDelaysMs ?? [] }),
     );
     if (options.metricsFile !== undefined) {
-      await writeMetricsFile(options.metricsFile, text).catch((error: unknown) => warn(errorMessage(error)));
+      await writeMetricsFile(options.metricsFile, text).catch((error: unknown) => warn(errorMessage(error), error));
     }
     if (options.pushgateway !== undefined) {
       const cluster = await ctx.clusterId().catch(() => 'unknown');
-      await pushMetrics(options.pushgateway, { cluster, command }, text).catch((error: unknown) => warn(errorMessage(error)));
+      await pushMetrics(options.pushgateway, { cluster, command }, text).catch((error: unknown) => warn(errorMessage(error), error));
     }
   }
   return record;

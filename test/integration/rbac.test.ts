@@ -187,7 +187,7 @@ describe('`run` with a token bound to exactly the generated RBAC', () => {
       const next = { ...harness.context(), kube: () => conn, clusterId: () => namespaceUid(conn, CCM_NAMESPACE) };
       await runCommand({ wait: false, force: false, concurrency: 2, waitTimeout: 30, settleSeconds: 0, pollSeconds: 0.05, leaseSeconds: 30 }, next);
       expect(next.err()).toMatch(
-        /^warning: the status record of this pass was not written: configmap kube-system\/cloudscale-ccm-status does not exist and this identity may not create it$/m,
+        /^warning: the status record of this pass was not written: configmap kube-system\/cloudscale-ccm-status does not exist and this identity may not create it \(apply the output of `cloudscale-ccm manifests` again: it creates the ConfigMap the role may only update\)$/m,
       );
       for (const object of rbacObjects().filter((o) => o.kind === 'ConfigMap')) await apply(object);
     } finally {

@@ -223,7 +223,7 @@ servers:
     } finally {
       disarm();
     }
-    expect(ctx.err()).toMatch(/^warning: the status record of this pass was not written: write the sync-lb record to configmap kube-system\/cloudscale-ccm-status was not sent: the Lease was taken over$/m);
+    expect(ctx.err()).toMatch(/^warning: the status record of this pass was not written: write the sync-lb record to configmap kube-system\/cloudscale-ccm-status was not sent: the Lease was taken over/m);
     expect((await testConnection().core.readNamespacedConfigMap(STATUS_CONFIGMAP)).data).toEqual(before);
   });
 
