@@ -226,8 +226,11 @@ spec:
       `  - delete-listener  listener tcp/80\n  + create-listener  listener tcp/80\n      because ${because} ${change}\n` +
         `      impact: pool-swap, the port is unreachable only while its listener moves to the new, already healthy pool (up to ~20 s)\n`,
     );
-    expect(cli.stdout).toContain(`      because ${because}: a successor pool is built beside it ${change}\n      impact: none, no interruption\n`);
-    expect(cli.stdout).toContain(`      because ${because}: the old pool serves no port any more ${change}\n      impact: none, no interruption\n`);
+    // The pool, its members and monitor, old and new, read as one replacement: both reasons once.
+    expect(cli.stdout).toContain('  + create-pool      pool tcp/http\n  - delete-pool      pool tcp/http\n        algorithm: round_robin → source_ip\n');
+    expect(cli.stdout).toContain(
+      `      because ${because}: a successor pool is built beside it ${change}\n      because ${because}: the old pool serves no port any more ${change}\n      impact: none, no interruption\n`,
+    );
     expect(cli.stdout).toMatch(
       new RegExp(`Plan: 11 to create, 0 to update, 5 to delete, 1 wait for healthy members, 3 Service writes\\. Worst expected downtime: ${namespace}/web, listener tcp/80 \\(pool-swap\\): the port is unreachable only while its listener moves to the new, already healthy pool \\(up to ~20 s\\)\\.\\n$`),
     );
@@ -245,12 +248,16 @@ spec:
       }),
     );
     const { document } = await plan([], { filename: file });
-    // A new number for the same port name moves the listener in place: its port, then its name.
-    expect(kinds(document, 'web')).toEqual(['update-listener listener tcp/80 [minimal]', 'update-listener listener tcp/80 [none]']);
+    // A new number for the same port name moves the listener in place: its port and its name, in one update.
+    expect(kinds(document, 'web')).toEqual(['update-listener listener tcp/80 [minimal]']);
     const [listener] = (await harness.cloud.listeners.list()).filter((l) => l.load_balancer.uuid === document.services[0]!.loadBalancer!.uuid);
     expect(document.services[0]!.actions).toMatchObject([
-      { verb: 'update', listener: { uuid: listener!.uuid }, patch: { protocol_port: 8080 }, reason: { field: 'spec.ports[http].port', from: '80', to: '8080' } },
-      { verb: 'update', listener: { uuid: listener!.uuid }, patch: { name: 'tcp/8080' } },
+      {
+        verb: 'update',
+        listener: { uuid: listener!.uuid },
+        patch: { protocol_port: 8080, name: 'tcp/8080' },
+        changes: [{ field: 'spec.ports[http].port', from: '80', to: '8080' }, { field: 'name', from: 'tcp/80', to: 'tcp/8080' }],
+      },
     ]);
   });
 
