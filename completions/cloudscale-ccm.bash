@@ -6,8 +6,8 @@
 # Completes `cloudscale-ccm`, `npx cloudscale-ccm` and `kubectl-cloudscale` (`kubectl cloudscale`
 # completes through kubectl's own script and bin/kubectl_complete-cloudscale, which uses this
 # one): subcommands, flags and their fixed values, files, kubeconfig contexts (with kubectl), and
-# for `plan` and `sync-lb` the LoadBalancer Services of the namespace given with -n, read from
-# the cluster by `cloudscale-ccm __complete services`.
+# for `plan` and `sync-lb` the namespaces after -n and the LoadBalancer Services of the namespace
+# given with -n, read from the cluster by `cloudscale-ccm __complete namespaces|services`.
 
 # The installation that printed this script (`completion bash` fills it in: node, then
 # bin/cloudscale-ccm.js); it answers the lookups of `npx cloudscale-ccm` outside a project.
@@ -105,6 +105,11 @@ _cloudscale_ccm() {
 
   if [[ -n $flag ]]; then
     case $flag in
+      -n | --namespace)
+        local namespaces
+        namespaces=$(_cloudscale_ccm_lookup "${COMP_WORDS[0]}" namespaces "${cluster_args[@]}" 2>/dev/null)
+        mapfile -t COMPREPLY < <(compgen -W "$namespaces" -- "$cur")
+        ;;
       -o | --output) mapfile -t COMPREPLY < <(compgen -W 'text json yaml' -- "$cur") ;;
       --kubeconfig | --token-file | --seed | -f | --filename)
         compopt -o filenames 2>/dev/null

@@ -6,8 +6,8 @@
 # Completes `cloudscale-ccm`, `npx cloudscale-ccm` and `kubectl-cloudscale` (`kubectl cloudscale`
 # completes through kubectl's own script and bin/kubectl_complete-cloudscale): subcommands, flags
 # and their fixed values, files, kubeconfig contexts (with kubectl), and for `plan` and `sync-lb`
-# the LoadBalancer Services of the namespace given with -n, read from the cluster by
-# `cloudscale-ccm __complete services`.
+# the namespaces after -n and the LoadBalancer Services of the namespace given with -n, read from
+# the cluster by `cloudscale-ccm __complete namespaces|services`.
 
 # The installation that printed this script (`completion fish` fills it in: node, then
 # bin/cloudscale-ccm.js); it answers the lookups of `npx cloudscale-ccm` outside a project.
@@ -71,6 +71,11 @@ function __cloudscale_ccm_services
     __cloudscale_ccm_lookup $program services -n $namespace (__cloudscale_ccm_cluster_args) 2>/dev/null
 end
 
+function __cloudscale_ccm_namespaces
+    set -l program (commandline -opc)[1]
+    __cloudscale_ccm_lookup $program namespaces (__cloudscale_ccm_cluster_args) 2>/dev/null
+end
+
 function __cloudscale_ccm_contexts
     command -q kubectl; or return
     set -l kubeconfig (__cloudscale_ccm_flag_value --kubeconfig)
@@ -129,7 +134,7 @@ complete -c cloudscale-ccm -n '__fish_seen_subcommand_from init-nodes' -l dry-ru
 complete -c cloudscale-ccm -n '__fish_seen_subcommand_from init-nodes run' -l max-node-deletions -x -d 'refuse to delete more Nodes than this'
 
 # sync-lb and plan
-complete -c cloudscale-ccm -n '__fish_seen_subcommand_from sync-lb plan' -s n -l namespace -x -d 'namespace of the named Services'
+complete -c cloudscale-ccm -n '__fish_seen_subcommand_from sync-lb plan' -s n -l namespace -x -a '(__cloudscale_ccm_namespaces)' -d 'namespace of the named Services'
 complete -c cloudscale-ccm -n '__fish_seen_subcommand_from sync-lb plan' -a '(__cloudscale_ccm_services)' -d 'LoadBalancer Service'
 complete -c cloudscale-ccm -n '__fish_seen_subcommand_from sync-lb run' -l concurrency -x -d 'Services reconciled at once'
 complete -c cloudscale-ccm -n '__fish_seen_subcommand_from sync-lb run' -l wait-timeout -x -d 'give up waiting for a load balancer after this long (s)'

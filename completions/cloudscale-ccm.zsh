@@ -7,8 +7,8 @@
 # Completes `cloudscale-ccm`, `npx cloudscale-ccm` and `kubectl-cloudscale` (`kubectl cloudscale`
 # completes through kubectl's own script and bin/kubectl_complete-cloudscale): subcommands, flags
 # and their fixed values, files, kubeconfig contexts (with kubectl), and for `plan` and `sync-lb`
-# the LoadBalancer Services of the namespace given with -n, read from the cluster by
-# `cloudscale-ccm __complete services`.
+# the namespaces after -n and the LoadBalancer Services of the namespace given with -n, read from
+# the cluster by `cloudscale-ccm __complete namespaces|services`.
 
 # The installation that printed this script (`completion zsh` fills it in: node, then
 # bin/cloudscale-ccm.js); it answers the lookups of `npx cloudscale-ccm` outside a project.
@@ -69,6 +69,13 @@ _cloudscale_ccm_services() {
   _wanted services expl 'LoadBalancer Service' compadd -a services
 }
 
+_cloudscale_ccm_namespaces() {
+  local -a reply namespaces
+  _cloudscale_ccm_cluster_args
+  namespaces=(${(f)"$(_cloudscale_ccm_lookup ${_cloudscale_ccm_line[1]} namespaces "${reply[@]}" 2>/dev/null)"})
+  _wanted namespaces expl 'namespace' compadd -a namespaces
+}
+
 _cloudscale_ccm_contexts() {
   local kubeconfig=$(_cloudscale_ccm_flag_value --kubeconfig)
   local -a contexts
@@ -109,7 +116,7 @@ _cloudscale_ccm() {
     '(-v --verbose)'{-v,--verbose}'[print request counts and error causes]'
     '(- *)'{-h,--help}'[show help]'
   )
-  local -a namespace_opt=('(-n --namespace)'{-n+,--namespace=}'[namespace of the named Services]:namespace:')
+  local -a namespace_opt=('(-n --namespace)'{-n+,--namespace=}'[namespace of the named Services]:namespace:_cloudscale_ccm_namespaces')
 
   _arguments -C $global_opts \
     '(- *)--version[print the version]' \

@@ -331,12 +331,12 @@ function buildProgram(
   // Used by the completion scripts for dynamic candidates; not shown in --help.
   program
     .command('__complete', { hidden: hiddenCommands.has('__complete') })
-    .addArgument(new Argument('<kind>').choices(['services']))
+    .addArgument(new Argument('<kind>').choices(['services', 'namespaces']))
     .option('-n, --namespace <ns>', 'namespace', 'default')
     .action(
       run(async (command, ctx) => {
         const { completeCommand } = await import('./commands/completion.js');
-        await completeCommand('services', command.opts<{ namespace: string }>(), ctx);
+        await completeCommand(command.args[0] as 'services' | 'namespaces', command.opts<{ namespace: string }>(), ctx);
       }),
     );
 

@@ -3,7 +3,7 @@
 // `cloudscale-ccm __complete services` for Service names: bin/ first offers it to
 // completeWithoutClient (one GET with the kubeconfig's credentials), and only when that cannot
 // serve the kubeconfig does the full CLI run completeCommand with the Kubernetes client.
-import type { V1Service } from '@kubernetes/client-node';
+import type { V1Namespace, V1Service } from '@kubernetes/client-node';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { assertNever } from '../core/errors.js';
@@ -11,7 +11,8 @@ import { directCredentials, directGetJson } from '../core/kube/direct-get.js';
 import type { CommandContext } from './context.js';
 
 export type CompletionShell = 'bash' | 'zsh' | 'fish';
-export type CompletionKind = 'services';
+export const COMPLETION_KINDS = ['services', 'namespaces'] as const;
+export type CompletionKind = (typeof COMPLETION_KINDS)[number];
 
 /** The finalizer the service controller keeps while a load balancer may still exist. */
 const LB_CLEANUP_FINALIZER = 'service.kubernetes.io/load-balancer-cleanup';
@@ -59,6 +60,9 @@ export async function completeCommand(
     case 'services':
       candidates = await completeServiceNames(options.namespace, ctx);
       break;
+    case 'namespaces':
+      candidates = await completeNamespaceNames(ctx);
+      break;
     default:
       assertNever(kind, 'completion kind');
   }
@@ -93,7 +97,8 @@ export async function completeWithoutClient(
   } catch {
     return false;
   }
-  if (parsed.positionals.length !== 1 || parsed.positionals[0] !== 'services') return false;
+  const [kind, ...rest] = parsed.positionals;
+  if (rest.length > 0 || !COMPLETION_KINDS.includes(kind as CompletionKind)) return false;
   const { namespace = 'default', kubeconfig, context } = parsed.values;
   const credentials = directCredentials({
     env: io.env,
@@ -101,12 +106,11 @@ export async function completeWithoutClient(
     ...(context === undefined ? {} : { context }),
   });
   if (credentials === undefined) return false;
-  const list = (await directGetJson(
-    credentials,
-    `/api/v1/namespaces/${encodeURIComponent(namespace)}/services`,
-    DIRECT_TIMEOUT_MS,
-  )) as { items?: V1Service[] };
-  io.stdout.write(candidateLines(serviceCandidates(list.items ?? [])));
+  const path =
+    kind === 'services' ? `/api/v1/namespaces/${encodeURIComponent(namespace)}/services` : '/api/v1/namespaces';
+  const list = (await directGetJson(credentials, path, DIRECT_TIMEOUT_MS)) as { items?: V1Service[] | V1Namespace[] };
+  const items = list.items ?? [];
+  io.stdout.write(candidateLines(kind === 'services' ? serviceCandidates(items as V1Service[]) : namesOf(items)));
   return true;
 }
 
@@ -120,19 +124,30 @@ export async function completeServiceNames(namespace: string, ctx: CommandContex
   return serviceCandidates(list.items);
 }
 
+/** The names of every namespace, for the value of -n. */
+export async function completeNamespaceNames(ctx: CommandContext): Promise<string[]> {
+  const { kubeCall } = await import('../core/kube/connection.js');
+  const list = await kubeCall('list namespaces', () => ctx.kube().core.listNamespace());
+  return namesOf(list.items);
+}
+
+function namesOf(objects: readonly { metadata?: { name?: string } }[]): string[] {
+  return objects
+    .map((object) => object.metadata?.name)
+    .filter((name): name is string => name !== undefined)
+    .sort();
+}
+
 /**
  * The Services plan and sync-lb act on, as `service/NAME` sorted by name: type LoadBalancer,
  * or still carrying the load-balancer cleanup finalizer (their LB is due for deletion).
  */
 export function serviceCandidates(services: readonly V1Service[]): string[] {
-  return services
-    .filter(
+  return namesOf(
+    services.filter(
       (service) =>
         service.spec?.type === 'LoadBalancer' ||
         (service.metadata?.finalizers ?? []).includes(LB_CLEANUP_FINALIZER),
-    )
-    .map((service) => service.metadata?.name)
-    .filter((name): name is string => name !== undefined)
-    .sort()
-    .map((name) => `service/${name}`);
+    ),
+  ).map((name) => `service/${name}`);
 }

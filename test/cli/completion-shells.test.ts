@@ -22,6 +22,8 @@ const serviceName = `completion-tab-${namespace.slice(-6)}`;
 /** A prefix only this Service has, so one Tab completes it in every shell. */
 const typedService = `service/${serviceName.slice(0, -2)}`;
 const service = `service/${serviceName}`;
+/** The namespace's name but its last two characters: only it starts so. */
+const typedNamespace = namespace.slice(0, -2);
 
 beforeAll(async () => {
   if (!existsSync(join(repo, 'dist', 'cli.js'))) throw new Error('dist/cli.js is missing: run `npm run build` first');
@@ -48,12 +50,12 @@ const SHELL_COMMAND: Record<Shell, string> = {
 /**
  * Starts `shell` in a pseudo-terminal in `cwd`, runs `setup`, then for each line types it and a
  * Tab, goes to the start of the line (Ctrl-A) and turns it into `echo Xn …`: the shell prints
- * the completed line. Resolves to those lines, in order.
+ * the completed line. Resolves to those lines, in order, and what the terminal showed.
  */
 async function completedLines(
   shell: Shell,
   options: { setup: string; lines: readonly string[]; cwd: string; path: string },
-): Promise<string[]> {
+): Promise<{ lines: string[]; transcript: string }> {
   const child = spawn('script', ['-qec', SHELL_COMMAND[shell], '/dev/null'], {
     cwd: options.cwd,
     env: { PATH: options.path, HOME: scratch, TERM: 'dumb', PS1: '$ ', KUBECONFIG: testKubeconfig() },
@@ -86,7 +88,7 @@ async function completedLines(
       const match = await waitFor(new RegExp(`\\nX${index} ([^\\r\\n]*)\\r?\\n`));
       completed.push((match[1] as string).trimEnd());
     }
-    return completed;
+    return { lines: completed, transcript: output };
   } finally {
     child.stdin.end('exit\n');
     await closed;
@@ -116,34 +118,43 @@ const SOURCE_KUBECTL: Record<Shell, string> = {
 
 describe.each(['bash', 'zsh', 'fish'] as Shell[])('%s', (shell) => {
   test('cloudscale-ccm installed: subcommands, flag values, Service names', async () => {
-    const lines = await completedLines(shell, {
+    const { lines, transcript } = await completedLines(shell, {
       setup: SOURCE_PRINTED[shell],
       cwd: scratch,
       path: installedPath(),
-      lines: ['cloudscale-ccm pl', 'cloudscale-ccm -o ya', `cloudscale-ccm plan -n ${namespace} ${typedService}`],
+      lines: ['cloudscale-ccm pl', 'cloudscale-ccm -o ya', `cloudscale-ccm plan -n ${typedNamespace}`, `cloudscale-ccm plan -n ${namespace} ${typedService}`],
     });
-    expect(lines).toEqual(['cloudscale-ccm plan', 'cloudscale-ccm -o yaml', `cloudscale-ccm plan -n ${namespace} ${service}`]);
+    expect(lines, transcript).toEqual([
+      'cloudscale-ccm plan',
+      'cloudscale-ccm -o yaml',
+      `cloudscale-ccm plan -n ${namespace}`,
+      `cloudscale-ccm plan -n ${namespace} ${service}`,
+    ]);
   });
 
   test('npx cloudscale-ccm in a checkout, cloudscale-ccm not on PATH, the shipped script', async () => {
-    const lines = await completedLines(shell, {
+    const { lines, transcript } = await completedLines(shell, {
       setup: SOURCE_SHIPPED[shell],
       // A directory below the checkout: the lookup finds the package by walking up.
       cwd: join(repo, 'docs'),
       path: `${nodeDir}:${systemPath}`,
       lines: ['npx cloudscale-ccm sy', `npx cloudscale-ccm sync-lb --namespace ${namespace} ${typedService}`],
     });
-    expect(lines).toEqual(['npx cloudscale-ccm sync-lb', `npx cloudscale-ccm sync-lb --namespace ${namespace} ${service}`]);
+    expect(lines, transcript).toEqual(['npx cloudscale-ccm sync-lb', `npx cloudscale-ccm sync-lb --namespace ${namespace} ${service}`]);
   });
 
   test('kubectl cloudscale through kubectl’s own completion', async () => {
-    const lines = await completedLines(shell, {
+    const { lines, transcript } = await completedLines(shell, {
       setup: SOURCE_KUBECTL[shell],
       cwd: scratch,
       path: installedPath(),
-      lines: ['kubectl cloudscale pl', `kubectl cloudscale plan -n ${namespace} ${typedService}`],
+      lines: ['kubectl cloudscale pl', `kubectl cloudscale -n ${typedNamespace}`, `kubectl cloudscale plan -n ${namespace} ${typedService}`],
     });
-    expect(lines).toEqual(['kubectl cloudscale plan', `kubectl cloudscale plan -n ${namespace} ${service}`]);
+    expect(lines, transcript).toEqual([
+      'kubectl cloudscale plan',
+      `kubectl cloudscale -n ${namespace}`,
+      `kubectl cloudscale plan -n ${namespace} ${service}`,
+    ]);
   });
 });
 

@@ -215,6 +215,16 @@ describe('bash completion', () => {
       expect(recordedCalls()).toEqual([call]);
     });
 
+    test('namespaces after -n, from the cluster on the line', () => {
+      const namespaces = ['default', 'shop', 'staging'];
+      expect(complete(['cloudscale-ccm', '--kubeconfig', '/k/admin.conf', 'plan', '-n', 's'], { services: namespaces })).toEqual([
+        'shop',
+        'staging',
+      ]);
+      expect(complete(['cloudscale-ccm', 'sync-lb', '--namespace', '=', ''], { services: namespaces })).toEqual(namespaces);
+      expect(recordedCalls()).toEqual(['__complete namespaces --kubeconfig /k/admin.conf', '__complete namespaces']);
+    });
+
     test('other subcommands do not ask the cluster', () => {
       expect(complete(['cloudscale-ccm', 'cleanup', ''], { services })).toEqual([]);
       expect(complete(['cloudscale-ccm', 'init-nodes', ''], { services })).toEqual([]);
@@ -457,6 +467,15 @@ describe('__complete services without the Kubernetes client', () => {
     expect(result.stderr).toBe('');
     expect(result.status).toBe(0);
     expect(result.stdout.split('\n')).toContain(`service/${name}`);
+  });
+
+  test('namespaces: one GET, the client never loads', () => {
+    const result = spawnSync(process.execPath, ['--import', hook, binary, '__complete', 'namespaces'], {
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: scratch, KUBECONFIG: testKubeconfig() },
+    });
+    expect(result.stderr).toBe('');
+    expect(result.stdout.split('\n')).toEqual(expect.arrayContaining(['default', 'kube-system']));
   });
 
   test('--kubeconfig and --context name them, as for the other commands', () => {
