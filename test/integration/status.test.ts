@@ -31,6 +31,7 @@ import {
   uniqueName,
   waitUntil,
 } from '../support/kube.js';
+import { annotate, key } from '../support/lb-scenarios.js';
 
 const options: RunOptions = { wait: false, force: true, concurrency: 2, waitTimeout: 30, settleSeconds: 0, pollSeconds: 0.05 };
 const scratch = mkdtempSync(join(tmpdir(), 'ccm-status-'));
@@ -170,6 +171,27 @@ servers:
     expect(shown.out()).toMatch(/^not healthy: the last pass \(sync-lb, ended \d+ s ago\) left 1 object failing/m);
     await testConnection().core.deleteNamespacedService({ namespace, name: 'broken' });
     await syncLbCommand([], { namespace, concurrency: 2, waitTimeout: 30, dryRun: false, settleSeconds: 0, pollSeconds: 0.05 }, harness.context());
+  });
+
+  it('a change a downtime budget holds back is in the record and the metrics', async () => {
+    // web (from the first test) has its load balancer; a pool algorithm change swaps the pool (up to 20 s).
+    await annotate(namespace, 'web', { [key('loadbalancer-pool-algorithm')]: 'least_connections' });
+    const metricsFile = join(scratch, 'held.prom');
+    const ctx = harness.context();
+    await syncLbCommand(
+      ['service/web'],
+      { namespace, concurrency: 2, waitTimeout: 30, dryRun: false, settleSeconds: 0, pollSeconds: 0.05, maxDowntime: 0, metricsFile },
+      ctx,
+    );
+    const record = (await readStatus(testConnection())).records['sync-lb']!;
+    expect(record.result).toBe('succeeded');
+    expect(record.held.items).toEqual([
+      { object: `service/${namespace}/web`, change: expect.stringMatching(/^[0-9a-f]{10}$/), reason: expect.stringContaining('budget of 0s') },
+    ]);
+    expect(readFileSync(metricsFile, 'utf8')).toContain('cloudscale_ccm_changes_held_back{command="sync-lb"} 1\n');
+    const shown = harness.context();
+    await statusCommand({}, shown);
+    expect(shown.out()).toContain(`  held back: service/${namespace}/web (${record.held.items[0]!.change}): `);
   });
 
   it('a pass that cannot take the Lease writes no record', async () => {
