@@ -2,7 +2,7 @@
 // test/support/lb-world.ts): which actions run now, which are held with everything that needs
 // them, the change id, approval, and that the held actions go back to their places.
 import { describe, expect, test } from 'vitest';
-import { applyBudget, changeId, heldChange, interruptionSeconds, restoreHeld } from '../../src/core/lb/budget.js';
+import { announcements, applyBudget, changeId, formatSeconds, heldChange, interruptionSeconds, restoreHeld } from '../../src/core/lb/budget.js';
 import { downtimeOf } from '../../src/core/lb/impact.js';
 import type { ServicePlan } from '../../src/core/lb/planner.js';
 import { converged, node, P, server, svc, World } from '../support/lb-world.js';
@@ -190,5 +190,51 @@ describe('change id and approval', () => {
     const once = applyBudget(full, { seconds: 0 });
     expect(applyBudget(once, { seconds: 0 })).toEqual(once);
     expect(applyBudget(once, { seconds: 60 })).toEqual(full);
+  });
+});
+
+describe('announcements', () => {
+  const held = () => {
+    const w = converged();
+    w.annotate({ 'loadbalancer-pool-algorithm': 'least_connections' });
+    return applyBudget(w.plan(), { seconds: 0 });
+  };
+
+  test('one ChangeHeld per held change, naming what, the downtime, the budget and both ways to approve', () => {
+    const plan = held();
+    const id = plan.held![0]!.id;
+    const [event, ...rest] = announcements(plan, null);
+    expect(rest).toEqual([]);
+    expect(event).toMatchObject({ token: id, reason: 'ChangeHeld' });
+    expect(event!.message).toContain(`Held back change ${id}: await-members`);
+    expect(event!.message).toContain('up to ~20 s');
+    expect(event!.message).toContain('over the budget of 0s');
+    expect(event!.message).toContain(`kubectl annotate service -n shop web --overwrite cloudscale-ccm/approve-change=${id}`);
+    expect(event!.message).toContain('cloudscale-ccm plan service/web -n shop --out FILE, then cloudscale-ccm apply FILE');
+  });
+
+  test('an approval of another change adds one ApprovalMismatch, its token made of the approval and the pending id', () => {
+    const plan = held();
+    const id = plan.held![0]!.id;
+    expect(announcements(plan, id).map((a) => a.reason)).toEqual(['ChangeHeld']);
+    const [, mismatch] = announcements(plan, 'abc,def');
+    expect(mismatch).toMatchObject({ token: `abc_def!${id}`, reason: 'ApprovalMismatch' });
+    expect(mismatch!.message).toContain(`The approval abc,def (annotation cloudscale-ccm/approve-change) does not match the pending change ${id}: nothing is approved.`);
+  });
+
+  test('nothing held: nothing to announce, whatever the approval says', () => {
+    const plan = converged().plan();
+    expect(announcements(plan, '0123456789')).toEqual([]);
+  });
+
+  test.each([
+    [0, '0s'],
+    [15, '15s'],
+    [90, '1m30s'],
+    [3600, '1h'],
+    [5400, '1h30m'],
+    [0.5, '0.5s'],
+  ])('formatSeconds(%s) = %s', (seconds, text) => {
+    expect(formatSeconds(seconds)).toBe(text);
   });
 });
