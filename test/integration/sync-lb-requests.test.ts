@@ -78,17 +78,23 @@ describe('sync-lb: requests per pass', () => {
     );
   });
 
-  it('in-place changes cost one PATCH per object, carrying all of its changed fields', async () => {
-    const namespace = uniqueName('lb-req-patch');
+  /** A converged Service `web` in a namespace of its own, then annotated (suffix → value). */
+  async function changedWeb(prefix: string, annotations: Record<string, string>): Promise<string> {
+    const namespace = uniqueName(prefix);
     await ensureNamespace(namespace);
     await createLoadBalancerService(namespace, 'web');
     await passOk(harness, ['web'], { namespace });
-    await annotate(namespace, 'web', {
-      [key('loadbalancer-timeout-client-data-ms')]: '1000',
-      [key('loadbalancer-timeout-member-data-ms')]: '2000',
-      [key('loadbalancer-listener-allowed-cidrs')]: '["10.0.0.0/8"]',
-      [key('loadbalancer-health-monitor-delay-s')]: '5',
-      [key('loadbalancer-health-monitor-down-threshold')]: '4',
+    await annotate(namespace, 'web', Object.fromEntries(Object.entries(annotations).map(([suffix, value]) => [key(suffix), value])));
+    return namespace;
+  }
+
+  it('in-place changes cost one PATCH per object, carrying all of its changed fields', async () => {
+    const namespace = await changedWeb('lb-req-patch', {
+      'loadbalancer-timeout-client-data-ms': '1000',
+      'loadbalancer-timeout-member-data-ms': '2000',
+      'loadbalancer-listener-allowed-cidrs': '["10.0.0.0/8"]',
+      'loadbalancer-health-monitor-delay-s': '5',
+      'loadbalancer-health-monitor-down-threshold': '4',
     });
     const { report, simWrites } = await passOk(harness, ['web'], { namespace });
     expect(report.services[0]!.actions.map((a) => `${a.kind} ${a.object}`).sort()).toEqual(['update-listener listener tcp/80', 'update-monitor health monitor of pool tcp/http']);
@@ -100,13 +106,9 @@ describe('sync-lb: requests per pass', () => {
   });
 
   it('where the API takes one attribute per PATCH, the refused PATCH is sent again field by field, and the pass converges', async () => {
-    const namespace = uniqueName('lb-req-one');
-    await ensureNamespace(namespace);
-    await createLoadBalancerService(namespace, 'web');
-    await passOk(harness, ['web'], { namespace });
-    await annotate(namespace, 'web', {
-      [key('loadbalancer-timeout-client-data-ms')]: '1000',
-      [key('loadbalancer-listener-allowed-cidrs')]: '["10.0.0.0/8"]',
+    const namespace = await changedWeb('lb-req-one', {
+      'loadbalancer-timeout-client-data-ms': '1000',
+      'loadbalancer-listener-allowed-cidrs': '["10.0.0.0/8"]',
     });
     harness.sim.admin.setBehaviour({ onePatchAttribute: true });
     try {
