@@ -6,7 +6,6 @@
 // - a pass without the Lease writes no record.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { V1MicroTime } from '@kubernetes/client-node';
@@ -19,6 +18,7 @@ import type { LeaseHandle } from '../../src/core/kube/lease.js';
 import { endOfPass } from '../../src/commands/pass-end.js';
 import { readStatus, STATUS_CONFIGMAP, writeStatusRecord } from '../../src/core/kube/status-configmap.js';
 import { buildPassRecord, type PassCommand } from '../../src/core/status/record.js';
+import { closedPort } from '../cli/cli-support.js';
 import { runBinary, startHarness, type Harness } from '../support/ccm.js';
 import {
   UNINITIALIZED_TAINT_KEY,
@@ -35,15 +35,6 @@ import { annotate, key } from '../support/lb-scenarios.js';
 
 const options: RunOptions = { wait: false, force: true, concurrency: 2, waitTimeout: 30, settleSeconds: 0, pollSeconds: 0.05 };
 const scratch = mkdtempSync(join(tmpdir(), 'ccm-status-'));
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
 
 /** Replaces the records in the status ConfigMap (as an administrator would edit it). */
 async function writeRecords(data: Record<string, string>): Promise<void> {
@@ -88,7 +79,7 @@ servers:
     await ensureNamespace(namespace);
     await ignoreNotFound(testConnection().core.deleteNamespacedConfigMap(STATUS_CONFIGMAP));
 
-    const port = await freePort();
+    const port = await closedPort();
     pushgatewayUrl = `http://127.0.0.1:${port}`;
     pushgateway = spawn('prometheus-pushgateway', [`--web.listen-address=127.0.0.1:${port}`], { stdio: 'ignore' });
     await waitUntil('the Pushgateway is ready', () => fetch(`${pushgatewayUrl}/-/ready`).then((r) => r.ok, () => false), 20_000);
@@ -265,7 +256,7 @@ servers:
   });
 
   it('a push that fails is a warning; the pass succeeds', async () => {
-    const unreachable = `http://127.0.0.1:${await freePort()}`;
+    const unreachable = `http://127.0.0.1:${await closedPort()}`;
     const ctx = harness.context();
     await syncLbCommand([], { namespace, concurrency: 2, waitTimeout: 30, dryRun: false, pushgateway: unreachable }, ctx);
     expect(ctx.err()).toMatch(/^warning: push to the Pushgateway http:\/\/127\.0\.0\.1:\d+\/metrics\/job@base64\/\S+ failed: /m);
