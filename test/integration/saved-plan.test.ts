@@ -11,7 +11,9 @@ import { applyCommand, type ApplyOptions } from '../../src/commands/apply.js';
 import { planCommand } from '../../src/commands/plan.js';
 import { syncLbCommand } from '../../src/commands/sync-lb.js';
 import { serializeSavedPlan, type SavedPlanFile } from '../../src/core/apply/saved-plan.js';
-import { ConfigError, RefusedError, UsageError } from '../../src/core/errors.js';
+import { RUN_LEASE } from '../../src/commands/writer.js';
+import { ConfigError, LockHeldError, RefusedError, UsageError } from '../../src/core/errors.js';
+import { acquireLease } from '../../src/core/kube/lease.js';
 import { isCloudAction } from '../../src/core/lb/actions.js';
 import { MEMBER_DRAINING_TAG } from '../../src/core/lb/strategies.js';
 import { nodesSeed, runBinary, startHarness, type Harness, type TestContext } from '../support/ccm.js';
@@ -63,12 +65,12 @@ describe('saved plans: plan --out, apply FILE', () => {
   }
 
   /** Applies `file`; returns the error (if any) and the simulator's writes meanwhile. */
-  async function applyFile(file: string, ctx: TestContext = harness.context()) {
+  async function applyFile(file: string, ctx: TestContext = harness.context(), options: ApplyOptions = APPLY) {
     const before = harness.sim.admin.requests().length;
     let error: unknown;
     let report;
     try {
-      report = await applyCommand(file, APPLY, ctx);
+      report = await applyCommand(file, options, ctx);
     } catch (caught) {
       error = caught;
     }
@@ -156,6 +158,20 @@ describe('saved plans: plan --out, apply FILE', () => {
       await stalePlanIsRefused(file, /pool .* is gone/);
     } finally {
       harness.sim.admin.setFaults({});
+    }
+  });
+
+  it('apply is a writer: while another pass holds the Lease it exits naming the holder and writes nothing', async () => {
+    const file = join(dir, 'leased.json');
+    await planTo(file, ['service/web']);
+    const other = await acquireLease(testConnection(), { ...RUN_LEASE, holderIdentity: 'another-pass', leaseDurationSeconds: 60 });
+    try {
+      const { error, writes } = await applyFile(file, harness.context(), { ...APPLY, wait: false });
+      expect(error).toBeInstanceOf(LockHeldError);
+      expect((error as Error).message).toContain('another-pass');
+      expect(writes).toEqual([]);
+    } finally {
+      await other.release();
     }
   });
 
