@@ -23,7 +23,7 @@ import { runCommand } from '../../src/commands/run.js';
 import { namespaceUid } from '../../src/core/kube/cluster.js';
 import { CCM_NAME, CCM_NAMESPACE, CLUSTER_RULES, KUBE_SYSTEM_RULES } from '../../src/core/deploy/manifests.js';
 import { VERSION } from '../../src/version.js';
-import { runBinary, startHarness } from '../support/ccm.js';
+import { outputOf, runBinary, startHarness, type BinaryResult as Result } from '../support/ccm.js';
 import {
   createLoadBalancerService,
   createNode,
@@ -56,36 +56,23 @@ const scratch = mkdtempSync(join(tmpdir(), 'ccm-helm-chart-'));
 
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-interface Result {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
 /** Runs helm with its homes in the scratch directory, so nothing is read from or left in ~. */
 function helm(args: readonly string[]): Promise<Result> {
   if (!existsSync(helmBinary)) {
     throw new Error(`${helmBinary} is missing: build it with bash test/cluster/build-helm.sh (npm test does)`);
   }
-  return new Promise((resolve, reject) => {
-    const child = spawn(helmBinary, args, {
-      env: {
-        PATH: process.env.PATH,
-        HOME: scratch,
-        HELM_CACHE_HOME: join(scratch, 'helm-cache'),
-        HELM_CONFIG_HOME: join(scratch, 'helm-config'),
-        HELM_DATA_HOME: join(scratch, 'helm-data'),
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      timeout: 90_000,
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  const child = spawn(helmBinary, args, {
+    env: {
+      PATH: process.env.PATH,
+      HOME: scratch,
+      HELM_CACHE_HOME: join(scratch, 'helm-cache'),
+      HELM_CONFIG_HOME: join(scratch, 'helm-config'),
+      HELM_DATA_HOME: join(scratch, 'helm-data'),
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    timeout: 90_000,
   });
+  return outputOf(child);
 }
 
 function succeeded(result: Result, what: string): string {

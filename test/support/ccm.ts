@@ -1,7 +1,8 @@
 // A test harness for the tool's commands: a fresh simulator, the run's kube-apiserver, and a
 // CommandContext wired to both with captured output — the same context the CLI builds, minus
 // the process. `runBinary` runs the real built CLI (dist/, built by `npm test`) as a process.
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import type { Readable, Writable } from 'node:stream';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import type { CommandContext, GlobalOptions } from '../../src/commands/context.js';
@@ -120,6 +121,18 @@ export interface BinaryResult {
 
 const binary = fileURLToPath(new URL('../../bin/cloudscale-ccm.js', import.meta.url));
 
+/** The exit code and whole output of a spawned process, once it has closed. */
+export function outputOf(child: ChildProcessByStdio<null | Writable, Readable, Readable>): Promise<BinaryResult> {
+  return new Promise((resolve, reject) => {
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
 /**
  * Runs the built CLI as a process against the test cluster (and `apiUrl`, when given). `script`
  * runs another copy of it (an installed package's), `node` another Node.js, from `cwd`.
@@ -142,12 +155,7 @@ export function runBinary(
       stdio: ['pipe', 'pipe', 'pipe'],
       timeout: options.timeoutMs ?? 60_000,
     });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    outputOf(child).then(resolve, reject);
     // A command that reads no input may exit before it is written: its pipe is then closed (EPIPE).
     child.stdin.on('error', (error: NodeJS.ErrnoException) => {
       if (error.code !== 'EPIPE') reject(error);
