@@ -12,6 +12,7 @@ import { planService } from '../../src/core/lb/planner.js';
 import { planNodes } from '../../src/core/nodes/plan.js';
 import type { NodeSnapshot } from '../../src/core/nodes/types.js';
 import { plainYaml } from '../../src/core/render/document.js';
+import { converged } from '../support/lb-world.js';
 import { PLAN_DOCUMENT_VERSION, planDocument } from '../../src/core/render/plan.js';
 
 const DOC = readFileSync(new URL('../../docs/plan-json.md', import.meta.url), 'utf8');
@@ -114,6 +115,23 @@ describe('docs/plan-json.md describes the document', () => {
       const further = Object.keys(action).filter((k) => !common.includes(k));
       expect(further.sort(), action.kind).toEqual(kinds.get(action.kind)!.fields.sort());
       expect(Object.keys(action.downtime).sort()).toEqual(['class', 'maxSeconds', 'minSeconds', 'text']);
+    }
+  });
+
+  test('updates and a pool swap carry the documented fields too (changes[] of updates and of replacing creates)', () => {
+    const world = converged();
+    world.annotate({ 'loadbalancer-pool-algorithm': 'source_ip', 'loadbalancer-health-monitor-delay-s': '5', 'loadbalancer-name': 'renamed' });
+    world.lbs[0]!.tags = {};
+    const inPlace = converged();
+    inPlace.annotate({ 'loadbalancer-timeout-client-data-ms': '1000', 'loadbalancer-health-monitor-delay-s': '5' });
+    const kinds = new Map(kindRows());
+    const actions = planDocument({ nodes: null, services: [world.plan(), inPlace.plan()] }).services.flatMap((s) => s.actions);
+    expect(new Set(actions.map((a) => a.kind))).toEqual(
+      new Set(['create-pool', 'create-member', 'create-monitor', 'await-members', 'delete-listener', 'create-listener', 'delete-monitor', 'delete-member', 'delete-pool', 'rename-lb', 'update-listener', 'update-monitor']),
+    );
+    for (const action of actions) {
+      const further = Object.keys(action).filter((k) => !['kind', 'verb', 'object', 'reason', 'impact', 'downtime'].includes(k));
+      expect(further.sort(), action.kind).toEqual(kinds.get(action.kind)!.fields.sort());
     }
   });
 
