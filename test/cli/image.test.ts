@@ -2,7 +2,7 @@
 // built tree: the same inputs give the same digest; its configuration is the final stage of deploy/Containerfile
 // (what the CronJob end-to-end test runs) with the user of the CronJob's securityContext; its
 // layers hold the Node runtime and the installed package; and, as root, its root filesystem runs
-// `plan` as UID 65532 under chroot against the test cluster and a simulator: the image's own
+// `plan` read-only as UID 65532 under chroot against the test cluster and a simulator: the image's own
 // Node binary and libraries, nothing of the host. crane (scripts/image-tools/build.sh) pushes
 // the layout to a registry on loopback and reports the same digest.
 //
@@ -117,7 +117,7 @@ describe('the image of npm run image', () => {
     expect(existsSync(join(rootfs, 'app', 'src')) || existsSync(join(rootfs, 'app', 'test'))).toBe(false);
   });
 
-  test.skipIf(!isRoot)('its root filesystem runs plan as 65532 with its own Node against the test cluster and a simulator', async () => {
+  test.skipIf(!isRoot)('its root filesystem, read-only, runs plan as 65532 with its own Node against the test cluster and a simulator', async () => {
     const prefix = uniqueName('image');
     const harness: Harness = await startHarness({ seed: nodesSeed({ prefix, count: 1, privateNet: '10.41.0', publicNet: '5.102.149' }) });
     try {
@@ -135,10 +135,12 @@ describe('the image of npm run image', () => {
 
       const config = JSON.parse(blob(manifestOf().config).toString()) as ImageConfig;
       const imageEnv = Object.fromEntries(config.config.Env.map((line) => line.split(/=(.*)/s).slice(0, 2)));
-      // chroot starts in / rather than the image's WorkingDir: the tool resolves no relative path.
+      // Read-only, as the CronJob mounts it (readOnlyRootFilesystem), in a mount namespace of its
+      // own. chroot starts in / rather than the image's WorkingDir: the tool resolves no relative path.
+      const enter = 'mount --bind -o ro "$0" "$0" && exec chroot --userspec="$1" "$0" "${@:2}"';
       const child = spawn(
-        'chroot',
-        [`--userspec=${config.config.User}`, rootfs, ...config.config.Entrypoint, '--cluster-id', harness.clusterId, 'plan', '-o', 'json'],
+        'unshare',
+        ['--mount', '--propagation', 'private', 'bash', '-c', enter, rootfs, config.config.User, ...config.config.Entrypoint, '--cluster-id', harness.clusterId, 'plan', '-o', 'json'],
         {
           env: { ...imageEnv, KUBECONFIG: '/run/kubeconfig', CLOUDSCALE_API_URL: harness.sim.url, CLOUDSCALE_API_TOKEN: TEST_TOKEN },
           stdio: ['ignore', 'pipe', 'pipe'],
