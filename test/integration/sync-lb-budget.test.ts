@@ -2,16 +2,18 @@
 // change over the budget is held back while the harmless rest of the Service and other Services
 // converge, it is announced by one Warning Event however many passes hold it, and only the
 // approval annotation carrying its id applies it (a stale id approves nothing and says so).
-import type { V1Service } from '@kubernetes/client-node';
+import type { V1CronJob, V1Service } from '@kubernetes/client-node';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyCommand } from '../../src/commands/apply.js';
+import { manifestOptionsFrom } from '../../src/commands/manifests.js';
+import { buildManifests } from '../../src/core/deploy/manifests.js';
 import { planCommand } from '../../src/commands/plan.js';
 import { LB_ANNOTATIONS } from '../../src/core/lb/annotations.js';
 import { parseWindow } from '../../src/core/lb/budget-window.js';
-import { startHarness, type Harness } from '../support/ccm.js';
+import { runBinary, startHarness, type Harness } from '../support/ccm.js';
 import { createLoadBalancerService, deleteCreatedObjects, ensureNamespace, testConnection, uniqueName } from '../support/kube.js';
 import {
   annotate,
@@ -155,7 +157,7 @@ describe('sync-lb --max-downtime', () => {
     expect((await poolsOf(service)).pools.map((p) => p.algorithm)).toEqual(['source_ip']);
   });
 
-  it("as the CronJob runs it (run's --max-downtime 0s), a held change is applied by plan --out and apply FILE; the next pass holds nothing and clears the record", async () => {
+  it("under the CronJob's default budget (0s), a held change is applied by plan --out and apply FILE; the next pass holds nothing and clears the record", async () => {
     const service = await created('reviewed');
     await annotate(namespace, 'reviewed', { [key('loadbalancer-pool-algorithm')]: 'source_ip' });
     const held = await passOk(harness, ['reviewed'], budget0);
@@ -177,6 +179,27 @@ describe('sync-lb --max-downtime', () => {
     const after = await passOk(harness, ['reviewed'], budget0);
     expect(after.report.services[0]!.held).toBeUndefined();
     expect((await readService(namespace, 'reviewed')).metadata!.annotations![ANNOUNCED]).toBeUndefined();
+    expect((await warningsOf(service)).filter((e) => e.reason === 'ChangeHeld')).toHaveLength(1);
+  });
+
+  it("the built CLI with the CronJob's budget flags (manifests' defaults): held, exit 0, the change in the text and the JSON result", async () => {
+    const cronJob = buildManifests(manifestOptionsFrom({ schedule: '* * * * *' })).find((m) => m.object.kind === 'CronJob')!.object as V1CronJob;
+    const args = cronJob.spec!.jobTemplate.spec!.template.spec!.containers[0]!.args!;
+    const budgetFlags = args.slice(args.indexOf('--max-downtime'), args.indexOf('--max-downtime') + 2);
+    expect(budgetFlags).toEqual(['--max-downtime', '0s']);
+
+    const service = await created('cli');
+    await annotate(namespace, 'cli', { [key('loadbalancer-pool-algorithm')]: 'source_ip' });
+    const cli = ['sync-lb', 'service/cli', '-n', namespace, ...budgetFlags, '--cluster-id', harness.clusterId];
+    const json = await runBinary([...cli, '-o', 'json'], { apiUrl: harness.sim.url });
+    expect(json.code, json.stderr).toBe(0);
+    const [report] = (JSON.parse(json.stdout) as { services: { held?: { id: string; reason: string }[] }[] }).services;
+    const id = report!.held![0]!.id;
+    const text = await runBinary(cli, { apiUrl: harness.sim.url });
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toContain(`held: service/${namespace}/cli change ${id}`);
+    expect(text.stdout).toContain('1 change held back');
+    expect((await poolsOf(service)).serving?.algorithm).toBe('round_robin');
     expect((await warningsOf(service)).filter((e) => e.reason === 'ChangeHeld')).toHaveLength(1);
   });
 
