@@ -5,6 +5,7 @@ import { describe, expect, test } from 'vitest';
 import { announcements, applyBudget, changeId, formatSeconds, heldChange, interruptionSeconds, restoreHeld } from '../../src/core/lb/budget.js';
 import { downtimeOf } from '../../src/core/lb/impact.js';
 import type { ServicePlan } from '../../src/core/lb/planner.js';
+import { planDocument, renderPlanText } from '../../src/core/render/plan.js';
 import { converged, node, P, server, svc, World } from '../support/lb-world.js';
 
 const shape = (actions: ServicePlan['actions']) => actions.map((a) => `${a.kind} ${a.object} [${a.impact}]`);
@@ -236,5 +237,22 @@ describe('announcements', () => {
     [0.5, '0.5s'],
   ])('formatSeconds(%s) = %s', (seconds, text) => {
     expect(formatSeconds(seconds)).toBe(text);
+  });
+});
+
+describe('plan --max-downtime (text and summary)', () => {
+  test('the held change is shown apart with its id, budget and approvals; the summary counts it as pending', () => {
+    const w = converged();
+    w.annotate({ 'loadbalancer-pool-algorithm': 'least_connections' });
+    const plan = applyBudget(w.plan(), { seconds: 0 });
+    const id = plan.held![0]!.id;
+    const document = planDocument({ nodes: null, services: [plan] });
+    expect(document.summary).toMatchObject({ held: 1, changes: true });
+    const text = renderPlanText(document, { color: false });
+    expect(text).toContain(`held back: change ${id} (over the budget of 0s: the port is unreachable only while its listener moves`);
+    expect(text).toContain('- delete-listener  listener tcp/80');
+    expect(text).toContain(`cloudscale-ccm/approve-change=${id}`);
+    expect(text).toMatch(/Plan: .*1 held back/);
+    expect(text).not.toContain('No changes.');
   });
 });
