@@ -87,7 +87,7 @@ servers:
     const forced = harness.context();
     const report = await runCommand({ ...options, force: true }, forced);
     expect(report.summary).toMatchObject({ nodesInitialized: 1, loadBalancersCreated: 1, servicesFailed: 0 });
-    expect(forced.out()).toMatch(/^run: nodes 1 initialized, 0 refreshed, 0 deleted; load balancers 1 created, 0 updated, 0 deleted; 0 failure\(s\); \d+ API requests \(\d+ writes\); \d+\.\d s$/m);
+    expect(forced.out()).toMatch(/^run: nodes 1 initialized, 0 refreshed, 0 deleted; load balancers 1 created, 0 updated, 0 deleted; 0 failures; \d+ API requests \(\d+ writes\); \d+\.\d s$/m);
   });
 
   it('refuses while a live Go CCM renews its Lease with a clock 70 s behind (its Lease looks expired here)', async () => {

@@ -100,7 +100,7 @@ describe(`the sandbox, one pass of every command${requestedKube === '' ? '' : ` 
 
     const run = await cli('run', ...fast);
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout + run.stderr).toMatch(/nodes 0 initialized, 0 refreshed, 0 deleted; load balancers 1 created, 0 updated, 0 deleted; 0 failure\(s\)/);
+    expect(run.stdout + run.stderr).toMatch(/nodes 0 initialized, 0 refreshed, 0 deleted; load balancers 1 created, 0 updated, 0 deleted; 0 failures/);
     expect(await listLoadBalancers()).toHaveLength(1);
 
     const config = new KubeConfig();
