@@ -217,13 +217,13 @@ async function executeOne(
   return { status: 'changed', planned, execution };
 }
 
-/** An Event on the Service, as the service controller records it; a failure goes to `onEventError`. */
+/** An Event on the Service, as the service controller records it; a failure goes to `onEventError` (and answers false). */
 async function serviceEvent(
   conn: KubeConnection,
   service: ServicePlan['service'],
   content: { readonly type: 'Normal' | 'Warning'; readonly reason: string; readonly message: string },
   options: Pick<SyncPassOptions, 'onEventError'>,
-): Promise<void> {
+): Promise<boolean> {
   const { error } = await recordEvent(
     conn,
     { kind: 'Service', apiVersion: 'v1', namespace: service.namespace, name: service.name, uid: service.uid },
@@ -231,6 +231,7 @@ async function serviceEvent(
   );
   // A Lease lost is reported once, by the pass whose signal it aborted, not per Event.
   if (error && !(error instanceof LeaseLostError)) options.onEventError?.(error);
+  return error === undefined;
 }
 
 /**
@@ -250,10 +251,16 @@ export async function announceHeldChanges(
       const due = announcements(plan, readLbAnnotation(service.metadata?.annotations, 'approveChange'));
       const fresh = due.filter((a) => !recorded.includes(a.token));
       if (fresh.length === 0 && (due.length > 0 || recorded.length === 0)) return;
-      for (const a of fresh) await serviceEvent(conn, plan.service, { type: 'Warning', reason: a.reason, message: a.message }, options);
+      // Only what an Event really told is recorded: a failed Event is tried again next pass.
+      const untold = new Set<string>();
+      for (const a of fresh) {
+        if (!(await serviceEvent(conn, plan.service, { type: 'Warning', reason: a.reason, message: a.message }, options))) untold.add(a.token);
+      }
+      const told = due.filter((a) => !untold.has(a.token)).map((a) => a.token);
+      if (told.length === recorded.length && told.every((token) => recorded.includes(token))) return;
       try {
         await patchServiceMetadata(conn, plan.service.namespace, plan.service.name, {
-          annotations: { [LB_ANNOTATIONS.announcedChanges.key]: due.length === 0 ? null : due.map((a) => a.token).join(',') },
+          annotations: { [LB_ANNOTATIONS.announcedChanges.key]: told.length === 0 ? null : told.join(',') },
         });
       } catch (error) {
         // Not recorded: the next pass announces again. The pass itself goes on (a lost Lease stops it).
