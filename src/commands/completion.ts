@@ -1,8 +1,8 @@
-// `cloudscale-ccm completion bash|zsh|fish` prints the script shipped under completions/, so
-// the printed and the installed scripts are the same file. The scripts call the hidden
-// `cloudscale-ccm __complete services` for Service names: bin/ first offers it to
-// completeWithoutClient (one GET with the kubeconfig's credentials), and only when that cannot
-// serve the kubeconfig does the full CLI run completeCommand with the Kubernetes client.
+// `cloudscale-ccm completion bash|zsh|fish` prints the script shipped under completions/ with
+// one line filled in: the installation that printed it. The scripts call the hidden
+// `cloudscale-ccm __complete services|namespaces` for names from the cluster: bin/ first offers
+// it to completeWithoutClient (one GET with the kubeconfig's credentials), and only when that
+// cannot serve the kubeconfig does the full CLI run completeCommand with the Kubernetes client.
 import type { V1Namespace, V1Service } from '@kubernetes/client-node';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
@@ -77,9 +77,10 @@ function candidateLines(candidates: readonly string[]): string {
 const DIRECT_TIMEOUT_MS = 3000;
 
 /**
- * Serves `__complete services [-n NS] [--kubeconfig FILE] [--context NAME]` (the arguments
- * after `__complete`) without loading the Kubernetes client, and resolves to true; resolves to
- * false, having written nothing, when the arguments or the kubeconfig need the full CLI.
+ * Serves `__complete services|namespaces [-n NS] [--kubeconfig FILE] [--context NAME]` (the
+ * arguments after `__complete`) without loading the Kubernetes client, and resolves to true;
+ * resolves to false, having written nothing, when the arguments or the kubeconfig need the full
+ * CLI.
  */
 export async function completeWithoutClient(
   args: readonly string[],
