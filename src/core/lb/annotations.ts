@@ -1,6 +1,7 @@
 // The one table of every `k8s.cloudscale.ch/loadbalancer-*` annotation of cloudscale's Go CCM
-// (docs/go-ccm-compatibility.md), with typed parsers, and the ownership tags this tool adds to
-// load balancers. The README's annotation reference is generated from this table.
+// (docs/go-ccm-compatibility.md) and of this tool's own `cloudscale-ccm/*` annotations (the
+// downtime budget's approval and its record), with typed parsers, and the ownership tags this
+// tool adds to load balancers. The README's annotation reference is generated from this table.
 //
 // Compatibility rule: accept every value the Go CCM accepts; reject up front what it only fails
 // on later (at the API or at status time), naming the annotation and the expected format.
