@@ -804,6 +804,25 @@ describe('deletion and type change', () => {
     expect(world.service.metadata!.finalizers).toEqual([]);
   });
 
+  test('the load balancer a live Service records is gone (404 by UUID) → a new one, impact lb-lost, naming the addresses that change', () => {
+    const world = converged();
+    const uuid = world.lbs[0]!.uuid;
+    const before = world.service.status!.loadBalancer!.ingress!.map((entry) => entry.ip!);
+    world.service.status = { loadBalancer: { ingress: [...before.map((ip) => ({ ip })), { ip: '192.0.2.50' }] } };
+    world.annotate({ 'loadbalancer-floating-ips': '["192.0.2.50/32"]' });
+    world.uuidLookups.set(uuid, { kind: 'gone' });
+    world.lbs = [];
+    const create = world.plan().actions.find((a) => a.kind === 'create-lb')!;
+    expect(create).toMatchObject({
+      impact: 'lb-lost',
+      downtime: downtimeOf('lb-lost'),
+      lost: { uuid, addresses: [...before, '192.0.2.50'], kept: ['192.0.2.50'] },
+      reason: { field: 'status.loadBalancer.ingress', from: before.join(', '), to: 'new addresses, known once the load balancer exists' },
+    });
+    // A Service that never had one gets a plain new load balancer.
+    expect(new World(svc()).plan().actions.find((a) => a.kind === 'create-lb')).toMatchObject({ impact: 'none', lost: null });
+  });
+
   test('the load balancer is already gone (404 by UUID) → only the finalizer', () => {
     const world = converged();
     world.uuidLookups.set(world.lbs[0]!.uuid, { kind: 'gone' });

@@ -8,6 +8,7 @@ import type { NodeAction } from '../../src/core/nodes/types.js';
 import { markdownText, renderPlanMarkdown } from '../../src/core/render/markdown.js';
 import { planDocument } from '../../src/core/render/plan.js';
 import { act, servicePlan } from '../support/plan-fixtures.js';
+import { converged } from '../support/lb-world.js';
 
 const swap: Reason = { text: 'the pool algorithm cannot change in place', field: 'k8s.cloudscale.ch/loadbalancer-pool-algorithm', from: 'round_robin', to: 'source_ip' };
 
@@ -85,6 +86,26 @@ describe('renderPlanMarkdown', () => {
     expect(text).toContain('(how to fix: use lb-standard)');
     expect(text).toContain('- **warning** MembersKept: pool tcp/http keeps 2 members');
     expect(text).not.toContain('| Change |');
+  });
+});
+
+describe('renderPlanMarkdown of real plans', () => {
+  test('an update of several fields names each in Why; a lost load balancer gets its loud line', () => {
+    const world = converged();
+    world.annotate({ 'loadbalancer-listener-allowed-cidrs': '["10.0.0.0/8"]', 'loadbalancer-timeout-client-data-ms': '1000' });
+    const updated = renderPlanMarkdown(planDocument({ nodes: null, services: [world.plan()] }));
+    expect(updated).toContain(
+      '| `update-listener` | listener tcp/80 | allowed\\_cidrs changes in place \\(k8s.cloudscale.ch/loadbalancer-listener-allowed-cidrs: \\[\\] → \\["10.0.0.0/8"\\]\\); timeout\\_client\\_data\\_ms changes in place',
+    );
+
+    const lost = converged();
+    const addresses = lost.service.status!.loadBalancer!.ingress!.map((entry) => entry.ip).join(', ');
+    lost.uuidLookups.set(lost.lbs[0]!.uuid, { kind: 'gone' });
+    lost.lbs = [];
+    const markdown = renderPlanMarkdown(planDocument({ nodes: null, services: [lost.plan()] }));
+    expect(markdown).toContain('(new: the recorded one is gone)');
+    expect(markdown).toContain(`- **the Service's addresses change: ${addresses} → new ones, known once the load balancer exists;`);
+    expect(markdown).toMatch(/\| `create-lb` \| .* \| lb-lost \|/);
   });
 });
 

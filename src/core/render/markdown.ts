@@ -9,7 +9,7 @@ import { restoreHeld } from '../lb/budget.js';
 import type { ServicePlan } from '../lb/planner.js';
 import { problemSummary } from '../lb/problems.js';
 import type { PlannedAction } from '../lb/actions.js';
-import { addressChangeText, describeNodeReason, describeReason, groupActions, lostLoadBalancerOf, type PlanDocument } from './plan.js';
+import { addressChangeText, describeNodeReason, describeReason, groupActions, lostLoadBalancerOf, reasonsOf, type PlanDocument } from './plan.js';
 import { escapeUnprintable } from './untrusted.js';
 
 /** Markdown-escaped text for a table cell or a heading: one line, no markup, no pipe. */
@@ -60,7 +60,7 @@ function serviceSection(plan: ServicePlan): string[] {
       ? 'no load balancer'
       : plan.mode === 'delete'
         ? `load balancer ${markdownText(lb.name)} (no longer wanted)`
-        : `load balancer ${markdownText(lb.name)}${lb.uuid === null ? ' (new)' : ''}`;
+        : `load balancer ${markdownText(lb.name)}${lb.uuid === null ? (lostLoadBalancerOf(plan) === null ? ' (new)' : ' (new: the recorded one is gone)') : ''}`;
   const lines = [`#### Service ${markdownText(`${plan.service.namespace}/${plan.service.name}`)} — ${what}`, ''];
   const actions = restoreHeld(plan).actions;
   const held = new Set(plan.held?.flatMap((change) => change.actions));
@@ -73,7 +73,7 @@ function serviceSection(plan: ServicePlan): string[] {
       const impact = first.verb === 'kube' || first.verb === 'refuse' ? '—' : first.impact;
       const isHeld = held.has(first) ? '**yes**' : 'no';
       const objects = group.map((action) => markdownText(action.object)).join('<br>');
-      lines.push(row([kindsOf(group), objects, markdownText(describeReason(first.reason)), impact, downtime, isHeld]));
+      lines.push(row([kindsOf(group), objects, markdownText(reasonsOf(first).map(describeReason).join('; ')), impact, downtime, isHeld]));
     }
   }
   const refused = new Set(plan.actions.flatMap((a) => (a.kind === 'refuse' ? [a.problem] : [])));

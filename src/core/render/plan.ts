@@ -284,8 +284,7 @@ export function objectGroups(actions: readonly PlannedAction[]): ObjectGroup[] {
   for (const block of blocks) {
     const reasons: Reason[] = [];
     for (const action of block.actions) {
-      const own = action.verb === 'update' && 'changes' in action ? (action.changes as readonly Reason[]) : [action.reason];
-      for (const reason of own) if (!reasons.some((r) => sameReason(r, reason))) reasons.push(reason);
+      for (const reason of reasonsOf(action)) if (!reasons.some((r) => sameReason(r, reason))) reasons.push(reason);
     }
     const changing = block.actions.filter((a) => a.verb !== 'kube' && a.verb !== 'refuse');
     const worst = changing.length === 0 ? null : changing.reduce((w, a) => (impactRank(a.impact) > impactRank(w.impact) ? a : w));
@@ -303,6 +302,11 @@ export function objectGroups(actions: readonly PlannedAction[]): ObjectGroup[] {
     else groups.push({ blocks: [block], reasons, worst });
   }
   return groups;
+}
+
+/** Why an action is planned: an update's reason per changed field, any other action's one reason. */
+export function reasonsOf(action: PlannedAction): readonly Reason[] {
+  return action.verb === 'update' && 'changes' in action ? (action.changes as readonly Reason[]) : [action.reason];
 }
 
 /**
