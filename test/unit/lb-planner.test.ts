@@ -358,7 +358,7 @@ describe('changes on a converged Service: planned actions and their impact', () 
   test('a create replacing an object of the same name lists every field that differs, not only the trigger', () => {
     world.annotate({ 'loadbalancer-pool-algorithm': 'source_ip', 'loadbalancer-listener-allowed-cidrs': '["10.0.0.0/8"]', 'loadbalancer-timeout-client-data-ms': '1000' });
     const actions = world.plan().actions;
-    const changesOf = (kind: string) => (actions.find((a) => a.kind === kind) as { changes: { field?: string; from?: string; to?: string }[] }).changes;
+    const changesOf = (kind: string) => (actions.find((a) => a.kind === kind) as unknown as { changes: { field?: string; from?: string; to?: string }[] }).changes;
     expect(changesOf('create-listener')).toEqual([
       { text: 'allowed_cidrs changes', field: 'allowed_cidrs', from: '[]', to: '["10.0.0.0/8"]' },
       { text: 'timeout_client_data_ms changes', field: 'timeout_client_data_ms', from: '50000', to: '1000' },
