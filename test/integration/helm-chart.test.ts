@@ -126,6 +126,17 @@ const CHART_VALUE_OF_FLAG: Readonly<Record<string, readonly Sample[]>> = {
     { args: ['--api-server-host', 'api.example.com'], values: { apiServer: { host: 'api.example.com' } } },
     { args: ['--api-server-host', 'fd00::a'], values: { apiServer: { host: 'fd00::a' } } },
   ],
+  '--max-downtime': [
+    { args: ['--max-downtime', '90s'], values: { maxDowntime: '90s' } },
+    { args: ['--max-downtime', '1h0m30s'], values: { maxDowntime: '1h0m30s' } },
+    { args: ['--max-downtime', '500ms'], values: { maxDowntime: '500ms' } },
+    { args: ['--max-downtime', '2d'], values: { maxDowntime: '2d' } },
+  ],
+  '--window': [
+    { args: ['--window', 'Mon-Fri 02:00-04:00 Europe/Zurich=5m'], values: { window: 'Mon-Fri 02:00-04:00 Europe/Zurich=5m' } },
+    { args: ['--window', ' sat,SUN-mon 22:30-24:00 UTC = 1.5m '], values: { window: ' sat,SUN-mon 22:30-24:00 UTC = 1.5m ' } },
+  ],
+  '--pushgateway': [{ args: ['--pushgateway', 'http://pushgateway.monitoring:9091'], values: { pushgateway: 'http://pushgateway.monitoring:9091' } }],
   '--api-server-port': [
     {
       args: ['--api-server-host', '10.0.0.10', '--api-server-port', '7443'],
@@ -194,6 +205,15 @@ const REFUSED: readonly { name: string; args: string[]; values: Record<string, u
   { name: 'a time zone', args: ['--schedule', 'TZ=UTC * * * * *'], values: { schedule: 'TZ=UTC * * * * *' }, flag: '--schedule', value: 'schedule', says: 'time zones are not accepted' },
   { name: 'an unknown macro', args: ['--schedule', '@every 5m'], values: { schedule: '@every 5m' }, flag: '--schedule', value: 'schedule', says: 'unknown macro' },
   { name: 'an empty schedule', args: ['--schedule', ' '], values: { schedule: ' ' }, flag: '--schedule', value: 'schedule', says: 'empty' },
+  { name: 'a budget without unit', args: ['--max-downtime', '10'], values: { maxDowntime: '10' }, flag: '--max-downtime', value: 'maxDowntime', says: 'has no unit' },
+  { name: 'a negative budget', args: ['--max-downtime=-5s'], values: { maxDowntime: '-5s' }, flag: '--max-downtime', value: 'maxDowntime', says: 'a negative duration' },
+  { name: 'a window without times', args: ['--window', 'Mon-Fri Europe/Zurich=5m'], values: { window: 'Mon-Fri Europe/Zurich=5m' }, flag: '--window', value: 'window', says: 'not a window' },
+  { name: 'a window on unknown days', args: ['--window', 'Mon-Fry 02:00-04:00 UTC=5m'], values: { window: 'Mon-Fry 02:00-04:00 UTC=5m' }, flag: '--window', value: 'window', says: 'unknown days' },
+  { name: 'a window at 25 o’clock', args: ['--window', 'daily 02:00-25:00 UTC=5m'], values: { window: 'daily 02:00-25:00 UTC=5m' }, flag: '--window', value: 'window', says: 'not a time of day' },
+  { name: 'an empty window', args: ['--window', 'daily 02:00-02:00 UTC=5m'], values: { window: 'daily 02:00-02:00 UTC=5m' }, flag: '--window', value: 'window', says: 'the window is empty' },
+  { name: 'a window budget without unit', args: ['--window', 'daily 02:00-04:00 UTC=5'], values: { window: 'daily 02:00-04:00 UTC=5' }, flag: '--window', value: 'window', says: 'has no unit' },
+  { name: 'a Pushgateway that is no http URL', args: ['--pushgateway', 'ftp://pg:9091'], values: { pushgateway: 'ftp://pg:9091' }, flag: '--pushgateway', value: 'pushgateway', says: 'must be an http:// or https:// URL' },
+  { name: 'a Pushgateway with a query', args: ['--pushgateway', 'http://pg:9091/?job=x'], values: { pushgateway: 'http://pg:9091/?job=x' }, flag: '--pushgateway', value: 'pushgateway', says: 'query' },
   { name: 'an image with a space', args: ['--image', 'a b'], values: { image: 'a b' }, flag: '--image', value: 'image', says: 'is not an image reference' },
   {
     name: 'a host with a scheme',

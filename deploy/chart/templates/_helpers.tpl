@@ -72,3 +72,89 @@ The cron grammar the CronJob controller accepts, as `manifests --schedule` check
 {{- end }}
 {{- end }}
 {{- end }}
+
+{{/*
+Seconds of a duration as `run` reads it (src/core/duration.ts): 90s, 5m, 1h30m, 500ms, 2d, not
+negative, a unit on every number. Fails naming the value. Argument: (list VALUE_NAME TEXT).
+*/}}
+{{- define "cloudscale-ccm.durationSeconds" -}}
+{{- $name := index . 0 }}
+{{- $text := trim (toString (index . 1)) }}
+{{- $hint := "write a duration like 0s, 15s, 2m or 1h30m (hours, minutes, seconds; not negative)" }}
+{{- if hasPrefix "-" $text }}
+{{- fail (printf "%s %q: a negative duration: %s" $name $text $hint) }}
+{{- else if regexMatch "^[0-9]+(\\.[0-9]+)?$" $text }}
+{{- fail (printf "%s %q has no unit: %s" $name $text $hint) }}
+{{- else if not (regexMatch "^([0-9]+(\\.[0-9]+)?(ms|s|m|h|d))+$" $text) }}
+{{- fail (printf "%s %q is not a duration: %s" $name $text $hint) }}
+{{- end }}
+{{- $unitMs := dict "ms" 1 "s" 1000 "m" 60000 "h" 3600000 "d" 86400000 }}
+{{- $ms := 0.0 }}
+{{- range regexFindAll "[0-9]+(\\.[0-9]+)?(ms|s|m|h|d)" $text -1 }}
+{{- $unit := regexFind "(ms|s|m|h|d)$" . }}
+{{- $ms = addf $ms (mulf (float64 (trimSuffix $unit .)) (get $unitMs $unit)) }}
+{{- end }}
+{{- divf $ms 1000 }}
+{{- end }}
+
+{{/*
+A number of seconds the way `manifests` writes a budget (formatSeconds in src/core/lb/budget.ts):
+1h30m, 1m30s, 0.5s, 0s.
+*/}}
+{{- define "cloudscale-ccm.formatSeconds" -}}
+{{- $seconds := float64 . }}
+{{- $hours := floor (divf $seconds 3600) }}
+{{- $minutes := floor (divf (subf $seconds (mulf $hours 3600)) 60) }}
+{{- $rest := subf $seconds (addf (mulf $hours 3600) (mulf $minutes 60)) }}
+{{- if gt $hours 0.0 }}{{ int64 $hours }}h{{ end }}
+{{- if gt $minutes 0.0 }}{{ int64 $minutes }}m{{ end }}
+{{- if or (gt $rest 0.0) (eq $seconds 0.0) }}{{ $rest }}s{{ end }}
+{{- end }}
+
+{{/*
+The window as `run --window` takes it (parseWindow in src/core/lb/budget-window.ts):
+"DAYS HH:MM-HH:MM ZONE=DURATION". The time zone is left to `run`: a template cannot tell a
+zone name from a typo, so check a new window with `cloudscale-ccm manifests --window …` once.
+*/}}
+{{- define "cloudscale-ccm.validateWindow" -}}
+{{- $window := . }}
+{{- $hint := "write the window as \"DAYS HH:MM-HH:MM ZONE=DURATION\", e.g. \"Mon-Fri 02:00-04:00 Europe/Zurich=5m\" (DAYS: Mon,Tue,…,Sun, ranges like Mon-Fri, or daily)" }}
+{{- $parts := regexFindAll "[^\\s=]+" $window -1 }}
+{{- if not (regexMatch "^\\s*\\S+\\s+[0-9]{1,2}:[0-9]{2}-[0-9]{1,2}:[0-9]{2}\\s+[^=\\s]+\\s*=\\s*\\S+\\s*$" $window) }}
+{{- fail (printf "window %q: not a window: %s" $window $hint) }}
+{{- end }}
+{{- $days := lower (index $parts 0) }}
+{{- $day := "(sun|mon|tue|wed|thu|fri|sat)" }}
+{{- if not (or (eq $days "daily") (regexMatch (printf "^%s(-%s)?(,%s(-%s)?)*$" $day $day $day $day) $days)) }}
+{{- fail (printf "window %q: unknown days %q: %s" $window (index $parts 0) $hint) }}
+{{- end }}
+{{- $times := regexSplit "[:-]" (index $parts 1) -1 }}
+{{- $start := add (mul (atoi (index $times 0)) 60) (atoi (index $times 1)) }}
+{{- $end := add (mul (atoi (index $times 2)) 60) (atoi (index $times 3)) }}
+{{- if or (gt (atoi (index $times 0)) 23) (gt (atoi (index $times 1)) 59) (gt (atoi (index $times 2)) 24) (gt (atoi (index $times 3)) 59) (gt $end 1440) }}
+{{- fail (printf "window %q: not a time of day: %s" $window $hint) }}
+{{- end }}
+{{- if eq $start $end }}
+{{- fail (printf "window %q: the window is empty (start and end are the same): %s" $window $hint) }}
+{{- end }}
+{{- $_ := include "cloudscale-ccm.durationSeconds" (list "window (budget after =)" (index $parts 3)) }}
+{{- end }}
+
+{{/*
+The arguments of `run` in each Job: the budget (maxDowntime, window) and the Pushgateway, as
+`manifests` writes them.
+*/}}
+{{- define "cloudscale-ccm.runArgs" -}}
+{{- $args := list "run" "--max-downtime" (include "cloudscale-ccm.formatSeconds" (include "cloudscale-ccm.durationSeconds" (list "maxDowntime" .Values.maxDowntime))) }}
+{{- with trim .Values.window }}
+{{- include "cloudscale-ccm.validateWindow" . }}
+{{- $args = concat $args (list "--window" .) }}
+{{- end }}
+{{- with .Values.pushgateway }}
+{{- if not (regexMatch "^(?i:https?)://[^\\s/?#]+[^\\s?#]*$" .) }}
+{{- fail (printf "pushgateway %q must be an http:// or https:// URL without query or fragment, e.g. --set pushgateway=http://pushgateway.monitoring:9091" .) }}
+{{- end }}
+{{- $args = concat $args (list "--pushgateway" .) }}
+{{- end }}
+{{- toJson $args }}
+{{- end }}
