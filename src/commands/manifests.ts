@@ -28,6 +28,8 @@ export interface ManifestsCommandOptions {
   apiServerPort?: number;
   /** --pushgateway (the CLI checks the URL): each Job's `run --pushgateway`. */
   pushgateway?: string;
+  /** --watch-for in milliseconds (the CLI parses the duration): each Job's `run --watch-for`. */
+  watchForMs?: number;
 }
 
 const DEFAULT_API_SERVER_PORT = 6443;
@@ -59,6 +61,11 @@ export function manifestOptionsFrom(options: ManifestsCommandOptions): ManifestO
       hint: 'add --api-server-host with an address the API server certificate names',
     });
   }
+  if (options.watchForMs !== undefined && (options.watchForMs % 1000 !== 0 || options.watchForMs >= 3_600_000)) {
+    throw new UsageError(`--watch-for takes whole seconds under an hour, got ${options.watchForMs / 1000} s`, {
+      hint: 'e.g. --watch-for 50s with the default one-minute schedule; 0 runs one pass per Job',
+    });
+  }
   const port = options.apiServerPort ?? DEFAULT_API_SERVER_PORT;
   if (!Number.isInteger(port) || port < 1 || port > 65535) {
     throw new UsageError(`--api-server-port takes 1–65535, got ${port}`);
@@ -74,6 +81,7 @@ export function manifestOptionsFrom(options: ManifestsCommandOptions): ManifestO
     ...(options.maxDowntime === undefined ? {} : { maxDowntime: formatSeconds(options.maxDowntime) }),
     ...(options.window === undefined ? {} : { window: options.window.text }),
     ...(options.pushgateway === undefined ? {} : { pushgateway: options.pushgateway }),
+    ...(options.watchForMs === undefined ? {} : { watchForSeconds: options.watchForMs / 1000 }),
     ...(options.image === undefined ? {} : { image: options.image }),
     ...(options.apiServerHost === undefined ? {} : { apiServer: { host: options.apiServerHost, port } }),
   };

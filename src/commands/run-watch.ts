@@ -65,6 +65,8 @@ export async function watchAfterPass(
   const conn = ctx.kube();
   const reactionPasses: ReactionOutcome[] = [];
   const log = (line: string): void => void ctx.stderr.write(`${escapeUnprintable(line)}\n`);
+  const seconds = Math.max(0, Math.round((options.untilMs - performance.now()) / 1000));
+  log(`watch: watching Nodes and Services for ${seconds} s (until ${options.forSeconds} s after the start)`);
   const report = await watchAndReact({
     source: {
       list: (kind) => listForWatch(conn, kind),

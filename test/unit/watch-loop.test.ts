@@ -223,3 +223,9 @@ describe('the loop', () => {
     expect(await loop.done).toEqual({ reactions: 0, reestablished: 0, endedBy: 'deadline' });
   });
 });
+
+test('a Service read by a list and the same Service from a watch event (other field order) have one fingerprint', () => {
+  const listed = service('web');
+  const fromWatch = JSON.parse(JSON.stringify({ metadata: listed.metadata, spec: { ports: listed.spec!.ports, type: 'LoadBalancer' } })) as V1Service;
+  expect(serviceFingerprint(fromWatch)).toBe(serviceFingerprint(listed));
+});

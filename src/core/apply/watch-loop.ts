@@ -83,6 +83,8 @@ export async function watchAndReact(options: WatchLoopOptions): Promise<WatchLoo
     previous();
   };
   let broken: WatchBrokenError | undefined;
+  /** Watches broken right now, with their last problem: at the deadline they fail the loop. */
+  const down = new Map<WatchedKind, string>();
   let reestablished = 0;
 
   const keepWatching = async (kind: WatchedKind, startVersion: string): Promise<void> => {
@@ -101,14 +103,18 @@ export async function watchAndReact(options: WatchLoopOptions): Promise<WatchLoo
           reestablished += 1;
           options.onNote?.(`watch of ${kind} re-established after: ${lastProblem}`);
           brokenSince = undefined;
+          down.delete(kind);
           retryMs = RETRY_FIRST_MS;
           notify();
         } catch (error) {
           lastProblem = errorMessage(error);
+          down.set(kind, lastProblem);
           const since = brokenSince ?? clock.now();
-          if (clock.now() - since >= options.reestablishWithinMs || clock.now() >= options.untilMs) {
+          const tooLong = clock.now() - since >= options.reestablishWithinMs;
+          if (tooLong || clock.now() >= options.untilMs) {
+            const when = tooLong ? `within ${Math.round(options.reestablishWithinMs / 1000)} s` : 'before the watch was to end';
             throw new WatchBrokenError(
-              `the watch of ${kind} broke and could not be re-established within ${Math.round(options.reestablishWithinMs / 1000)} s: ${lastProblem}`,
+              `the watch of ${kind} broke and could not be re-established ${when}: ${lastProblem}`,
               { status: error instanceof KubeApiError ? error.status : 0, cause: error, hint: 'changes after the break wait for the next run; check the API server' },
             );
           }
@@ -125,6 +131,7 @@ export async function watchAndReact(options: WatchLoopOptions): Promise<WatchLoo
       if (ended.end.how === 'closed') continue;
       lastProblem = ended.end.how === 'expired' ? `410 Gone (${ended.end.message})` : ended.end.error.message;
       options.onNote?.(`watch of ${kind} broke: ${lastProblem}; listing again`);
+      down.set(kind, lastProblem);
       brokenSince = clock.now();
     }
   };
@@ -172,7 +179,17 @@ export async function watchAndReact(options: WatchLoopOptions): Promise<WatchLoo
     for (;;) {
       if (broken !== undefined) throw broken;
       if (signal.aborted) return { reactions, reestablished, endedBy: 'signal' };
-      if (clock.now() >= options.untilMs) return { reactions, reestablished, endedBy: 'deadline' };
+      if (clock.now() >= options.untilMs) {
+        // Blind since the break: that is no success, whatever the passes did.
+        const [kind, problem] = [...down][0] ?? [];
+        if (kind !== undefined) {
+          throw new WatchBrokenError(`the watch of ${kind} broke and could not be re-established before the watch was to end: ${problem}`, {
+            status: 0,
+            hint: 'changes after the break wait for the next run; check the API server',
+          });
+        }
+        return { reactions, reestablished, endedBy: 'deadline' };
+      }
       if (!tracker.hasPending) {
         await clock.pause(options.untilMs - clock.now(), woken, signal);
         continue;

@@ -36,6 +36,12 @@ export const GO_CCM_LEASE_NAME = 'cloud-controller-manager';
 export const TOKEN_SECRET_NAME = 'cloudscale';
 export const TOKEN_SECRET_KEY = 'access-token';
 export const DEFAULT_SCHEDULE = '* * * * *';
+/**
+ * Each one-minute Job watches until 50 s after its start: with the pod's start (a few seconds
+ * after the minute) and the shutdown it ends before the next minute, so Jobs follow each other
+ * instead of queueing behind concurrencyPolicy: Forbid.
+ */
+export const DEFAULT_WATCH_FOR_SECONDS = 50;
 /** The UID and GID the image runs as (the conventional "nonroot" of distroless images). */
 export const RUN_AS_USER = 65532;
 
@@ -73,6 +79,11 @@ export interface ManifestOptions {
   /** `run --pushgateway` of each Job (checked by the caller): where the Jobs push their metrics. */
   pushgateway?: string;
   /**
+   * `run --watch-for` of each Job, in seconds: after its pass a Job watches and reacts until this
+   * long after it started; 0: one pass per Job. Default DEFAULT_WATCH_FOR_SECONDS.
+   */
+  watchForSeconds?: number;
+  /**
    * Where the pod reaches the API server, replacing the kubelet-injected Service address.
    * Needed when the `kubernetes` ClusterIP does not work on the host network before the CNI
    * runs (clusters without kube-proxy). The serving certificate must name `host`.
@@ -98,8 +109,8 @@ export interface Manifest {
  */
 export const CLUSTER_RULES: readonly RuleWithPurpose[] = [
   {
-    rule: { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list'] },
-    purpose: 'read Nodes: init-nodes, node lifecycle, and the pool members of every load balancer',
+    rule: { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch'] },
+    purpose: 'read Nodes: init-nodes, node lifecycle, and the pool members of every load balancer; watch: run --watch-for',
   },
   {
     rule: { apiGroups: [''], resources: ['nodes'], verbs: ['patch'] },
@@ -114,8 +125,8 @@ export const CLUSTER_RULES: readonly RuleWithPurpose[] = [
     purpose: 'init-nodes: node addresses from the server interfaces',
   },
   {
-    rule: { apiGroups: [''], resources: ['services'], verbs: ['get', 'list'] },
-    purpose: 'sync-lb: read Services of type LoadBalancer (and the Floating IP conflict scan)',
+    rule: { apiGroups: [''], resources: ['services'], verbs: ['get', 'list', 'watch'] },
+    purpose: 'sync-lb: read Services of type LoadBalancer (and the Floating IP conflict scan); watch: run --watch-for',
   },
   {
     rule: { apiGroups: [''], resources: ['services'], verbs: ['patch'] },
@@ -357,6 +368,11 @@ const TOLERATIONS: readonly V1Toleration[] = [
 /** Longest a pass may run; above `run --wait-timeout` (600 s) plus the node pass. */
 const ACTIVE_DEADLINE_SECONDS = 900;
 
+/** `--watch-for Ns`, or nothing for a Job of one pass. */
+function watchArgs(seconds: number): string[] {
+  return seconds > 0 ? ['--watch-for', `${seconds}s`] : [];
+}
+
 function cronJob(options: ManifestOptions): Manifest {
   const env = [
     {
@@ -415,7 +431,7 @@ function cronJob(options: ManifestOptions): Manifest {
                   name: CCM_NAME,
                   image: options.image ?? defaultImage(options.version),
                   imagePullPolicy: 'IfNotPresent',
-                  args: ['run', ...budgetArgs(options), ...pushArgs(options)],
+                  args: ['run', ...watchArgs(options.watchForSeconds ?? DEFAULT_WATCH_FOR_SECONDS), ...budgetArgs(options), ...pushArgs(options)],
                   env,
                   resources: {
                     // Measured (docs/deploy.md): a pass with nothing to do over 200 Services x 300
@@ -447,6 +463,9 @@ function cronJob(options: ManifestOptions): Manifest {
       { path: [...job, 'backoffLimit'], text: 'no retry inside a Job: the next scheduled pass is the retry' },
       { path: [...job, 'activeDeadlineSeconds'], text: 'above run --wait-timeout (600 s) plus the node pass' },
       { path: [...pod, 'hostNetwork'], text: 'runs before any CNI exists: a pod network would need one' },
+      ...((options.watchForSeconds ?? DEFAULT_WATCH_FOR_SECONDS) > 0
+        ? [{ path: [...pod, 'containers', 0, 'args'], text: 'after its pass, reacts to Node and Service changes until this long after the start, so each Job covers its minute' }]
+        : []),
       { path: [...pod, 'dnsPolicy'], text: "the node's resolver: cluster DNS runs on the pod network, which may not exist yet" },
       { path: [...pod, 'affinity'], text: `control-plane nodes, whether ${CONTROL_PLANE_ROLE_LABEL} is "" (kubeadm) or "true" (k3s)` },
       { path: [...pod, 'tolerations'], text: 'schedulable on uninitialised, not-ready and control-plane nodes' },
