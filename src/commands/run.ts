@@ -11,7 +11,7 @@ import { initNodesCommand, type InitNodesResult } from './init-nodes.js';
 import { listWatchStart, watchAfterPass, type ReactionSteps, type RunWatchReport, type WatchStart } from './run-watch.js';
 import { syncLbCommand, type SyncLbOptions, type SyncLbReport } from './sync-lb.js';
 import { budgetPolicy } from '../core/lb/budget-window.js';
-import { failedBeforeTheLease, runDetails, type PassReportingOptions } from './pass-end.js';
+import { endOfPass, failedBeforeTheLease, requestCount, runDetails, type PassReportingOptions } from './pass-end.js';
 import { GO_CCM_LEASE, asWriter } from './writer.js';
 
 export { GO_CCM_LEASE, RUN_LEASE } from './writer.js';
@@ -84,6 +84,7 @@ export async function runCommand(options: RunOptions, ctx: CommandContext): Prom
   let watch: RunWatchReport | null = null;
   await asWriter('run', ctx, options, async (leased) => {
     holder = leased.writerLease!.holderIdentity;
+    const requestsAtStart = await requestCount(leased);
     const text = ctx.globals.output === 'text';
     // With -o json/yaml the steps print nothing; their results go into one document at the end.
     const stepCtx = text ? leased : withStdout(leased, { write: () => true, isTTY: false });
@@ -128,6 +129,9 @@ export async function runCommand(options: RunOptions, ctx: CommandContext): Prom
     let watching = false;
     if (watchStart !== undefined && !stepCtx.signal.aborted) {
       watching = true;
+      // The full pass is recorded before the watch begins, not only when the run ends.
+      const details = runDetails(nodes, loadBalancers, [...failures]);
+      await endOfPass('run', stepCtx, options, { startedAt: new Date(started), requestsBefore: requestsAtStart, details });
       // Reaction passes print one line each (run-watch.ts), not their steps' output.
       const quiet = withStdout(stepCtx, { write: () => true, isTTY: false });
       watch = await watchAfterPass(
@@ -140,7 +144,13 @@ export async function runCommand(options: RunOptions, ctx: CommandContext): Prom
         stepCtx,
         async (steps) => {
           const before = failures.length;
+          const startedAt = new Date();
+          const requestsBefore = await requestCount(quiet);
           const result = await pass(steps, quiet);
+          // Each reaction pass is recorded (status record, metrics) as a pass of run; the record
+          // at the end of run covers the whole run again.
+          const details = runDetails(result.nodes, result.loadBalancers, failures.slice(before));
+          await endOfPass('run', quiet, options, { startedAt, requestsBefore, details });
           return { failures: failures.length - before, summary: summarise(result.nodes, result.loadBalancers) };
         },
       );

@@ -164,6 +164,31 @@ servers:
     await syncLbCommand([], { namespace, concurrency: 2, waitTimeout: 30, dryRun: false, settleSeconds: 0, pollSeconds: 0.05 }, harness.context());
   });
 
+  it('run --watch-for records each reaction pass while it still watches', async () => {
+    const startedAt = Date.now();
+    const abort = new AbortController();
+    const ctx = harness.context({ abort: abort.signal });
+    const running = runCommand({ ...options, watchForMs: 100_000, watchDebounceMs: 100 }, ctx).catch((error: unknown) => error);
+    try {
+      await waitUntil('the full pass', () => /^watch: watching Nodes and Services/m.test(ctx.err()));
+      // The full pass is recorded when the watch begins.
+      const full = (await readStatus(testConnection())).records.run!;
+      expect(Date.parse(full.startedAt)).toBeGreaterThanOrEqual(startedAt);
+      expect(full.nodes).not.toBeNull();
+      await createLoadBalancerService(namespace, 'late');
+      await waitUntil('a record of the reaction pass', async () => {
+        const run = (await readStatus(testConnection())).records.run!;
+        return Date.parse(run.finishedAt) > Date.parse(full.finishedAt) && run.services?.total === 1;
+      });
+      const reaction = (await readStatus(testConnection())).records.run!;
+      expect(Date.parse(reaction.startedAt)).toBeGreaterThan(startedAt);
+      expect(reaction).toMatchObject({ result: 'succeeded', services: { byStatus: { changed: 1 } }, nodes: null });
+    } finally {
+      abort.abort();
+      await running;
+    }
+  });
+
   it('a change a downtime budget holds back is in the record and the metrics', async () => {
     // web (from the first test) has its load balancer; a pool algorithm change swaps the pool (up to 20 s).
     await annotate(namespace, 'web', { [key('loadbalancer-pool-algorithm')]: 'least_connections' });
