@@ -25,8 +25,9 @@ if (major < 22) {
 const { setFlagsFromString } = await import('node:v8');
 setFlagsFromString('--semi-space-growth-factor=1');
 
-// A Tab asking for Service names is served with one GET when the kubeconfig allows it, before
-// the CLI and the Kubernetes client load (src/commands/completion.ts); otherwise the CLI runs.
+// A Tab asking for Service or namespace names is served with one GET when the kubeconfig allows
+// it, before the CLI and the Kubernetes client load (src/commands/completion.ts); otherwise the
+// CLI runs.
 if (process.argv[2] === '__complete') {
   const { completeWithoutClient } = await import('../dist/commands/completion.js');
   let exitCode;
