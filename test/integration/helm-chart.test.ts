@@ -126,6 +126,11 @@ const CHART_VALUE_OF_FLAG: Readonly<Record<string, readonly Sample[]>> = {
     { args: ['--api-server-host', 'api.example.com'], values: { apiServer: { host: 'api.example.com' } } },
     { args: ['--api-server-host', 'fd00::a'], values: { apiServer: { host: 'fd00::a' } } },
   ],
+  '--watch-for': [
+    { args: ['--watch-for', '0'], values: { watchFor: 0 } },
+    { args: ['--watch-for', '2m'], values: { watchFor: '2m' } },
+    { args: ['--watch-for', '0s'], values: { watchFor: '0s' } },
+  ],
   '--max-downtime': [
     { args: ['--max-downtime', '90s'], values: { maxDowntime: '90s' } },
     { args: ['--max-downtime', '1h0m30s'], values: { maxDowntime: '1h0m30s' } },
@@ -205,6 +210,9 @@ const REFUSED: readonly { name: string; args: string[]; values: Record<string, u
   { name: 'a time zone', args: ['--schedule', 'TZ=UTC * * * * *'], values: { schedule: 'TZ=UTC * * * * *' }, flag: '--schedule', value: 'schedule', says: 'time zones are not accepted' },
   { name: 'an unknown macro', args: ['--schedule', '@every 5m'], values: { schedule: '@every 5m' }, flag: '--schedule', value: 'schedule', says: 'unknown macro' },
   { name: 'an empty schedule', args: ['--schedule', ' '], values: { schedule: ' ' }, flag: '--schedule', value: 'schedule', says: 'empty' },
+  { name: 'a watch of part of a second', args: ['--watch-for', '1.5s'], values: { watchFor: '1.5s' }, flag: '--watch-for', value: 'watchFor', says: 'whole seconds under an hour' },
+  { name: 'a watch of an hour', args: ['--watch-for', '1h'], values: { watchFor: '1h' }, flag: '--watch-for', value: 'watchFor', says: 'whole seconds under an hour' },
+  { name: 'a watch without unit', args: ['--watch-for', '90'], values: { watchFor: 90 }, flag: '--watch-for', value: 'watchFor', says: 'has no unit' },
   { name: 'a budget without unit', args: ['--max-downtime', '10'], values: { maxDowntime: '10' }, flag: '--max-downtime', value: 'maxDowntime', says: 'has no unit' },
   { name: 'a negative budget', args: ['--max-downtime=-5s'], values: { maxDowntime: '-5s' }, flag: '--max-downtime', value: 'maxDowntime', says: 'a negative duration' },
   { name: 'a window without times', args: ['--window', 'Mon-Fri Europe/Zurich=5m'], values: { window: 'Mon-Fri Europe/Zurich=5m' }, flag: '--window', value: 'window', says: 'not a window' },

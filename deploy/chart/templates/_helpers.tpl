@@ -141,11 +141,23 @@ zone name from a typo, so check a new window with `cloudscale-ccm manifests --wi
 {{- end }}
 
 {{/*
-The arguments of `run` in each Job: the budget (maxDowntime, window) and the Pushgateway, as
-`manifests` writes them.
+The arguments of `run` in each Job, as `manifests` writes them: the watch (watchFor), the budget
+(maxDowntime, window) and the Pushgateway.
 */}}
 {{- define "cloudscale-ccm.runArgs" -}}
-{{- $args := list "run" "--max-downtime" (include "cloudscale-ccm.formatSeconds" (include "cloudscale-ccm.durationSeconds" (list "maxDowntime" .Values.maxDowntime))) }}
+{{- $args := list "run" }}
+{{- $watchFor := trim (toString .Values.watchFor) }}
+{{- $watchSeconds := 0.0 }}
+{{- if ne $watchFor "0" }}
+{{- $watchSeconds = float64 (include "cloudscale-ccm.durationSeconds" (list "watchFor" $watchFor)) }}
+{{- end }}
+{{- if or (ne $watchSeconds (floor $watchSeconds)) (ge $watchSeconds 3600.0) }}
+{{- fail (printf "watchFor takes whole seconds under an hour, got %v s: e.g. --set watchFor=50s with the default one-minute schedule; 0 runs one pass per Job" $watchSeconds) }}
+{{- end }}
+{{- if gt $watchSeconds 0.0 }}
+{{- $args = concat $args (list "--watch-for" (printf "%ds" (int64 $watchSeconds))) }}
+{{- end }}
+{{- $args = concat $args (list "--max-downtime" (include "cloudscale-ccm.formatSeconds" (include "cloudscale-ccm.durationSeconds" (list "maxDowntime" .Values.maxDowntime)))) }}
 {{- with trim .Values.window }}
 {{- include "cloudscale-ccm.validateWindow" . }}
 {{- $args = concat $args (list "--window" .) }}
