@@ -5,8 +5,10 @@
 // env (the token from Secret kube-system/cloudscale), a ServiceAccount token from the
 // TokenRequest API and the in-cluster configuration the tool reads in a Pod
 // (/var/run/secrets/kubernetes.io/serviceaccount, KUBERNETES_SERVICE_HOST/PORT). The pass must
-// initialise the Nodes and converge the example Service; the Job then completes, and the next
-// scheduled run (a second pass that changes nothing) follows and completes too.
+// initialise the Nodes and converge the example Service; the Job then watches (`run --watch-for`,
+// 20 s here to keep the test short) and initialises a Node that registers after its pass before
+// it completes; the next scheduled run (a second pass that changes nothing) follows and
+// completes too.
 //
 // What differs from a real cluster, and why:
 // - No kube-proxy: the `kubernetes` ClusterIP the kubelet puts into KUBERNETES_SERVICE_HOST
@@ -80,6 +82,10 @@ const SCHEDULED_AT = 'batch.kubernetes.io/cronjob-scheduled-timestamp';
 
 const prefix = uniqueName('cron');
 const nodeNames = [1, 2, 3].map((i) => `${prefix}-${i}`);
+/** A worker that registers while the first Job watches. */
+const lateNode = `${prefix}-4`;
+/** The manifests' default is 50 s; shorter here so that two Jobs fit the test's time. */
+const WATCH_FOR = '20s';
 const controlPlaneNode = nodeNames[0]!;
 const exampleService = parse(readFileSync(join(repo, 'examples', 'hello-service.yaml'), 'utf8')) as V1Service;
 
@@ -101,7 +107,7 @@ const objects = () => KubernetesObjectApi.makeApiClient(testConnection().config)
 
 /** `cloudscale-ccm manifests … -o json | kubectl apply --server-side -f -`. */
 async function applyManifests(apiServer: URL): Promise<void> {
-  const printed = await runBinary(['manifests', '--api-server-host', apiServer.hostname, '--api-server-port', apiServer.port, '-o', 'json']);
+  const printed = await runBinary(['manifests', '--api-server-host', apiServer.hostname, '--api-server-port', apiServer.port, '--watch-for', WATCH_FOR, '-o', 'json']);
   expect(printed.code, printed.stderr).toBe(0);
   const list = JSON.parse(printed.stdout) as { items: KubernetesObject[] };
   for (const object of list.items) {
@@ -194,7 +200,7 @@ async function schedulePodAndRun(job: V1Job, image: ContainerImage, nodes: V1Nod
 describe.skipIf(unsupported !== undefined)('the CronJob of `cloudscale-ccm manifests` in a cluster', () => {
   beforeAll(async () => {
     sim = await startSimulator({
-      seed: parseSeed(nodesSeed({ prefix, count: 3, privateNet: '10.77.0', publicNet: '192.0.2' }), 'cronjob-e2e seed'),
+      seed: parseSeed(nodesSeed({ prefix, count: 4, privateNet: '10.77.0', publicNet: '192.0.2' }), 'cronjob-e2e seed'),
       token: TOKEN,
       lbProvisionMs: 0,
     });
@@ -242,12 +248,27 @@ describe.skipIf(unsupported !== undefined)('the CronJob of `cloudscale-ccm manif
     const first = await waitForJob('the first job of the cronjob');
     const pod = await podOfJob(first);
     const container = pod.spec!.containers[0]!;
-    expect(container.args).toEqual(['run']);
+    expect(container.args?.slice(0, 3)).toEqual(['run', '--watch-for', WATCH_FOR]);
     // The ServiceAccount admission plugin mounted the in-cluster configuration.
     expect(container.volumeMounts?.map((m) => m.mountPath)).toContain('/var/run/secrets/kubernetes.io/serviceaccount');
 
-    const pass = await schedulePodAndRun(first, image, nodes);
+    let podEnded = false;
+    const running = schedulePodAndRun(first, image, nodes).finally(() => (podEnded = true));
+    // Once the pass has converged the Service, a worker registers: the watching Job initialises
+    // it before it ends, without waiting for the next Job.
+    await waitUntil('the example Service converged by the first pass', async () => {
+      const converged = await core.readNamespacedService({ namespace: exampleService.metadata!.namespace!, name: exampleService.metadata!.name! });
+      return (converged.status?.loadBalancer?.ingress ?? []).length > 0 || podEnded;
+    });
+    await createNode(lateNode, { labels: { 'kubernetes.io/hostname': lateNode }, taints: [{ key: UNINITIALIZED_TAINT_KEY, value: 'true', effect: 'NoSchedule' }], ready: true });
+    await waitUntil(`node ${lateNode} initialised`, async () => {
+      const late = await core.readNode({ name: lateNode });
+      return !(late.spec?.taints ?? []).some((t) => t.key === UNINITIALIZED_TAINT_KEY) || podEnded;
+    });
+    expect(podEnded, 'the Job ended before the new Node was initialised').toBe(false);
+    const pass = await running;
     expect(pass.exitCode, pass.logs).toBe(0);
+    expect(pass.logs).toMatch(new RegExp(`^watch: node/${lateNode}: 1 node initialized`, 'm'));
     expect(pass.logs).toMatch(/nodes 3 initialized, 0 refreshed, 0 deleted; load balancers 1 created/);
 
     for (const name of nodeNames) {
