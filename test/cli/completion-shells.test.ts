@@ -117,18 +117,25 @@ const SOURCE_KUBECTL: Record<Shell, string> = {
 };
 
 describe.each(['bash', 'zsh', 'fish'] as Shell[])('%s', (shell) => {
-  test('cloudscale-ccm installed: subcommands, flag values, Service names', async () => {
+  test('cloudscale-ccm installed: subcommands, flag values, namespaces, Service names; kubectl-cloudscale too', async () => {
     const { lines, transcript } = await completedLines(shell, {
       setup: SOURCE_PRINTED[shell],
       cwd: scratch,
       path: installedPath(),
-      lines: ['cloudscale-ccm pl', 'cloudscale-ccm -o ya', `cloudscale-ccm plan -n ${typedNamespace}`, `cloudscale-ccm plan -n ${namespace} ${typedService}`],
+      lines: [
+        'cloudscale-ccm pl',
+        'cloudscale-ccm -o ya',
+        `cloudscale-ccm plan -n ${typedNamespace}`,
+        `cloudscale-ccm plan -n ${namespace} ${typedService}`,
+        `kubectl-cloudscale sync-lb -n ${namespace} ${typedService}`,
+      ],
     });
     expect(lines, transcript).toEqual([
       'cloudscale-ccm plan',
       'cloudscale-ccm -o yaml',
       `cloudscale-ccm plan -n ${namespace}`,
       `cloudscale-ccm plan -n ${namespace} ${service}`,
+      `kubectl-cloudscale sync-lb -n ${namespace} ${service}`,
     ]);
   });
 
