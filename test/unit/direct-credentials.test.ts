@@ -1,10 +1,13 @@
 // Which kubeconfigs the completion path serves with one GET of its own, with which credentials,
-// and which it leaves to the full Kubernetes client (undefined).
+// and which it leaves to the full Kubernetes client (undefined); the GET against a local server.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
-import { directCredentials } from '../../src/core/kube/direct-get.js';
+import { KubeApiError } from '../../src/core/errors.js';
+import { directCredentials, directGetJson } from '../../src/core/kube/direct-get.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'ccm-direct-credentials-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -104,5 +107,47 @@ users: [{name: u, user: {token: t}}]
     expect(directCredentials({ env: { KUBECONFIG: `${path}:${path}` } })).toBeUndefined();
     expect(directCredentials({ kubeconfig: path, context: 'nope', env: {} })).toBeUndefined();
     expect(directCredentials({ env: { HOME: join(scratch, 'nobody') } })).toBeUndefined();
+  });
+});
+
+describe('directGetJson', () => {
+  /** A local HTTP server answering every request with `status` and `body`, recording what it got. */
+  async function withServer(
+    answer: { status: number; body: string },
+    run: (base: string, seen: { url?: string; headers?: Record<string, unknown> }) => Promise<void>,
+  ): Promise<void> {
+    const seen: { url?: string; headers?: Record<string, unknown> } = {};
+    const server = createServer((request, response) => {
+      seen.url = request.url;
+      seen.headers = request.headers;
+      response.writeHead(answer.status, { 'content-type': 'application/json' }).end(answer.body);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      await run(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  }
+
+  test('GETs below the server URL’s path prefix, with the credentials', async () => {
+    await withServer({ status: 200, body: '{"items":[]}' }, async (base, seen) => {
+      const credentials = { server: new URL(`${base}/k8s/clusters/c-1/`), insecure: false, authorization: 'Bearer t' };
+      expect(await directGetJson(credentials, '/api/v1/namespaces', 1000)).toEqual({ items: [] });
+      expect(seen.url).toBe('/k8s/clusters/c-1/api/v1/namespaces');
+      expect(seen.headers).toMatchObject({ authorization: 'Bearer t', accept: 'application/json' });
+    });
+  });
+
+  test.each([
+    [403, '{"kind":"Status"}', 'GET /api/v1/namespaces answered 403'],
+    [200, 'not json', 'GET /api/v1/namespaces answered 200 with a body that is not JSON'],
+  ])('%i %s: a KubeApiError', async (status, body, message) => {
+    await withServer({ status, body }, async (base) => {
+      const error = await directGetJson({ server: new URL(base), insecure: false }, '/api/v1/namespaces', 1000).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(KubeApiError);
+      expect((error as KubeApiError).message).toBe(message);
+      expect((error as KubeApiError).status).toBe(status);
+    });
   });
 });
