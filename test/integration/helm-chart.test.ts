@@ -19,8 +19,6 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { parse as parseYaml, parseAllDocuments } from 'yaml';
-import { runCommand } from '../../src/commands/run.js';
-import { namespaceUid } from '../../src/core/kube/cluster.js';
 import { CCM_NAME, CCM_NAMESPACE, CLUSTER_RULES, KUBE_SYSTEM_RULES } from '../../src/core/deploy/manifests.js';
 import { VERSION } from '../../src/version.js';
 import { outputOf, runBinary, startHarness, type BinaryResult as Result } from '../support/ccm.js';
@@ -35,20 +33,7 @@ import {
   UNINITIALIZED_TAINT_KEY,
 } from '../support/kube.js';
 import { lbSeed, serverName } from '../support/lb-scenarios.js';
-import {
-  adminConfig,
-  allowed,
-  clientsWithToken,
-  connectionWithToken,
-  deleteLeaseIfUnchanged,
-  describeAttributes,
-  ensureLeaseExists,
-  eventually,
-  NOT_GRANTED,
-  outcomeOf,
-  REQUIRED_STEPS,
-  tokenFor,
-} from '../support/rbac.js';
+import * as rbac from '../support/rbac.js';
 
 const chartDir = fileURLToPath(new URL('../../deploy/chart', import.meta.url));
 const helmBinary = fileURLToPath(new URL('../cluster/bin/helm/helm', import.meta.url));
@@ -201,53 +186,65 @@ describe('helm template renders what manifests prints', () => {
   });
 });
 
-/** Input `manifests` refuses, as flags and as chart values, and a word both errors contain. */
-const REFUSED: readonly { name: string; args: string[]; values: Record<string, unknown>; flag: string; value: string; says: string }[] = [
-  { name: 'a schedule of four fields', args: ['--schedule', '* * * *'], values: { schedule: '* * * *' }, flag: '--schedule', value: 'schedule', says: 'expected 5 fields' },
-  { name: 'a minute out of range', args: ['--schedule', '61 * * * *'], values: { schedule: '61 * * * *' }, flag: '--schedule', value: 'schedule', says: 'minute field "61"' },
-  { name: 'a weekday name that is none', args: ['--schedule', '0 0 * * FUN'], values: { schedule: '0 0 * * FUN' }, flag: '--schedule', value: 'schedule', says: 'day-of-week field "FUN"' },
-  { name: 'a step of 0', args: ['--schedule', '*/0 * * * *'], values: { schedule: '*/0 * * * *' }, flag: '--schedule', value: 'schedule', says: 'minute field "*/0"' },
-  { name: 'a time zone', args: ['--schedule', 'TZ=UTC * * * * *'], values: { schedule: 'TZ=UTC * * * * *' }, flag: '--schedule', value: 'schedule', says: 'time zones are not accepted' },
-  { name: 'an unknown macro', args: ['--schedule', '@every 5m'], values: { schedule: '@every 5m' }, flag: '--schedule', value: 'schedule', says: 'unknown macro' },
-  { name: 'an empty schedule', args: ['--schedule', ' '], values: { schedule: ' ' }, flag: '--schedule', value: 'schedule', says: 'empty' },
-  { name: 'a watch of part of a second', args: ['--watch-for', '1.5s'], values: { watchFor: '1.5s' }, flag: '--watch-for', value: 'watchFor', says: 'whole seconds under an hour' },
-  { name: 'a watch of an hour', args: ['--watch-for', '1h'], values: { watchFor: '1h' }, flag: '--watch-for', value: 'watchFor', says: 'whole seconds under an hour' },
-  { name: 'a watch without unit', args: ['--watch-for', '90'], values: { watchFor: 90 }, flag: '--watch-for', value: 'watchFor', says: 'has no unit' },
-  { name: 'a budget without unit', args: ['--max-downtime', '10'], values: { maxDowntime: '10' }, flag: '--max-downtime', value: 'maxDowntime', says: 'has no unit' },
-  { name: 'a negative budget', args: ['--max-downtime=-5s'], values: { maxDowntime: '-5s' }, flag: '--max-downtime', value: 'maxDowntime', says: 'a negative duration' },
-  { name: 'a window without times', args: ['--window', 'Mon-Fri Europe/Zurich=5m'], values: { window: 'Mon-Fri Europe/Zurich=5m' }, flag: '--window', value: 'window', says: 'not a window' },
-  { name: 'a window on unknown days', args: ['--window', 'Mon-Fry 02:00-04:00 UTC=5m'], values: { window: 'Mon-Fry 02:00-04:00 UTC=5m' }, flag: '--window', value: 'window', says: 'unknown days' },
-  { name: 'a window at 25 o’clock', args: ['--window', 'daily 02:00-25:00 UTC=5m'], values: { window: 'daily 02:00-25:00 UTC=5m' }, flag: '--window', value: 'window', says: 'not a time of day' },
-  { name: 'an empty window', args: ['--window', 'daily 02:00-02:00 UTC=5m'], values: { window: 'daily 02:00-02:00 UTC=5m' }, flag: '--window', value: 'window', says: 'the window is empty' },
-  { name: 'a window budget without unit', args: ['--window', 'daily 02:00-04:00 UTC=5'], values: { window: 'daily 02:00-04:00 UTC=5' }, flag: '--window', value: 'window', says: 'has no unit' },
-  { name: 'a Pushgateway that is no http URL', args: ['--pushgateway', 'ftp://pg:9091'], values: { pushgateway: 'ftp://pg:9091' }, flag: '--pushgateway', value: 'pushgateway', says: 'must be an http:// or https:// URL' },
-  { name: 'a Pushgateway with a query', args: ['--pushgateway', 'http://pg:9091/?job=x'], values: { pushgateway: 'http://pg:9091/?job=x' }, flag: '--pushgateway', value: 'pushgateway', says: 'query' },
-  { name: 'an image with a space', args: ['--image', 'a b'], values: { image: 'a b' }, flag: '--image', value: 'image', says: 'is not an image reference' },
-  {
-    name: 'a host with a scheme',
-    args: ['--api-server-host', 'https://10.0.0.10'],
-    values: { apiServer: { host: 'https://10.0.0.10' } },
-    flag: '--api-server-host',
-    value: 'apiServer.host',
-    says: 'neither an IP address nor a DNS name',
-  },
-  {
-    name: 'a host with a port',
-    args: ['--api-server-host', 'api.example.com:6443'],
-    values: { apiServer: { host: 'api.example.com:6443' } },
-    flag: '--api-server-host',
-    value: 'apiServer.host',
-    says: 'neither an IP address nor a DNS name',
-  },
-  { name: 'a port without host', args: ['--api-server-port', '7443'], values: { apiServer: { port: 7443 } }, flag: '--api-server-port', value: 'apiServer.port', says: 'needs' },
-  {
-    name: 'a port out of range',
+/** The chart value of each flag, as a path into values.yaml: what the chart's errors name. */
+const VALUE_PATH: Readonly<Record<string, string>> = {
+  '--image': 'image',
+  '--schedule': 'schedule',
+  '--watch-for': 'watchFor',
+  '--max-downtime': 'maxDowntime',
+  '--window': 'window',
+  '--pushgateway': 'pushgateway',
+  '--api-server-host': 'apiServer.host',
+  '--api-server-port': 'apiServer.port',
+};
+
+/** Input `manifests` refuses, as flags and as chart values, and words both errors contain. */
+interface Refusal {
+  readonly name: string;
+  readonly args: readonly string[];
+  readonly values: Record<string, unknown>;
+  readonly flag: string;
+  /** What the chart's error names: the value's path, or the schema's pointer to it. */
+  readonly value: string;
+  readonly says: string;
+}
+
+/** `flag input` on the command line, the same input at the flag's value path in the chart. */
+function refusal(name: string, flag: string, input: string | number, says: string, differently: Partial<Refusal> = {}): Refusal {
+  const path = VALUE_PATH[flag] as string;
+  const values = path.split('.').reduceRight<unknown>((inner, key) => ({ [key]: inner }), input) as Record<string, unknown>;
+  return { name, flag, says, args: [flag, String(input)], values, value: path, ...differently };
+}
+
+const REFUSED: readonly Refusal[] = [
+  refusal('a schedule of four fields', '--schedule', '* * * *', 'expected 5 fields'),
+  refusal('a minute out of range', '--schedule', '61 * * * *', 'minute field "61"'),
+  refusal('a weekday name that is none', '--schedule', '0 0 * * FUN', 'day-of-week field "FUN"'),
+  refusal('a step of 0', '--schedule', '*/0 * * * *', 'minute field "*/0"'),
+  refusal('a time zone', '--schedule', 'TZ=UTC * * * * *', 'time zones are not accepted'),
+  refusal('an unknown macro', '--schedule', '@every 5m', 'unknown macro'),
+  refusal('an empty schedule', '--schedule', ' ', 'empty'),
+  refusal('a watch of part of a second', '--watch-for', '1.5s', 'whole seconds under an hour'),
+  refusal('a watch of an hour', '--watch-for', '1h', 'whole seconds under an hour'),
+  refusal('a watch without unit', '--watch-for', 90, 'has no unit'),
+  refusal('a budget without unit', '--max-downtime', '10', 'has no unit'),
+  refusal('a negative budget', '--max-downtime', '-5s', 'a negative duration', { args: ['--max-downtime=-5s'] }),
+  refusal('a window without times', '--window', 'Mon-Fri Europe/Zurich=5m', 'not a window'),
+  refusal('a window on unknown days', '--window', 'Mon-Fry 02:00-04:00 UTC=5m', 'unknown days'),
+  refusal('a window at 25 o’clock', '--window', 'daily 02:00-25:00 UTC=5m', 'not a time of day'),
+  refusal('an empty window', '--window', 'daily 02:00-02:00 UTC=5m', 'the window is empty'),
+  refusal('a window budget without unit', '--window', 'daily 02:00-04:00 UTC=5', 'has no unit'),
+  refusal('a Pushgateway that is no http URL', '--pushgateway', 'ftp://pg:9091', 'must be an http:// or https:// URL'),
+  refusal('a Pushgateway with a query', '--pushgateway', 'http://pg:9091/?job=x', 'query'),
+  refusal('an image with a space', '--image', 'a b', 'is not an image reference'),
+  refusal('a host with a scheme', '--api-server-host', 'https://10.0.0.10', 'neither an IP address nor a DNS name'),
+  refusal('a host with a port', '--api-server-host', 'api.example.com:6443', 'neither an IP address nor a DNS name'),
+  refusal('a port without host', '--api-server-port', 7443, 'needs'),
+  refusal('a port out of range', '--api-server-port', 70000, '65535', {
     args: ['--api-server-host', '10.0.0.10', '--api-server-port', '70000'],
     values: { apiServer: { host: '10.0.0.10', port: 70000 } },
-    flag: '--api-server-port',
     value: 'apiServer/port',
-    says: '65535',
-  },
+  }),
 ];
 
 describe('what manifests refuses, the chart refuses', () => {
@@ -285,7 +282,7 @@ describe('the chart itself', () => {
 
 /** The object as the API server has it now, or undefined when it does not exist. */
 function live(object: KubernetesObject): Promise<KubernetesObject | undefined> {
-  return KubernetesObjectApi.makeApiClient(adminConfig())
+  return KubernetesObjectApi.makeApiClient(rbac.adminConfig())
     .read(object as KubernetesObject & { metadata: { name: string } })
     .then(
       (found) => found as KubernetesObject,
@@ -311,7 +308,7 @@ describe('helm install into the test cluster', () => {
 
   beforeAll(async () => {
     expected = objectsOf(succeeded(await manifestsOutput([]), 'manifests'));
-    createdLeaseVersion = await ensureLeaseExists();
+    createdLeaseVersion = await rbac.ensureLeaseExists();
     await ensureNamespace(releaseNamespace);
     succeeded(
       await helm(['install', release, chartDir, '--namespace', releaseNamespace, '--kubeconfig', testKubeconfig()]),
@@ -322,7 +319,7 @@ describe('helm install into the test cluster', () => {
 
   afterAll(async () => {
     await deleteCreatedObjects();
-    await deleteLeaseIfUnchanged(createdLeaseVersion);
+    await rbac.deleteLeaseIfUnchanged(createdLeaseVersion);
     if (installed) await helm(['uninstall', release, '--namespace', releaseNamespace, '--kubeconfig', testKubeconfig()]);
   });
 
@@ -335,35 +332,30 @@ describe('helm install into the test cluster', () => {
   });
 
   test('a token of its ServiceAccount may make every request of the RBAC test, and none it must refuse', async () => {
-    const clients = clientsWithToken(await tokenFor(CCM_NAME));
-    await eventually('every required step is allowed', async () =>
-      (await Promise.all(REQUIRED_STEPS.map((s) => allowed(clients.authorization, s.attributes)))).every(Boolean),
+    const clients = rbac.clientsWithToken(await rbac.tokenFor(CCM_NAME));
+    await rbac.eventually('every required step is allowed', async () =>
+      (await Promise.all(rbac.REQUIRED_STEPS.map((s) => rbac.allowed(clients.authorization, s.attributes)))).every(Boolean),
     );
     const refused: string[] = [];
-    for (const step of REQUIRED_STEPS) {
-      if ((await outcomeOf(step, clients)) !== 'allowed') refused.push(step.name);
+    for (const step of rbac.REQUIRED_STEPS) {
+      if ((await rbac.outcomeOf(step, clients)) !== 'allowed') refused.push(step.name);
     }
     expect(refused).toEqual([]);
     const granted: string[] = [];
-    for (const attributes of NOT_GRANTED) {
-      if (await allowed(clients.authorization, attributes)) granted.push(describeAttributes(attributes));
+    for (const attributes of rbac.NOT_GRANTED) {
+      if (await rbac.allowed(clients.authorization, attributes)) granted.push(rbac.describeAttributes(attributes));
     }
     expect(granted).toEqual([]);
   });
 
   test('`run` with that token initialises a Node and gives a Service its load balancer', async () => {
-    const conn = connectionWithToken(await tokenFor(CCM_NAME), scratch);
+    const conn = rbac.connectionWithToken(await rbac.tokenFor(CCM_NAME), scratch);
     const prefix = uniqueName('helm-run');
     const harness = await startHarness({ seed: lbSeed(prefix, 1) });
     try {
       await createNode(serverName(prefix, 1), { ready: true, taints: [{ key: UNINITIALIZED_TAINT_KEY, value: 'true', effect: 'NoSchedule' }] });
       const service = await createLoadBalancerService('default', uniqueName('helm-run-web'));
-      const ctx = { ...harness.context(), kube: () => conn, clusterId: () => namespaceUid(conn, CCM_NAMESPACE) };
-      await runCommand(
-        { wait: false, force: false, concurrency: 2, waitTimeout: 30, settleSeconds: 0, pollSeconds: 0.05, leaseSeconds: 30 },
-        ctx,
-      );
-      expect(ctx.err()).toBe('');
+      expect((await rbac.runPassAs(conn, harness)).err()).toBe('');
       const core = testConnection().core;
       expect((await core.readNode({ name: serverName(prefix, 1) })).spec?.providerID).toMatch(/^cloudscale:\/\//);
       const stored = await core.readNamespacedService({ namespace: 'default', name: service.metadata?.name ?? '' });
@@ -390,7 +382,7 @@ describe('switching a deployment of manifests over to the chart', () => {
 
   beforeAll(async () => {
     applied = objectsOf(succeeded(await manifestsOutput([]), 'manifests'));
-    const api = KubernetesObjectApi.makeApiClient(adminConfig());
+    const api = KubernetesObjectApi.makeApiClient(rbac.adminConfig());
     for (const object of applied.values()) {
       await api.patch(object, undefined, undefined, 'kubectl', true, PatchStrategy.ServerSideApply);
     }
@@ -399,7 +391,7 @@ describe('switching a deployment of manifests over to the chart', () => {
 
   afterAll(async () => {
     if (installed) await helm(['uninstall', release, '--namespace', releaseNamespace, '--kubeconfig', testKubeconfig()]);
-    const api = KubernetesObjectApi.makeApiClient(adminConfig());
+    const api = KubernetesObjectApi.makeApiClient(rbac.adminConfig());
     for (const object of applied.values()) {
       await api.delete(object).catch((error: unknown) => {
         if (!(error instanceof ApiException && error.code === 404)) throw error;
@@ -417,7 +409,7 @@ describe('switching a deployment of manifests over to the chart', () => {
     const uids = new Map<string, string | undefined>();
     for (const [key, object] of applied) uids.set(key, (await live(object))?.metadata?.uid);
     // What `kubectl label -f -` and `kubectl annotate -f -` of the manifests do to each object.
-    const api = KubernetesObjectApi.makeApiClient(adminConfig());
+    const api = KubernetesObjectApi.makeApiClient(rbac.adminConfig());
     for (const object of applied.values()) {
       const { apiVersion, kind, metadata } = object;
       await api.patch(

@@ -22,8 +22,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { runCommand } from '../../src/commands/run.js';
-import { namespaceUid } from '../../src/core/kube/cluster.js';
 import {
   buildManifests,
   CCM_NAME,
@@ -58,6 +56,7 @@ import {
   NOT_GRANTED,
   outcomeOf,
   REQUIRED_STEPS,
+  runPassAs,
   tokenFor,
 } from '../support/rbac.js';
 
@@ -155,13 +154,7 @@ describe('`run` with a token bound to exactly the generated RBAC', () => {
       await createNode(gone, { ready: false, providerID: 'cloudscale://0badc0de-0000-4000-8000-000000000000' });
       const service = await createLoadBalancerService('default', uniqueName('rbac-run-web'));
 
-      // The context the CronJob's pod gets: the kube connection and cluster identity of the
-      // ServiceAccount token; the cloud is the harness's simulator.
-      const ctx = { ...harness.context(), kube: () => conn, clusterId: () => namespaceUid(conn, CCM_NAMESPACE) };
-      await runCommand(
-        { wait: false, force: false, concurrency: 2, waitTimeout: 30, settleSeconds: 0, pollSeconds: 0.05, leaseSeconds: 30 },
-        ctx,
-      );
+      const ctx = await runPassAs(conn, harness);
       // Nothing went wrong on the side either (an Event refused, a Lease not released …).
       expect(ctx.err()).toBe('');
 
@@ -184,8 +177,7 @@ describe('`run` with a token bound to exactly the generated RBAC', () => {
       // Deleted, the ConfigMap cannot come back through this role (no create): the next pass
       // says so with the fix, and does not fail for it.
       await core.deleteNamespacedConfigMap({ namespace: CCM_NAMESPACE, name: STATUS_CONFIGMAP_NAME });
-      const next = { ...harness.context(), kube: () => conn, clusterId: () => namespaceUid(conn, CCM_NAMESPACE) };
-      await runCommand({ wait: false, force: false, concurrency: 2, waitTimeout: 30, settleSeconds: 0, pollSeconds: 0.05, leaseSeconds: 30 }, next);
+      const next = await runPassAs(conn, harness);
       expect(next.err()).toMatch(
         /^warning: the status record of this pass was not written: configmap kube-system\/cloudscale-ccm-status does not exist and this identity may not create it \(apply the output of `cloudscale-ccm manifests` again: it creates the ConfigMap the role may only update\)$/m,
       );

@@ -15,7 +15,10 @@ import {
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CCM_LEASE_NAME, CCM_NAMESPACE, GO_CCM_LEASE_NAME, STATUS_CONFIGMAP_NAME } from '../../src/core/deploy/manifests.js';
+import { runCommand } from '../../src/commands/run.js';
+import { namespaceUid } from '../../src/core/kube/cluster.js';
 import { connectKube, type KubeConnection } from '../../src/core/kube/connection.js';
+import type { Harness } from './ccm.js';
 import { testKubeconfig } from './kube.js';
 
 let admin: KubeConfig | undefined;
@@ -357,4 +360,18 @@ export async function deleteLeaseIfUnchanged(createdVersion: string | undefined)
     .catch((error: unknown) => {
       if (!(error instanceof ApiException && (error.code === 404 || error.code === 409))) throw error;
     });
+}
+
+/**
+ * One `run` pass in the context the CronJob's pod gets: the kube connection and cluster identity
+ * of the ServiceAccount token in `conn`; the cloud is the harness's simulator. Returns the
+ * context: its err() holds every warning of the pass (an Event refused, a Lease not released …).
+ */
+export async function runPassAs(conn: KubeConnection, harness: Harness): Promise<ReturnType<Harness['context']>> {
+  const ctx = { ...harness.context(), kube: () => conn, clusterId: () => namespaceUid(conn, CCM_NAMESPACE) };
+  await runCommand(
+    { wait: false, force: false, concurrency: 2, waitTimeout: 30, settleSeconds: 0, pollSeconds: 0.05, leaseSeconds: 30 },
+    ctx,
+  );
+  return ctx;
 }
