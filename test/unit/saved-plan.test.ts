@@ -125,6 +125,12 @@ describe('fingerprintOf', () => {
       ...changes,
     }) as LbPassSnapshot;
   const base = fingerprintOf(snapshot(), { names: [{ namespace: 'shop', name: 'web' }] });
+  const webAnnotations = { 'k8s.cloudscale.ch/loadbalancer-uuid': 'lb-1' };
+  /** The Service web of the snapshot with its metadata changed. */
+  const editedWeb = (metadata: Partial<NonNullable<V1Service['metadata']>>): V1Service => {
+    const web = snapshot().services[0]!;
+    return { ...web, metadata: { ...web.metadata, ...metadata } };
+  };
 
   test('names each input: Services in play and every LoadBalancer Service, Nodes, the load balancer and its children', () => {
     expect(Object.keys(base)).toEqual([
@@ -139,12 +145,13 @@ describe('fingerprintOf', () => {
       'service shop/api',
       'service shop/web',
     ]);
-    expect(base['service shop/web']).toBe('resourceVersion 10');
+    expect(base['service shop/web']).toMatch(/^resourceVersion 10, sha256:[0-9a-f]{64}$/);
   });
 
   const changed = (name: string, changes: Partial<LbPassSnapshot>, expected: string[]) => ({ name, changes, expected });
   test.each([
-    changed('a Service edited', { services: [...snapshot().services.slice(0, 1).map((s) => ({ ...s, metadata: { ...s.metadata, resourceVersion: '13' } })), ...snapshot().services.slice(1)] }, ['service shop/web changed (resourceVersion 10 → 13)']),
+    changed('a Service edited', { services: [editedWeb({ resourceVersion: '13', labels: { tier: 'edge' } }), ...snapshot().services.slice(1)] }, ['service shop/web changed (resourceVersion 10 → 13)']),
+    changed('the approval annotation set', { services: [editedWeb({ resourceVersion: '13', annotations: { ...webAnnotations, 'cloudscale-ccm/approve-change': '0123456789' } }), ...snapshot().services.slice(1)] }, ['service shop/web changed (resourceVersion 10 → 13)']),
     changed('a Node joined', { nodes: [node('worker-1', '100'), node('worker-2', '101')] }, ['node worker-2 appeared']),
     changed('a Node left', { nodes: [] }, ['node worker-1 is gone']),
     changed('a Node relabelled', { nodes: [node('worker-1', '105', { role: 'edge' })] }, ['node worker-1 changed']),
@@ -157,6 +164,13 @@ describe('fingerprintOf', () => {
   ])('changes when $name', ({ changes, expected }) => {
     const now = fingerprintOf(snapshot(changes), { names: [{ namespace: 'shop', name: 'web' }] });
     expect(fingerprintChanges(base, now)).toEqual(expected);
+  });
+
+  test("stays the same when a pass recorded its announcements on a Service (cloudscale-ccm/announced-changes): no input of any plan", () => {
+    const announced = editedWeb({ resourceVersion: '13', annotations: { ...webAnnotations, 'cloudscale-ccm/announced-changes': '0123456789' } });
+    const now = fingerprintOf(snapshot({ services: [announced, ...snapshot().services.slice(1)] }), { names: [{ namespace: 'shop', name: 'web' }] });
+    expect(now['service shop/web']).toMatch(/^resourceVersion 13, /);
+    expect(fingerprintChanges(base, now)).toEqual([]);
   });
 
   test("stays the same when a Node heartbeat bumped its resourceVersion, a ClusterIP Service changed, or another cluster's server", () => {

@@ -11,6 +11,7 @@ import type { V1Service } from '@kubernetes/client-node';
 import { ConfigError, RefusedError } from '../errors.js';
 import { toNodeSnapshot } from '../kube/nodes.js';
 import { findLoadBalancer } from '../lb/actual.js';
+import { LB_ANNOTATIONS } from '../lb/annotations.js';
 import { parseProviderId } from '../nodes/provider-id.js';
 import type { PlannedAction } from '../lb/actions.js';
 import { restoreHeld } from '../lb/budget.js';
@@ -174,7 +175,7 @@ export function fingerprintOf(snapshot: LbPassSnapshot, selection: SavedSelectio
   const inPlay = servicesInPlay(snapshot.services, selection);
   const considered = new Set<V1Service>([...inPlay, ...snapshot.services.filter((s) => s.spec?.type === 'LoadBalancer')]);
   for (const service of considered) {
-    entries.push([`service ${service.metadata?.namespace}/${service.metadata?.name}`, `resourceVersion ${service.metadata?.resourceVersion}`]);
+    entries.push([`service ${service.metadata?.namespace}/${service.metadata?.name}`, `resourceVersion ${service.metadata?.resourceVersion}, ${digest(serviceContent(service))}`]);
   }
   if ('names' in selection) {
     for (const { namespace, name } of selection.names) {
@@ -239,10 +240,32 @@ export function fingerprintChanges(saved: Readonly<Record<string, string>>, curr
   for (const [key, was] of Object.entries(saved)) {
     const now = current[key];
     if (now === undefined) changes.push(`${key} is gone`);
-    else if (now !== was) changes.push(`${key} changed${changeDetail(was, now)}`);
+    else if (!sameInput(was, now)) changes.push(`${key} changed${changeDetail(was.replace(SERVICE_VALUE, '$1'), now.replace(SERVICE_VALUE, '$1'))}`);
   }
   for (const key of Object.keys(current)) if (!(key in saved)) changes.push(`${key} appeared`);
   return changes;
+}
+
+/**
+ * What a plan rests on of a Service: all of it but the API server's bookkeeping (resourceVersion,
+ * managedFields) and this tool's record of the changes it announced (announced-changes). A
+ * budgeted pass writes that record when it holds a change, and a plan saved before that pass
+ * must stay applicable: the record changes nothing any pass plans.
+ */
+function serviceContent(service: V1Service): unknown {
+  const { resourceVersion: _version, managedFields: _managers, ...metadata } = service.metadata ?? {};
+  const { [LB_ANNOTATIONS.announcedChanges.key]: _announced, ...annotations } = metadata.annotations ?? {};
+  return { metadata: { ...metadata, annotations }, spec: service.spec, status: service.status };
+}
+
+/** A Service's fingerprint value: `resourceVersion N, sha256:…`; the digest decides, the version is for people. */
+const SERVICE_VALUE = /^(resourceVersion \S+), (sha256:[0-9a-f]+)$/;
+
+/** Whether an input is unchanged: a Service by its content digest, every other input by its value. */
+function sameInput(was: string, now: string): boolean {
+  const a = SERVICE_VALUE.exec(was);
+  const b = SERVICE_VALUE.exec(now);
+  return a !== null && b !== null ? a[2] === b[2] : was === now;
 }
 
 function providerUuid(providerId: string | undefined): string {

@@ -1,0 +1,172 @@
+// Issue 19's "done when", end to end through the built CLI: the CronJob's own arguments, read
+// from the manifests the CLI renders (not a copy), hold a disruptive annotation change with one
+// Warning Event per Service over passes and exit 0; only `apply FILE` or the approval annotation
+// apply it; a saved plan whose change was applied meanwhile is stale and writes nothing.
+import type { V1CronJob } from '@kubernetes/client-node';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import { LB_ANNOTATIONS } from '../../src/core/lb/annotations.js';
+import { runBinary, startHarness, type BinaryResult, type Harness } from '../support/ccm.js';
+import { createLoadBalancerService, deleteCreatedObjects, ensureNamespace, uniqueName } from '../support/kube.js';
+import { annotate, createNodes, key, lbSeed, lbsNamed, patchService, readService, requireBuiltBinary, warningsOf } from '../support/lb-scenarios.js';
+
+const APPROVE = LB_ANNOTATIONS.approveChange.key;
+const ANNOUNCED = LB_ANNOTATIONS.announcedChanges.key;
+
+/** The container args of the CronJob in the manifests `cloudscale-ccm manifests ARGS` prints. */
+async function cronJobArgs(args: readonly string[]): Promise<string[]> {
+  const rendered = await runBinary(['manifests', ...args]);
+  expect(rendered.code, rendered.stderr).toBe(0);
+  const cronJob = parseAllDocuments(rendered.stdout)
+    .map((document) => document.toJS() as { kind?: string })
+    .find((object) => object.kind === 'CronJob') as V1CronJob;
+  return cronJob.spec!.jobTemplate.spec!.template.spec!.containers[0]!.args!;
+}
+
+describe("the CronJob's default budget, end to end through the built CLI", () => {
+  let harness: Harness;
+  let dir: string;
+  let jobArgs: string[];
+  const namespace = uniqueName('budget-e2e');
+  const prefix = uniqueName('be');
+
+  beforeAll(async () => {
+    requireBuiltBinary();
+    harness = await startHarness({ seed: lbSeed(prefix, 2) });
+    dir = await mkdtemp(join(tmpdir(), 'ccm-budget-e2e-'));
+    await ensureNamespace(namespace);
+    await createNodes(prefix, 2);
+    // The Job's arguments with the defaults; only the watch is turned off (--watch-for 0s) so
+    // that each Job is one pass: the budget flags are the defaults'.
+    const defaults = await cronJobArgs([]);
+    expect(defaults).toContain('--max-downtime');
+    jobArgs = await cronJobArgs(['--watch-for', '0s']);
+    const watch = defaults.indexOf('--watch-for');
+    expect(jobArgs).toEqual(watch === -1 ? defaults : [...defaults.slice(0, watch), ...defaults.slice(watch + 2)]);
+    expect(jobArgs[0]).toBe('run');
+  });
+  afterAll(async () => {
+    await deleteCreatedObjects();
+    await rm(dir, { recursive: true, force: true });
+    await harness?.stop();
+  });
+
+  const cli = (args: readonly string[]): Promise<BinaryResult> => runBinary(['--cluster-id', harness.clusterId, ...args], { apiUrl: harness.sim.url });
+  /** One Job of the CronJob: exits 0. */
+  async function job(): Promise<string> {
+    const result = await cli(jobArgs);
+    expect(result.code, result.stderr).toBe(0);
+    return result.stdout;
+  }
+  async function algorithmServing(name: string): Promise<string | undefined> {
+    const service = await readService(namespace, name);
+    const [lb] = await lbsNamed(harness, `k8s-service-${service.metadata!.uid!}`);
+    const listener = (await harness.cloud.listeners.list()).find((l) => l.load_balancer.uuid === lb!.uuid && l.protocol_port === 80);
+    return (await harness.cloud.pools.list()).find((p) => p.uuid === listener?.pool?.uuid)?.algorithm;
+  }
+  const heldId = (out: string, name: string) => new RegExp(`held: service/${namespace}/${name} change ([0-9a-f]{10})`).exec(out)?.[1];
+  const writesSince = (count: number) => harness.sim.admin.requests().slice(count).filter((r) => r.method !== 'GET');
+  /** `plan service/NAME --out FILE` with the Job's budget flags: the change shows as held back. */
+  async function savePlan(name: string, file: string): Promise<void> {
+    const saved = await cli(['plan', `service/${name}`, '-n', namespace, ...jobArgs.slice(1), '--out', file]);
+    expect(saved.code, saved.stderr).toBe(0);
+    expect(saved.stdout).toContain('held back: change');
+  }
+  /** `apply FILE` of a stale plan: exit 1 naming what changed, nothing written to the cloud or the Services. */
+  async function expectStale(file: string, changed: RegExp): Promise<void> {
+    const before = harness.sim.admin.requests().length;
+    const versions = await Promise.all(['reviewed', 'approved'].map(async (name) => (await readService(namespace, name)).metadata!.resourceVersion));
+    const stale = await cli(['apply', file]);
+    expect(stale.code).toBe(1);
+    expect(stale.stderr).toMatch(/is stale: .*nothing was applied/);
+    expect(stale.stderr).toMatch(changed);
+    expect(writesSince(before)).toEqual([]);
+    expect(await Promise.all(['reviewed', 'approved'].map(async (name) => (await readService(namespace, name)).metadata!.resourceVersion))).toEqual(versions);
+  }
+
+  it('holds a pool swap with one Warning Event, applies it only through apply FILE or the approval, and never applies a stale plan', async () => {
+    await createLoadBalancerService(namespace, 'reviewed');
+    await createLoadBalancerService(namespace, 'approved');
+    await job();
+    expect(await algorithmServing('reviewed')).toBe('round_robin');
+
+    // The same disruptive change on both Services. A plan saved before the next Job is stale
+    // after it: the Job builds the successor pool of the held swap (it serves no port yet).
+    for (const name of ['reviewed', 'approved']) await annotate(namespace, name, { [key('loadbalancer-pool-algorithm')]: 'least_connections' });
+    const early = join(dir, 'early.plan.json');
+    await savePlan('approved', early);
+
+    // Two Jobs hold both changes: exit 0, nothing swapped, one ChangeHeld per Service, ids differ (the UID is hashed).
+    const first = await job();
+    const ids = { reviewed: heldId(first, 'reviewed'), approved: heldId(first, 'approved') };
+    expect(ids.reviewed).toBeDefined();
+    expect(ids.approved).toBeDefined();
+    expect(ids.reviewed).not.toBe(ids.approved);
+    const reviewedPlan = join(dir, 'reviewed.plan.json');
+    await savePlan('reviewed', reviewedPlan);
+    const second = await job();
+    expect(heldId(second, 'reviewed')).toBe(ids.reviewed);
+    expect(second).toContain('2 changes held back');
+    for (const name of ['reviewed', 'approved'] as const) {
+      expect(await algorithmServing(name)).toBe('round_robin');
+      const held = (await warningsOf(await readService(namespace, name))).filter((e) => e.reason === 'ChangeHeld');
+      expect(held.map((e) => e.message)).toEqual([expect.stringContaining(`Held back change ${ids[name]}`)]);
+    }
+    await expectStale(early, /pool tcp\/http .* appeared/);
+
+    // apply FILE of the plan saved after the Job held the change: applied.
+    const applied = await cli(['apply', reviewedPlan]);
+    expect(applied.code, applied.stderr).toBe(0);
+    expect(await algorithmServing('reviewed')).toBe('least_connections');
+    expect(await algorithmServing('approved')).toBe('round_robin');
+
+    // The approval annotation with the id the Job printed: the next Job applies that change; a
+    // plan of it saved before is stale now.
+    const approvedPlan = join(dir, 'approved.plan.json');
+    await savePlan('approved', approvedPlan);
+    await annotate(namespace, 'approved', { [APPROVE]: ids.approved! });
+    const third = await job();
+    expect(heldId(third, 'approved')).toBeUndefined();
+    expect(await algorithmServing('approved')).toBe('least_connections');
+    await expectStale(approvedPlan, /is stale/);
+
+    // Nothing pending: the next Job holds nothing and clears the records; no second ChangeHeld.
+    const last = await job();
+    expect(last).not.toContain('held');
+    for (const name of ['reviewed', 'approved'] as const) {
+      const service = await readService(namespace, name);
+      expect(service.metadata!.annotations?.[ANNOUNCED]).toBeUndefined();
+      expect((await warningsOf(service)).filter((e) => e.reason === 'ChangeHeld')).toHaveLength(1);
+    }
+  });
+
+  it("a plan saved right after the edit is not made stale by the Job's record of its announcement (a port removal: the Job writes nothing else)", async () => {
+    await createLoadBalancerService(namespace, 'trimmed', {
+      ports: [
+        { name: 'http', protocol: 'TCP', port: 80, targetPort: 8080 },
+        { name: 'https', protocol: 'TCP', port: 443, targetPort: 8443 },
+      ],
+    });
+    await job();
+    const service = await readService(namespace, 'trimmed');
+    await patchService(namespace, 'trimmed', { spec: { ports: [service.spec!.ports![0]] } });
+    const file = join(dir, 'trimmed.plan.json');
+    await savePlan('trimmed', file);
+
+    const before = harness.sim.admin.requests().length;
+    const held = await job();
+    const id = heldId(held, 'trimmed');
+    expect(id).toBeDefined();
+    expect(writesSince(before)).toEqual([]);
+    expect((await readService(namespace, 'trimmed')).metadata!.annotations![ANNOUNCED]).toBe(id);
+
+    const applied = await cli(['apply', file]);
+    expect(applied.code, applied.stderr).toBe(0);
+    const [lb] = await lbsNamed(harness, `k8s-service-${service.metadata!.uid!}`);
+    const ports = (await harness.cloud.listeners.list()).filter((l) => l.load_balancer.uuid === lb!.uuid).map((l) => l.protocol_port);
+    expect(ports).toEqual([80]);
+  });
+});
