@@ -72,7 +72,7 @@ export function statusText(report: StatusReport, nowMs: number): string {
   const lines: string[] = [];
   const ago = (iso: string) => `${formatDuration(nowMs - Date.parse(iso))} ago`;
   if (!report.exists) {
-    lines.push(`no status recorded: configmap ${report.configMap} does not exist (no pass ran since the manifests were applied, or they were not)`);
+    lines.push(`no status recorded: configmap ${report.configMap} does not exist (the manifests were not applied, or it was deleted)`);
   }
   lines.push(
     report.lastSuccess === null
@@ -85,10 +85,9 @@ export function statusText(report: StatusReport, nowMs: number): string {
     lines.push('', ...recordLines(record, ago));
   }
   for (const { key, reason } of report.unreadable) lines.push('', `${key}: unreadable record (${reason})`);
-  if (report.health !== null) {
-    lines.push('');
-    if (report.health.problems.length === 0) lines.push(`healthy: a success within ${formatDuration(report.health.maxAgeSeconds * 1000)}, and the last pass succeeded`);
-    else for (const problem of report.health.problems) lines.push(`not healthy: ${problem}`);
+  // What is wrong is the error statusCommand throws: reported once, on stderr.
+  if (report.health !== null && report.health.problems.length === 0) {
+    lines.push('', `healthy: a success within ${formatDuration(report.health.maxAgeSeconds * 1000)}, and the last pass succeeded`);
   }
   // Reasons and names come from API answers and objects: each line is escaped on its own.
   return `${lines.map(escapeUnprintable).join('\n')}\n`;

@@ -39,7 +39,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
 import { parse } from 'yaml';
-import { CCM_NAME, CCM_NAMESPACE, TOKEN_SECRET_KEY, TOKEN_SECRET_NAME } from '../../src/core/deploy/manifests.js';
+import { CCM_NAME, CCM_NAMESPACE, STATUS_CONFIGMAP_NAME, TOKEN_SECRET_KEY, TOKEN_SECRET_NAME } from '../../src/core/deploy/manifests.js';
 import { parseSeed, startSimulator, type Simulator } from '../../src/sim/index.js';
 import { nodesSeed, runBinary } from '../support/ccm.js';
 import {
@@ -270,6 +270,10 @@ describe.skipIf(unsupported !== undefined)('the CronJob of `cloudscale-ccm manif
     expect(pass.exitCode, pass.logs).toBe(0);
     expect(pass.logs).toMatch(new RegExp(`^watch: node/${lateNode}: 1 node initialized`, 'm'));
     expect(pass.logs).toMatch(/nodes 3 initialized, 0 refreshed, 0 deleted; load balancers 1 created/);
+    // The Job's pass recorded itself, as the ServiceAccount, in the ConfigMap the manifests created.
+    expect(pass.logs).not.toContain('warning: the status record');
+    const status = await core.readNamespacedConfigMap({ namespace: CCM_NAMESPACE, name: STATUS_CONFIGMAP_NAME });
+    expect(JSON.parse(status.data?.run ?? '{}')).toMatchObject({ command: 'run', result: 'succeeded', holder: expect.stringContaining('/run/') });
 
     for (const name of nodeNames) {
       const node = await core.readNode({ name });
