@@ -1,6 +1,7 @@
 // Renders the benchmark's results: a Markdown document (bench/results.md, also readable in a
 // terminal) from the same object that goes to bench/results.json.
 import { CLOUD_LISTS } from './minimum.js';
+import { reactionSection } from './reaction.js';
 
 /** @param {ReturnType<typeof import('./run.js').resultsDocument>} results */
 export function renderMarkdown(results) {
@@ -21,6 +22,7 @@ export function renderMarkdown(results) {
     '',
     ...startupSection(results.startup),
     ...completionSection(results.completion),
+    ...reactionSection(results.reaction),
     ...syncLbSection(results.syncLb, settings),
     ...concurrencySection(results.concurrency),
     ...provisioningSection(results.provisioning, settings),

@@ -38,7 +38,7 @@ const repo = fileURLToPath(new URL('..', import.meta.url));
  */
 
 /** The scenario groups, in the order they run. */
-const GROUPS = ['startup', 'completion', 'init-nodes', 'sync-lb', 'concurrency', 'provisioning', 'memory', 'scale', 'storm', 'downtime'];
+const GROUPS = ['startup', 'completion', 'reaction', 'init-nodes', 'sync-lb', 'concurrency', 'provisioning', 'memory', 'scale', 'storm', 'downtime'];
 
 const SETTINGS = [
   { flag: 'latency-ms', env: 'BENCH_LATENCY_MS', default: '50', parse: number, doc: 'simulated API latency per request' },

@@ -17,6 +17,7 @@ import {
 } from './minimum.js';
 import { runCli, runNode, scratchPath } from './process.js';
 import { measureDowntime } from './downtime.js';
+import { measureReaction } from './reaction.js';
 
 /**
  * @param {{ kubeconfig: string, signal: AbortSignal, settings: import('./run.js').BenchSettings, log: (line: string) => void }} env
@@ -35,6 +36,7 @@ export async function runSuite(env) {
     log(`completion: ${settings.startupRuns} runs per lookup`);
     results.completion = await measureCompletion(env, kube);
   }
+  if (wanted('reaction')) results.reaction = await measureReaction(env, kube);
   if (!['init-nodes', 'sync-lb', 'concurrency', 'provisioning', 'memory', 'scale', 'storm', 'downtime'].some(wanted)) return results;
 
   // The load-balancer scenarios run with the first few Nodes of the init-nodes run, initialised by it.

@@ -14,6 +14,7 @@ import { RUN_LEASE, runCommand, type RunOptions, type RunReport } from '../../sr
 import { WatchBrokenError } from '../../src/core/apply/watch-loop.js';
 import { PartialFailureError } from '../../src/core/errors.js';
 import { connectKube } from '../../src/core/kube/connection.js';
+import { listForWatch, startWatch, type WatchEnd } from '../../src/core/kube/watch.js';
 import { killStarted, startBinary, type RunningBinary } from '../cli/cli-support.js';
 import { nodesSeed, startHarness, type Harness, type TestContext } from '../support/ccm.js';
 import {
@@ -171,6 +172,8 @@ describe('run --watch-for', () => {
       });
       expect(run.settled()).toBeUndefined();
       expect(ctx.err()).toMatch(/watch: watch of nodes re-established after: /);
+      // The reaction pass (the node pass, then every load balancer) prints its line when done.
+      await waitUntil('the reaction pass done', () => new RegExp(`^watch: .*node/${prefix}-3`, 'm').test(ctx.out()));
       abort.abort(new Error('interrupted by SIGTERM'));
       await run.done;
       expect(run.settled()?.error, ctx.err()).toBeUndefined();
@@ -210,6 +213,22 @@ describe('run --watch-for', () => {
     expect(binary.stdout()).toMatch(/^run: nodes .* 0 failures; /m);
     const lease = await testConnection().coordination.readNamespacedLease({ namespace: 'kube-system', name: RUN_LEASE.name });
     expect(lease.spec?.holderIdentity ?? '').toBe('');
+  });
+});
+
+describe('the watch adapter', () => {
+  test('a watch from a fresh list reports a change and ends closed at its timeout', async () => {
+    const listed = await listForWatch(testConnection(), 'services');
+    const seen: string[] = [];
+    const ended = new Promise<WatchEnd>((resolve) => {
+      void startWatch(testConnection(), 'services', listed.resourceVersion, 2, {
+        onChange: (type, object) => seen.push(`${type} ${object.metadata?.name}`),
+        onEnd: resolve,
+      });
+    });
+    await createLoadBalancerService(namespace, 'watched');
+    expect((await ended).how).toBe('closed');
+    expect(seen).toContain('ADDED watched');
   });
 });
 
