@@ -11,7 +11,7 @@
 //   refuse, a real `run` pass with the token succeeds; `helm uninstall` leaves nothing behind;
 // - a deployment applied from `manifests` is taken over by `helm install` once labelled and
 //   annotated as docs/deploy.md says (the same objects, not recreated), and refused before.
-import { ApiException, KubernetesObjectApi, PatchStrategy, type KubernetesObject } from '@kubernetes/client-node';
+import { ApiException, BatchV1Api, KubernetesObjectApi, PatchStrategy, type KubernetesObject } from '@kubernetes/client-node';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,7 +19,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { parse as parseYaml, parseAllDocuments } from 'yaml';
-import { CCM_NAME, CCM_NAMESPACE, CLUSTER_RULES, KUBE_SYSTEM_RULES } from '../../src/core/deploy/manifests.js';
+import {
+  CCM_NAME,
+  CCM_NAMESPACE,
+  CLUSTER_RULES,
+  KUBE_SYSTEM_RULES,
+  STATUS_CONFIGMAP_NAME,
+} from '../../src/core/deploy/manifests.js';
 import { VERSION } from '../../src/version.js';
 import { outputOf, runBinary, startHarness, type BinaryResult as Result } from '../support/ccm.js';
 import {
@@ -369,6 +375,22 @@ describe('helm install into the test cluster', () => {
     } finally {
       await harness.stop();
     }
+  });
+
+  test('helm upgrade changes the CronJob and keeps what the pass recorded in the status ConfigMap', async () => {
+    const core = testConnection().core;
+    const recorded = (await core.readNamespacedConfigMap({ namespace: CCM_NAMESPACE, name: STATUS_CONFIGMAP_NAME })).data ?? {};
+    expect(Object.keys(recorded)).toContain('run');
+    succeeded(
+      await helm([
+        'upgrade', release, chartDir, '--namespace', releaseNamespace, '--kubeconfig', testKubeconfig(),
+        '--reuse-values', '--set', 'schedule=0 0 30 2 *',
+      ]),
+      'helm upgrade',
+    );
+    const cronJob = await rbac.adminConfig().makeApiClient(BatchV1Api).readNamespacedCronJob({ namespace: CCM_NAMESPACE, name: CCM_NAME });
+    expect(cronJob.spec?.schedule).toBe('0 0 30 2 *');
+    expect((await core.readNamespacedConfigMap({ namespace: CCM_NAMESPACE, name: STATUS_CONFIGMAP_NAME })).data).toEqual(recorded);
   });
 
   test('helm uninstall removes every object', async () => {
