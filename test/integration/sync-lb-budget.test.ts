@@ -2,7 +2,7 @@
 // change over the budget is held back while the harmless rest of the Service and other Services
 // converge, it is announced by one Warning Event however many passes hold it, and only the
 // approval annotation carrying its id applies it (a stale id approves nothing and says so).
-import type { V1CronJob, V1Service } from '@kubernetes/client-node';
+import { AdmissionregistrationV1Api, type V1CronJob, type V1Service } from '@kubernetes/client-node';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -201,6 +201,69 @@ describe('sync-lb --max-downtime', () => {
     expect(text.stdout).toContain('1 change held back');
     expect((await poolsOf(service)).serving?.algorithm).toBe('round_robin');
     expect((await warningsOf(service)).filter((e) => e.reason === 'ChangeHeld')).toHaveLength(1);
+  });
+
+  it('an Event that could not be recorded is not recorded as announced: the next pass announces the change', async () => {
+    const service = await created('untold');
+    await annotate(namespace, 'untold', { [key('loadbalancer-pool-algorithm')]: 'source_ip' });
+    // The API server refuses Events with reason ChangeHeld in this namespace (an admission policy).
+    const admission = testConnection().config.makeApiClient(AdmissionregistrationV1Api);
+    const policy = uniqueName('deny-change-held');
+    /** Whether the API server records an Event with reason ChangeHeld in the namespace now. */
+    const probeEvent = async (): Promise<'created' | 'refused'> => {
+      try {
+        await testConnection().core.createNamespacedEvent({
+          namespace,
+          body: { metadata: { generateName: 'probe-' }, involvedObject: { kind: 'Service', namespace, name: 'untold', uid: service.metadata!.uid! }, reason: 'ChangeHeld', message: 'probe', type: 'Warning' },
+        });
+        return 'created';
+      } catch {
+        return 'refused';
+      }
+    };
+    await admission.createValidatingAdmissionPolicy({
+      body: {
+        metadata: { name: policy },
+        spec: {
+          failurePolicy: 'Fail',
+          matchConstraints: { resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['events'] }] },
+          validations: [{ expression: "object.reason != 'ChangeHeld'", message: 'ChangeHeld refused by the test' }],
+        },
+      },
+    });
+    try {
+      await admission.createValidatingAdmissionPolicyBinding({
+        body: {
+          metadata: { name: policy },
+          spec: {
+            policyName: policy,
+            validationActions: ['Deny'],
+            matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': namespace } } },
+          },
+        },
+      });
+      // The policy takes effect once the API server has loaded it: a probe Event is refused.
+      await expect.poll(probeEvent, { timeout: 20_000, interval: 250 }).toBe('refused');
+      await deleteEventsOf(service);
+
+      const refused = await passOk(harness, ['untold'], budget0);
+      expect(refused.report.services[0]!.held).toHaveLength(1);
+      expect(refused.ctx.err()).toContain('ChangeHeld refused by the test');
+      expect((await warningsOf(service)).filter((e) => e.reason === 'ChangeHeld')).toEqual([]);
+      expect((await readService(namespace, 'untold')).metadata!.annotations?.[ANNOUNCED]).toBeUndefined();
+    } finally {
+      await admission.deleteValidatingAdmissionPolicyBinding({ name: policy }).catch(() => undefined);
+      await admission.deleteValidatingAdmissionPolicy({ name: policy });
+    }
+    // Events are recorded again: the next pass announces the change, and the one after it does not.
+    await expect.poll(probeEvent, { timeout: 20_000, interval: 250 }).toBe('created');
+    await deleteEventsOf(service);
+    const told = await passOk(harness, ['untold'], budget0);
+    const id = told.report.services[0]!.held![0]!.id;
+    expect((await readService(namespace, 'untold')).metadata!.annotations![ANNOUNCED]).toBe(id);
+    await passOk(harness, ['untold'], budget0);
+    const held = (await warningsOf(service)).filter((e) => e.reason === 'ChangeHeld');
+    expect(held.map((e) => e.message)).toEqual([expect.stringContaining(`Held back change ${id}`)]);
   });
 
   it('without --max-downtime nothing is held (a terminal sync-lb as before)', async () => {
