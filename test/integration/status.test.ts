@@ -311,6 +311,15 @@ servers:
       expect(result.stdout).toMatch(/^last successful pass /);
     });
 
+    it('a key edited into something else is named as unreadable; the other records still count', async () => {
+      await writeRecords({ run: '{"half": ', 'sync-lb': recordJson('sync-lb', 1), 'init-nodes': JSON.stringify({ command: 'run' }) });
+      const result = await runBinary(['status', '--fail-if-older-than', '5m']);
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout).toMatch(/^last successful pass 1 min( \d+ s)? ago \(sync-lb, /);
+      expect(result.stdout).toMatch(/^run: unreadable record \(not JSON: .+\)$/m);
+      expect(result.stdout).toContain('init-nodes: unreadable record (its command is "run", not init-nodes)\n');
+    });
+
     it('a missing record is not healthy; a bad duration is a usage error', async () => {
       await ignoreNotFound(testConnection().core.deleteNamespacedConfigMap(STATUS_CONFIGMAP));
       const missing = await runBinary(['status', '--fail-if-older-than', '5m']);
