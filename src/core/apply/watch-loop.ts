@@ -68,6 +68,14 @@ export const realClock: WatchClock = {
 
 export class WatchBrokenError extends KubeApiError {}
 
+function brokenWatch(kind: WatchedKind, when: string, problem: string, cause?: unknown): WatchBrokenError {
+  return new WatchBrokenError(`the watch of ${kind} broke and could not be re-established ${when}: ${problem}`, {
+    status: cause instanceof KubeApiError ? cause.status : 0,
+    cause,
+    hint: 'changes after the break wait for the next run; check the API server',
+  });
+}
+
 /** Watches until the deadline or the signal; rejects only with WatchBrokenError (or a reaction's error). */
 export async function watchAndReact(options: WatchLoopOptions): Promise<WatchLoopReport> {
   const clock = options.clock ?? realClock;
@@ -113,10 +121,7 @@ export async function watchAndReact(options: WatchLoopOptions): Promise<WatchLoo
           const tooLong = clock.now() - since >= options.reestablishWithinMs;
           if (tooLong || clock.now() >= options.untilMs) {
             const when = tooLong ? `within ${Math.round(options.reestablishWithinMs / 1000)} s` : 'before the watch was to end';
-            throw new WatchBrokenError(
-              `the watch of ${kind} broke and could not be re-established ${when}: ${lastProblem}`,
-              { status: error instanceof KubeApiError ? error.status : 0, cause: error, hint: 'changes after the break wait for the next run; check the API server' },
-            );
+            throw brokenWatch(kind, when, lastProblem, error);
           }
           await clock.pause(retryMs, new Promise(() => undefined), signal);
           retryMs = Math.min(retryMs * 2, RETRY_MAX_MS);
@@ -182,12 +187,7 @@ export async function watchAndReact(options: WatchLoopOptions): Promise<WatchLoo
       if (clock.now() >= options.untilMs) {
         // Blind since the break: that is no success, whatever the passes did.
         const [kind, problem] = [...down][0] ?? [];
-        if (kind !== undefined) {
-          throw new WatchBrokenError(`the watch of ${kind} broke and could not be re-established before the watch was to end: ${problem}`, {
-            status: 0,
-            hint: 'changes after the break wait for the next run; check the API server',
-          });
-        }
+        if (kind !== undefined) throw brokenWatch(kind, 'before the watch was to end', problem ?? '');
         return { reactions, reestablished, endedBy: 'deadline' };
       }
       if (!tracker.hasPending) {
