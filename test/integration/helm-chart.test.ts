@@ -95,60 +95,22 @@ async function chartOutput(values: Record<string, unknown>, extraArgs: readonly 
   return helm(['template', 'cloudscale-ccm', chartDir, '--namespace', CCM_NAMESPACE, '-f', file, ...extraArgs]);
 }
 
+/** The chart value of each flag, as a path into values.yaml: what the chart's errors name. */
+const VALUE_PATH: Readonly<Record<string, string>> = {
+  '--image': 'image',
+  '--schedule': 'schedule',
+  '--watch-for': 'watchFor',
+  '--max-downtime': 'maxDowntime',
+  '--window': 'window',
+  '--pushgateway': 'pushgateway',
+  '--api-server-host': 'apiServer.host',
+  '--api-server-port': 'apiServer.port',
+};
+
 /** One way to give a flag: its command-line words and the chart values meaning the same. */
 interface Sample {
   readonly args: readonly string[];
   readonly values: Record<string, unknown>;
-}
-
-/**
- * Every flag of `manifests` with the chart value that stands for it, in samples. A flag that
- * needs another carries it in its samples' args and values.
- */
-const CHART_VALUE_OF_FLAG: Readonly<Record<string, readonly Sample[]>> = {
-  '--image': [{ args: ['--image', 'registry.example.com/cloudscale-ccm:1.2.3'], values: { image: 'registry.example.com/cloudscale-ccm:1.2.3' } }],
-  '--schedule': [
-    { args: ['--schedule', '*/5 * * * *'], values: { schedule: '*/5 * * * *' } },
-    { args: ['--schedule', '@hourly'], values: { schedule: '@hourly' } },
-    { args: ['--schedule', ' 0 3 1-15 jan,Jul MON-FRI '], values: { schedule: ' 0 3 1-15 jan,Jul MON-FRI ' } },
-  ],
-  '--api-server-host': [
-    { args: ['--api-server-host', '10.0.0.10'], values: { apiServer: { host: '10.0.0.10' } } },
-    { args: ['--api-server-host', 'api.example.com'], values: { apiServer: { host: 'api.example.com' } } },
-    { args: ['--api-server-host', 'fd00::a'], values: { apiServer: { host: 'fd00::a' } } },
-  ],
-  '--watch-for': [
-    { args: ['--watch-for', '0'], values: { watchFor: 0 } },
-    { args: ['--watch-for', '2m'], values: { watchFor: '2m' } },
-    { args: ['--watch-for', '0s'], values: { watchFor: '0s' } },
-  ],
-  '--max-downtime': [
-    { args: ['--max-downtime', '90s'], values: { maxDowntime: '90s' } },
-    { args: ['--max-downtime', '1h0m30s'], values: { maxDowntime: '1h0m30s' } },
-    { args: ['--max-downtime', '500ms'], values: { maxDowntime: '500ms' } },
-    { args: ['--max-downtime', '2d'], values: { maxDowntime: '2d' } },
-  ],
-  '--window': [
-    { args: ['--window', 'Mon-Fri 02:00-04:00 Europe/Zurich=5m'], values: { window: 'Mon-Fri 02:00-04:00 Europe/Zurich=5m' } },
-    { args: ['--window', ' sat,SUN-mon 22:30-24:00 UTC = 1.5m '], values: { window: ' sat,SUN-mon 22:30-24:00 UTC = 1.5m ' } },
-  ],
-  '--pushgateway': [{ args: ['--pushgateway', 'http://pushgateway.monitoring:9091'], values: { pushgateway: 'http://pushgateway.monitoring:9091' } }],
-  '--api-server-port': [
-    {
-      args: ['--api-server-host', '10.0.0.10', '--api-server-port', '7443'],
-      values: { apiServer: { host: '10.0.0.10', port: 7443 } },
-    },
-  ],
-};
-
-/** The flags `manifests --help` lists under "Options:" (not the global ones), without --help. */
-async function manifestsFlags(): Promise<string[]> {
-  const help = await runBinary(['manifests', '--help']);
-  expect(help.code, help.stderr).toBe(0);
-  const section = help.stdout.split(/^Options:$/m)[1]?.split(/^\S.*:$/m)[0] ?? '';
-  const flags = [...section.matchAll(/^ {2}(?:-\w, )?(--[a-z0-9-]+)/gm)].map((match) => match[1] as string);
-  expect(flags.length, `no flags found in:\n${help.stdout}`).toBeGreaterThan(0);
-  return flags.filter((flag) => flag !== '--help');
 }
 
 function mergeValues(target: Record<string, unknown>, source: Record<string, unknown>): Record<string, unknown> {
@@ -160,6 +122,41 @@ function mergeValues(target: Record<string, unknown>, source: Record<string, unk
         : value;
   }
   return target;
+}
+
+/** `flag input` on the command line and the same input at the flag's value path, after `also`. */
+function given(flag: string, input: string | number, ...also: readonly Sample[]): Sample {
+  const path = VALUE_PATH[flag];
+  if (path === undefined) throw new Error(`${flag} has no chart value in VALUE_PATH`);
+  const own = path.split('.').reduceRight<unknown>((inner, key) => ({ [key]: inner }), input) as Record<string, unknown>;
+  return {
+    args: [...also.flatMap((sample) => sample.args), flag, String(input)],
+    values: [...also.map((sample) => sample.values), own].reduce<Record<string, unknown>>((all, values) => mergeValues(all, values), {}),
+  };
+}
+
+const API_SERVER_HOST = given('--api-server-host', '10.0.0.10');
+
+/** Every flag of `manifests` with samples of it; a flag that needs another is given with it. */
+const CHART_VALUE_OF_FLAG: Readonly<Record<string, readonly Sample[]>> = {
+  '--image': [given('--image', 'registry.example.com/cloudscale-ccm:1.2.3')],
+  '--schedule': ['*/5 * * * *', '@hourly', ' 0 3 1-15 jan,Jul MON-FRI '].map((input) => given('--schedule', input)),
+  '--watch-for': [0, '2m', '0s'].map((input) => given('--watch-for', input)),
+  '--max-downtime': ['90s', '1h0m30s', '500ms', '2d'].map((input) => given('--max-downtime', input)),
+  '--window': ['Mon-Fri 02:00-04:00 Europe/Zurich=5m', ' sat,SUN-mon 22:30-24:00 UTC = 1.5m '].map((input) => given('--window', input)),
+  '--pushgateway': [given('--pushgateway', 'http://pushgateway.monitoring:9091')],
+  '--api-server-host': ['10.0.0.10', 'api.example.com', 'fd00::a'].map((input) => given('--api-server-host', input)),
+  '--api-server-port': [given('--api-server-port', 7443, API_SERVER_HOST)],
+};
+
+/** The flags `manifests --help` lists under "Options:" (not the global ones), without --help. */
+async function manifestsFlags(): Promise<string[]> {
+  const help = await runBinary(['manifests', '--help']);
+  expect(help.code, help.stderr).toBe(0);
+  const section = help.stdout.split(/^Options:$/m)[1]?.split(/^\S.*:$/m)[0] ?? '';
+  const flags = [...section.matchAll(/^ {2}(?:-\w, )?(--[a-z0-9-]+)/gm)].map((match) => match[1] as string);
+  expect(flags.length, `no flags found in:\n${help.stdout}`).toBeGreaterThan(0);
+  return flags.filter((flag) => flag !== '--help');
 }
 
 /** The defaults, each sample alone, and the first sample of every flag together. */
@@ -181,7 +178,9 @@ function optionSets(): { name: string; sample: Sample }[] {
 
 describe('helm template renders what manifests prints', () => {
   test('every flag of manifests has a chart value', async () => {
-    expect((await manifestsFlags()).sort()).toEqual(Object.keys(CHART_VALUE_OF_FLAG).sort());
+    const flags = (await manifestsFlags()).sort();
+    expect(flags).toEqual(Object.keys(CHART_VALUE_OF_FLAG).sort());
+    expect(flags).toEqual(Object.keys(VALUE_PATH).sort());
   });
 
   test.each(optionSets().map((set) => [set.name, set.sample] as const))('%s', async (_name, sample) => {
@@ -191,18 +190,6 @@ describe('helm template renders what manifests prints', () => {
     for (const [key, object] of expected) expect(rendered.get(key), key).toStrictEqual(object);
   });
 });
-
-/** The chart value of each flag, as a path into values.yaml: what the chart's errors name. */
-const VALUE_PATH: Readonly<Record<string, string>> = {
-  '--image': 'image',
-  '--schedule': 'schedule',
-  '--watch-for': 'watchFor',
-  '--max-downtime': 'maxDowntime',
-  '--window': 'window',
-  '--pushgateway': 'pushgateway',
-  '--api-server-host': 'apiServer.host',
-  '--api-server-port': 'apiServer.port',
-};
 
 /** Input `manifests` refuses, as flags and as chart values, and words both errors contain. */
 interface Refusal {
@@ -215,11 +202,9 @@ interface Refusal {
   readonly says: string;
 }
 
-/** `flag input` on the command line, the same input at the flag's value path in the chart. */
+/** `flag input` given to both, and what both errors say. */
 function refusal(name: string, flag: string, input: string | number, says: string, differently: Partial<Refusal> = {}): Refusal {
-  const path = VALUE_PATH[flag] as string;
-  const values = path.split('.').reduceRight<unknown>((inner, key) => ({ [key]: inner }), input) as Record<string, unknown>;
-  return { name, flag, says, args: [flag, String(input)], values, value: path, ...differently };
+  return { name, flag, says, ...given(flag, input), value: VALUE_PATH[flag] as string, ...differently };
 }
 
 const REFUSED: readonly Refusal[] = [
@@ -246,11 +231,7 @@ const REFUSED: readonly Refusal[] = [
   refusal('a host with a scheme', '--api-server-host', 'https://10.0.0.10', 'neither an IP address nor a DNS name'),
   refusal('a host with a port', '--api-server-host', 'api.example.com:6443', 'neither an IP address nor a DNS name'),
   refusal('a port without host', '--api-server-port', 7443, 'needs'),
-  refusal('a port out of range', '--api-server-port', 70000, '65535', {
-    args: ['--api-server-host', '10.0.0.10', '--api-server-port', '70000'],
-    values: { apiServer: { host: '10.0.0.10', port: 70000 } },
-    value: 'apiServer/port',
-  }),
+  refusal('a port out of range', '--api-server-port', 70000, '65535', { ...given('--api-server-port', 70000, API_SERVER_HOST), value: 'apiServer/port' }),
 ];
 
 describe('what manifests refuses, the chart refuses', () => {
