@@ -42,6 +42,31 @@ export async function runCli(
   return { exitCode };
 }
 
+/**
+ * The commands, arguments and options as commander holds them, for reading (the completion
+ * scripts' test checks every script against them); nothing is parsed or run.
+ */
+export function programDefinition(): Command {
+  const processIo: CliIo = {
+    get stdin() {
+      return process.stdin;
+    },
+    stdout: process.stdout,
+    stderr: process.stderr,
+    env: process.env,
+    signal: new AbortController().signal,
+  };
+  return buildProgram(processIo, { setExitCode: () => undefined, setVerbose: () => undefined });
+}
+
+/** Every -o format; markdown (for a pull-request comment) is written by plan only. */
+const OUTPUT_FORMATS = ['text', 'json', 'yaml', 'markdown'] as const;
+
+/** The -o formats a subcommand writes (all of them while none is named yet). */
+export function outputFormatsOf(commandName: string | undefined): string[] {
+  return OUTPUT_FORMATS.filter((format) => format !== 'markdown' || commandName === undefined || commandName === 'plan');
+}
+
 /** The subcommand whose arguments a CommanderError is about (see the exitOverride in buildProgram). */
 const commandOfError = new WeakMap<CommanderError, string>();
 
@@ -79,7 +104,7 @@ function buildProgram(
     .addOption(new Option('--kubeconfig <file>', 'path to the kubeconfig file (default: KUBECONFIG, ~/.kube/config, in-cluster)'))
     .addOption(new Option('--context <name>', 'kubeconfig context to use'))
     .addOption(
-      new Option('-o, --output <format>', 'output format (markdown: plan only)').choices(['text', 'json', 'yaml', 'markdown']).default('text'),
+      new Option('-o, --output <format>', 'output format (markdown: plan only)').choices(OUTPUT_FORMATS).default('text'),
     )
     .addOption(new Option('--no-color', 'disable colours (also NO_COLOR)'))
     .addOption(new Option('--api-url <url>', 'cloudscale API base URL (default: CLOUDSCALE_API_URL or https://api.cloudscale.ch)'))
@@ -366,8 +391,8 @@ function withApiServer(error: unknown, ctx: CommandContext): unknown {
 function globalsOf(command: Command, io: CliIo): GlobalOptions {
   // Picked field by field: the merged options also hold the subcommand's own flags.
   const o = command.optsWithGlobals<Omit<GlobalOptions, 'verbose'> & { verbose?: boolean }>();
-  if (o.output === 'markdown' && command.name() !== 'plan') {
-    throw new UsageError(`-o markdown is for plan only; ${command.name()} writes text, json or yaml`, {
+  if (!outputFormatsOf(command.name()).includes(o.output)) {
+    throw new UsageError(`-o ${o.output} is for plan only; ${command.name()} writes text, json or yaml`, {
       hint: `run cloudscale-ccm ${command.name()} with -o text, -o json or -o yaml`,
     });
   }
