@@ -172,6 +172,26 @@ describe('change id and approval', () => {
     expect(changeId('u', [])).not.toBe(changeId('v', []));
   });
 
+  test('a change that comes back after it was applied gets another id: an approval left on the Service does not approve it again', () => {
+    const w = converged();
+    const approveAndApply = (algorithm: string): string => {
+      w.annotate({ 'loadbalancer-pool-algorithm': algorithm });
+      const id = applyBudget(w.plan(), { seconds: 0 }).held![0]!.id;
+      w.apply(applyBudget(w.plan(), { seconds: 0, approval: id }).actions);
+      expect(w.plan().actions).toEqual([]);
+      return id;
+    };
+    const first = approveAndApply('least_connections');
+    approveAndApply('round_robin');
+    // The first change again: the same fields, from and to, but other objects to replace.
+    w.annotate({ 'loadbalancer-pool-algorithm': 'least_connections' });
+    const again = applyBudget(w.plan(), { seconds: 0, approval: first });
+    expect(again.held![0]!.id).not.toBe(first);
+    // Stable while it is pending: the pass after the successor was built holds it under the same id.
+    w.apply(again.actions);
+    expect(applyBudget(w.plan(), { seconds: 0, approval: first }).held![0]!.id).toBe(again.held![0]!.id);
+  });
+
   test.each([
     ['the right id', (id: string) => id, false],
     ['the right id with spaces around', (id: string) => ` ${id}\n`, false],

@@ -221,7 +221,7 @@ describe('planDifferences', () => {
   });
 
   test('held-back actions are part of the saved plan: applying it approves them', () => {
-    const full = [act('create-pool', 'pool b', 'none'), act('create-listener', 'listener b', 'pool-swap'), act('delete-pool', 'pool a', 'pool-swap')];
+    const full = [act('create-pool', 'pool b', 'none'), act('create-listener', 'listener b', 'pool-swap'), act('delete-pool', 'pool a', 'pool-swap', { text: 'wanted' }, { pool: { uuid: 'pool-a', href: '/pools/pool-a', name: 'a' } })];
     const budgeted = applyBudget(servicePlan('web', full), { seconds: 0 });
     expect(budgeted.held?.[0]?.actions.length).toBeGreaterThan(0);
     const document = JSON.parse(JSON.stringify(planDocument({ nodes: null, services: [budgeted] })));

@@ -19,8 +19,9 @@
 // no longer of type LoadBalancer: Kubernetes already took its node ports away).
 //
 // All held actions of a Service form one change with one id (`changeId`), stable while the
-// pending change is the same: a hash of the Service UID and of what the triggers change
-// (kind, object, field, from, to), never of UUIDs or times of the pass.
+// pending change is the same: a hash of the Service UID, of what the triggers change (kind,
+// object, field, from, to) and of the existing objects the change replaces; never of objects
+// the pass creates or of times.
 import { createHash } from 'node:crypto';
 import type { PlannedAction } from './actions.js';
 import { LB_ANNOTATIONS } from './annotations.js';
@@ -122,7 +123,7 @@ export function heldChange(plan: ServicePlan, budgetSeconds: number): HeldChange
   const worst = actions.reduce((w, a) => (interruptionSeconds(a.downtime) > interruptionSeconds(w.downtime) ? a : w));
   const service = `${plan.service.namespace}/${plan.service.name}`;
   return {
-    id: changeId(plan.service.uid, [...triggers].map((p) => plan.actions[p]!)),
+    id: changeId(plan.service.uid, [...triggers].map((p) => plan.actions[p]!), actions),
     actions,
     positions,
     downtime: worst.downtime,
@@ -173,14 +174,38 @@ export function approvalHint(id: string, namespace: string, name: string): strin
   );
 }
 
-/** Ten lowercase hex digits of a hash over the Service UID and what the triggers change. */
-export function changeId(serviceUid: string, triggers: readonly PlannedAction[]): string {
+/**
+ * Ten lowercase hex digits of a hash over the Service UID, what the triggers change, and the
+ * UUIDs of the pools, listeners and monitors the held actions delete or update. Those objects
+ * exist before the change and stay until it is applied, so the id is stable while it is pending;
+ * the same change coming back later (applied, undone, asked for again) replaces other objects
+ * and gets another id, so an approval left on the Service does not approve it a second time.
+ * Objects the pass creates (a held swap's successor) do not count: the next pass finds them built.
+ */
+export function changeId(serviceUid: string, triggers: readonly PlannedAction[], held: readonly PlannedAction[] = triggers): string {
   const hash = createHash('sha256').update(serviceUid);
   for (const action of triggers) {
     const { field, from, to } = action.reason;
     hash.update(`\n${action.kind}\t${action.object}\t${field ?? ''}\t${from ?? ''}\t${to ?? ''}`);
   }
+  for (const uuid of [...new Set(held.flatMap(replacedUuid))].sort()) hash.update(`\n${uuid}`);
   return hash.digest('hex').slice(0, 10);
+}
+
+/** The UUID of the existing pool, listener or monitor an action deletes or updates (members come and go with nodes). */
+function replacedUuid(action: PlannedAction): string[] {
+  switch (action.kind) {
+    case 'delete-pool':
+      return [action.pool.uuid];
+    case 'delete-listener':
+    case 'update-listener':
+      return [action.listener.uuid];
+    case 'delete-monitor':
+    case 'update-monitor':
+      return [action.monitor.uuid];
+    default:
+      return [];
+  }
 }
 
 /** `0s`, `15s`, `2m`, `1m30s`, `1h`: how budgets are written on the command line and in messages. */
