@@ -6,13 +6,25 @@ import { applyBudget } from '../../src/core/lb/budget.js';
 import { downtimeOf } from '../../src/core/lb/impact.js';
 import type { NodeAction } from '../../src/core/nodes/types.js';
 import { markdownText, renderPlanMarkdown } from '../../src/core/render/markdown.js';
-import { planDocument } from '../../src/core/render/plan.js';
+import { planDocument, renderPlanText } from '../../src/core/render/plan.js';
 import { act, servicePlan } from '../support/plan-fixtures.js';
-import { converged } from '../support/lb-world.js';
+import { converged, svc } from '../support/lb-world.js';
 
 const swap: Reason = { text: 'the pool algorithm cannot change in place', field: 'k8s.cloudscale.ch/loadbalancer-pool-algorithm', from: 'round_robin', to: 'source_ip' };
 
 describe('renderPlanMarkdown', () => {
+  test('counts held changes as the text and the JSON do: one change of a two-port pool swap, with its actions', () => {
+    const w = converged(svc([{ name: 'http', port: 80, nodePort: 30080 }, { name: 'https', port: 443, nodePort: 30443 }]));
+    w.annotate({ 'loadbalancer-pool-algorithm': 'least_connections' });
+    const plan = applyBudget(w.plan(), { seconds: 0 });
+    const document = planDocument({ nodes: null, services: [plan] });
+    expect(document.summary.held).toBe(1);
+    expect(renderPlanText(document, { color: false })).toContain('1 held back');
+    const actions = plan.held![0]!.actions.length;
+    expect(actions).toBeGreaterThan(1);
+    expect(renderPlanMarkdown(document)).toContain(`**1 change held back** (${actions} actions over the downtime budget)`);
+  });
+
   test('nothing to do', () => {
     expect(renderPlanMarkdown(planDocument({ nodes: null, services: [servicePlan('web', [])] }))).toBe(
       ['### cloudscale-ccm plan', '', '**No changes.** The cloud and the cluster match the desired state.', '', 'Unchanged: shop/web.', ''].join('\n'),
@@ -40,7 +52,7 @@ describe('renderPlanMarkdown', () => {
       [
         '### cloudscale-ccm plan',
         '',
-        `**Plan:** ${document.summary.create} to create, 0 to update, 0 to delete, **1 held back** (over the downtime budget), 1 node change. ` +
+        `**Plan:** ${document.summary.create} to create, 0 to update, 0 to delete, **1 change held back** (1 action over the downtime budget), 1 node change. ` +
           (document.summary.worstDowntime === null ? 'Expected downtime: none.' : `Worst expected downtime: ${markdownText(document.summary.worstDowntime.service)}, ${markdownText(document.summary.worstDowntime.object)} (${document.summary.worstDowntime.impact}): ${markdownText(document.summary.worstDowntime.text)}.`),
         '',
         '#### Service shop/web — load balancer k8s-service-uid-web',

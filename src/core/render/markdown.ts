@@ -6,6 +6,7 @@
 // escaped, and every character Markdown gives a meaning to (emphasis, links, HTML, table pipes)
 // is escaped too, so a name can neither break the table nor become a link, a tag or a mention.
 import { restoreHeld } from '../lb/budget.js';
+import { counted } from '../nodes/wording.js';
 import type { ServicePlan } from '../lb/planner.js';
 import { problemSummary } from '../lb/problems.js';
 import type { PlannedAction } from '../lb/actions.js';
@@ -37,10 +38,11 @@ export function renderPlanMarkdown(document: PlanDocument): string {
 
 function summaryLine(document: PlanDocument): string {
   const s = document.summary;
-  const held = document.services.reduce((n, plan) => n + (plan.held ?? []).reduce((m, change) => m + change.actions.length, 0), 0);
-  if (!s.changes && s.refuse === 0 && s.problems === 0 && held === 0) return '**No changes.** The cloud and the cluster match the desired state.';
+  // Held changes are counted as the text, the JSON (summary.held) and sync-lb count them: changes, not actions.
+  const heldActions = document.services.reduce((n, plan) => n + (plan.held ?? []).reduce((m, change) => m + change.actions.length, 0), 0);
+  if (!s.changes && s.refuse === 0 && s.problems === 0 && s.held === 0) return '**No changes.** The cloud and the cluster match the desired state.';
   const parts = [`${s.create} to create`, `${s.update} to update`, `${s.delete} to delete`];
-  if (held > 0) parts.push(`**${held} held back** (over the downtime budget)`);
+  if (s.held > 0) parts.push(`**${counted(s.held, 'change')} held back** (${counted(heldActions, 'action')} over the downtime budget)`);
   if (s.kube > 0) parts.push(`${s.kube} Service write${s.kube === 1 ? '' : 's'}`);
   if (s.nodeChanges > 0) parts.push(`${s.nodeChanges} node change${s.nodeChanges === 1 ? '' : 's'}`);
   if (s.refuse > 0) parts.push(`${s.refuse} refused`);
