@@ -5,9 +5,10 @@
 #
 # Completes `cloudscale-ccm`, `npx cloudscale-ccm` and `kubectl-cloudscale` (`kubectl cloudscale`
 # completes through kubectl's own script and bin/kubectl_complete-cloudscale, which uses this
-# one): subcommands, flags and their fixed values, files, kubeconfig contexts (with kubectl), and
-# for `plan` and `sync-lb` the namespaces after -n and the LoadBalancer Services of the namespace
-# given with -n, read from the cluster by `cloudscale-ccm __complete namespaces|services`.
+# one): subcommands, flags and their fixed values, files (for apply, *.json plans), kubeconfig
+# contexts (with kubectl), and for `plan` and `sync-lb` the namespaces after -n and the
+# LoadBalancer Services of the namespace given with -n, read from the cluster by
+# `cloudscale-ccm __complete namespaces|services`.
 
 # The installation that printed this script (`completion bash` fills it in: node, then
 # bin/cloudscale-ccm.js); it answers the lookups of `npx cloudscale-ccm` outside a project.
@@ -37,23 +38,25 @@ _cloudscale_ccm_lookup() {
   ((${#_cloudscale_ccm_installed[@]} > 0)) && "${_cloudscale_ccm_installed[@]}" __complete "$@"
 }
 
-_cloudscale_ccm_commands='init-nodes sync-lb plan cleanup run sim manifests completion help'
+_cloudscale_ccm_commands='init-nodes sync-lb plan apply cleanup run status sim manifests completion help'
 
 _cloudscale_ccm_global_flags='--kubeconfig --context -o --output --no-color --api-url --token-file --cluster-id -v --verbose -h --help --version'
 
 # Flags that take a value (the next word, or after "="): when scanning the line their value is
 # not a subcommand or an argument.
-_cloudscale_ccm_value_flags=' --kubeconfig --context -o --output --api-url --token-file --cluster-id -n --namespace -f --filename --concurrency --wait-timeout --max-node-deletions --lease-seconds --seed --port --lb-provision-seconds --token --latency-ms --image --schedule --api-server-host --api-server-port '
+_cloudscale_ccm_value_flags=' --kubeconfig --context -o --output --api-url --token-file --cluster-id -n --namespace -l --selector -f --filename --out --concurrency --wait-timeout --settle-seconds --poll-seconds --drain-seconds --max-downtime --window --watch-for --max-node-deletions --lease-seconds --metrics-file --pushgateway --fail-if-older-than --seed --port --lb-provision-seconds --token --latency-ms --image --schedule --api-server-host --api-server-port '
 
 _cloudscale_ccm_command_flags() {
   case $1 in
-    init-nodes) echo '--dry-run --max-node-deletions --wait --lease-seconds' ;;
-    sync-lb) echo '-n --namespace --concurrency --wait-timeout --dry-run --wait --lease-seconds' ;;
-    plan) echo '-n --namespace -f --filename --detailed-exitcode' ;;
-    cleanup) echo '--all --yes --dry-run --wait --lease-seconds' ;;
-    run) echo '--wait --lease-seconds --force --concurrency --max-node-deletions --wait-timeout' ;;
+    init-nodes) echo '--dry-run -l --selector --max-node-deletions --wait --lease-seconds --metrics-file --pushgateway' ;;
+    sync-lb) echo '-n --namespace --concurrency --wait-timeout --settle-seconds --poll-seconds --drain-seconds --max-downtime --window --dry-run --wait --lease-seconds --metrics-file --pushgateway' ;;
+    plan) echo '-n --namespace -f --filename --detailed-exitcode --out --drain-seconds --max-downtime --window' ;;
+    apply) echo '--concurrency --wait-timeout --settle-seconds --poll-seconds --wait --lease-seconds' ;;
+    cleanup) echo '--all --yes --dry-run --wait --lease-seconds --metrics-file --pushgateway' ;;
+    run) echo '--wait --lease-seconds --metrics-file --pushgateway --force --max-downtime --window --concurrency --max-node-deletions --wait-timeout --settle-seconds --poll-seconds --drain-seconds --watch-for' ;;
+    status) echo '--fail-if-older-than' ;;
     sim) echo '--seed --port --lb-provision-seconds --token --latency-ms --pool-delete-keeps-listeners' ;;
-    manifests) echo '--image --schedule --api-server-host --api-server-port' ;;
+    manifests) echo '--image --schedule --api-server-host --api-server-port --max-downtime --window --pushgateway --watch-for' ;;
   esac
 }
 
@@ -110,8 +113,13 @@ _cloudscale_ccm() {
         namespaces=$(_cloudscale_ccm_lookup "${COMP_WORDS[0]}" namespaces "${cluster_args[@]}" 2>/dev/null)
         mapfile -t COMPREPLY < <(compgen -W "$namespaces" -- "$cur")
         ;;
-      -o | --output) mapfile -t COMPREPLY < <(compgen -W 'text json yaml' -- "$cur") ;;
-      --kubeconfig | --token-file | --seed | -f | --filename)
+      -o | --output)
+        # markdown is written by plan only.
+        local formats='text json yaml'
+        [[ -z $command || $command == plan ]] && formats+=' markdown'
+        mapfile -t COMPREPLY < <(compgen -W "$formats" -- "$cur")
+        ;;
+      --kubeconfig | --token-file | --seed | -f | --filename | --out | --metrics-file)
         compopt -o filenames 2>/dev/null
         mapfile -t COMPREPLY < <(compgen -f -- "$cur")
         ;;
@@ -135,6 +143,13 @@ _cloudscale_ccm() {
     '') mapfile -t COMPREPLY < <(compgen -W "$_cloudscale_ccm_commands" -- "$cur") ;;
     help) ((${#arguments[@]} == 0)) && mapfile -t COMPREPLY < <(compgen -W "$_cloudscale_ccm_commands" -- "$cur") ;;
     completion) ((${#arguments[@]} == 0)) && mapfile -t COMPREPLY < <(compgen -W 'bash zsh fish' -- "$cur") ;;
+    apply)
+      # The file plan --out wrote: JSON files, and directories to get to one.
+      if ((${#arguments[@]} == 0)); then
+        compopt -o filenames 2>/dev/null
+        mapfile -t COMPREPLY < <(compgen -d -- "$cur"; compgen -f -X '!*.json' -- "$cur")
+      fi
+      ;;
     plan | sync-lb)
       local services
       services=$(_cloudscale_ccm_lookup "${COMP_WORDS[0]}" services -n "$namespace" "${cluster_args[@]}" 2>/dev/null)

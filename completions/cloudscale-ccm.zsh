@@ -6,9 +6,9 @@
 #
 # Completes `cloudscale-ccm`, `npx cloudscale-ccm` and `kubectl-cloudscale` (`kubectl cloudscale`
 # completes through kubectl's own script and bin/kubectl_complete-cloudscale): subcommands, flags
-# and their fixed values, files, kubeconfig contexts (with kubectl), and for `plan` and `sync-lb`
-# the namespaces after -n and the LoadBalancer Services of the namespace given with -n, read from
-# the cluster by `cloudscale-ccm __complete namespaces|services`.
+# and their fixed values, files (for apply, *.json plans), kubeconfig contexts (with kubectl), and
+# for `plan` and `sync-lb` the namespaces after -n and the LoadBalancer Services of the namespace
+# given with -n, read from the cluster by `cloudscale-ccm __complete namespaces|services`.
 
 # The installation that printed this script (`completion zsh` fills it in: node, then
 # bin/cloudscale-ccm.js); it answers the lookups of `npx cloudscale-ccm` outside a project.
@@ -89,10 +89,12 @@ _cloudscale_ccm_commands() {
     'init-nodes:initialise uninitialised nodes, refresh node metadata, apply node lifecycle'
     'sync-lb:reconcile the cloudscale load balancers of Services of type LoadBalancer'
     'plan:show every change init-nodes and sync-lb would make; writes nothing'
+    'apply:apply a plan saved by plan --out exactly as saved, or refuse it if stale'
     'cleanup:delete load balancers this cluster left behind'
     'run:init-nodes then sync-lb under a Lease (what the CronJob runs)'
+    'status:print what the last passes recorded and how long ago one succeeded'
     'sim:start the built-in cloudscale API simulator'
-    'manifests:print the CronJob, RBAC and Secret manifests'
+    'manifests:print the CronJob and RBAC manifests'
     'completion:print a shell completion script'
     'help:show help for a command'
   )
@@ -108,63 +110,84 @@ _cloudscale_ccm() {
   local -a global_opts=(
     '--kubeconfig=[path to the kubeconfig file]:kubeconfig:_files'
     '--context=[kubeconfig context to use]:context:_cloudscale_ccm_contexts'
-    '(-o --output)'{-o+,--output=}'[output format]:format:(text json yaml)'
     '--no-color[disable colours]'
     '--api-url=[cloudscale API base URL]:url:'
     '--token-file=[file holding the cloudscale API token]:token file:_files'
     '--cluster-id=[cluster identity for ownership tags]:cluster id:'
-    '(-v --verbose)'{-v,--verbose}'[print request counts and error causes]'
+    '(-v --verbose)'{-v,--verbose}'[on an error, also print its causes]'
     '(- *)'{-h,--help}'[show help]'
   )
+  # -o: markdown is written by plan only (and may still follow before a subcommand is named).
+  local -a output_opt=('(-o --output)'{-o+,--output=}'[output format]:format:(text json yaml markdown)')
   local -a namespace_opt=('(-n --namespace)'{-n+,--namespace=}'[namespace of the named Services]:namespace:_cloudscale_ccm_namespaces')
+  # The options several subcommands share.
+  local -a lease_opts=(
+    '--wait[wait for another pass holding the Lease]'
+    '--lease-seconds=[duration of the Lease held for the pass]:seconds:'
+  )
+  local -a metrics_opts=(
+    '--metrics-file=[write the metrics of the pass to this file]:metrics file:_files'
+    '--pushgateway=[push the metrics of the pass to this Prometheus Pushgateway]:url:'
+  )
+  local -a lb_opts=(
+    '--concurrency=[Services reconciled at once]:count:'
+    '--wait-timeout=[give up waiting for a load balancer after this long]:seconds:'
+    '--settle-seconds=[pause between deleting and re-creating similar objects]:seconds:'
+    '--poll-seconds=[interval between reads of a load balancer that is "changing"]:seconds:'
+  )
+  local -a drain_opt=('--drain-seconds=[delete a disabled pool member after this long]:seconds:')
+  local -a budget_opts=(
+    '--max-downtime=[hold back changes predicted to interrupt a port longer than this]:duration (e.g. 15s):'
+    '--window=[a maintenance window with its own budget]:window (e.g. "Mon-Fri 02:00-04:00 Europe/Zurich=5m"):'
+  )
+  local -a node_deletions_opt=('--max-node-deletions=[refuse to delete more Nodes than this in one pass]:count:')
 
-  _arguments -C $global_opts \
+  _arguments -C $global_opts $output_opt \
     '(- *)--version[print the version]' \
     '1: :_cloudscale_ccm_commands' \
     '*:: :->command' && ret=0
 
   [[ $state == command ]] || return ret
   curcontext=${curcontext%:*:*}:cloudscale-ccm-${words[1]}:
+  [[ ${words[1]} == plan ]] || output_opt=('(-o --output)'{-o+,--output=}'[output format]:format:(text json yaml)')
+  global_opts+=($output_opt)
   case ${words[1]} in
     init-nodes)
-      _arguments $global_opts \
+      _arguments $global_opts $lease_opts $metrics_opts $node_deletions_opt \
         '--dry-run[show what would be done, write nothing]' \
-        '--max-node-deletions=[refuse to delete more Nodes than this in one pass]:count:' \
-        '--wait[wait for another pass holding the Lease]' \
-        '--lease-seconds=[duration of the Lease held for the pass]:seconds:' \
+        '(-l --selector)'{-l+,--selector=}'[only nodes with these labels (kubectl syntax)]:selector:' \
         '*:node:' && ret=0
       ;;
     sync-lb)
-      _arguments $global_opts $namespace_opt \
-        '--concurrency=[Services reconciled at once]:count:' \
-        '--wait-timeout=[give up waiting for a load balancer after this long]:seconds:' \
+      _arguments $global_opts $namespace_opt $lb_opts $drain_opt $budget_opts $lease_opts $metrics_opts \
         '--dry-run[plan only, write nothing]' \
-        '--wait[wait for another pass holding the Lease]' \
-        '--lease-seconds=[duration of the Lease held for the pass]:seconds:' \
         '*:service:_cloudscale_ccm_services' && ret=0
       ;;
     plan)
-      _arguments $global_opts $namespace_opt \
+      _arguments $global_opts $namespace_opt $drain_opt $budget_opts \
         '(-f --filename)'{-f+,--filename=}'[plan a proposed Service manifest]:manifest:_files' \
         '--detailed-exitcode[exit 2 when changes are pending]' \
+        '--out=[also save the plan, for cloudscale-ccm apply FILE]:plan file:_files' \
         '*:service:_cloudscale_ccm_services' && ret=0
       ;;
+    apply)
+      _arguments $global_opts $lb_opts $lease_opts \
+        '1:plan file (plan --out):_files -g "*.json(-.)"' && ret=0
+      ;;
     cleanup)
-      _arguments $global_opts \
+      _arguments $global_opts $lease_opts $metrics_opts \
         '--all[delete every load balancer of this cluster]' \
         '--yes[do not ask for confirmation]' \
-        '--dry-run[list what would be deleted, delete nothing]' \
-        '--wait[wait for another pass holding the Lease]' \
-        '--lease-seconds=[duration of the Lease held for the pass]:seconds:' && ret=0
+        '--dry-run[list what would be deleted, delete nothing]' && ret=0
       ;;
     run)
-      _arguments $global_opts \
-        '--wait[wait for another pass holding the Lease]' \
-        '--lease-seconds=[duration of the Lease held for the pass]:seconds:' \
+      _arguments $global_opts $lease_opts $metrics_opts $budget_opts $lb_opts $drain_opt $node_deletions_opt \
         '--force[act even while another cloud controller manager holds its Lease]' \
-        '--concurrency=[Services reconciled at once]:count:' \
-        '--max-node-deletions=[refuse to delete more Nodes than this in one pass]:count:' \
-        '--wait-timeout=[give up waiting for a load balancer after this long]:seconds:' && ret=0
+        '--watch-for=[after the pass, watch and react to changes until this long after the start]:duration (e.g. 50s, 0\: one pass):' && ret=0
+      ;;
+    status)
+      _arguments $global_opts \
+        '--fail-if-older-than=[exit 1 when the last successful pass is older than this]:duration (e.g. 5m):' && ret=0
       ;;
     sim)
       _arguments $global_opts \
@@ -176,11 +199,13 @@ _cloudscale_ccm() {
         '--pool-delete-keeps-listeners[a pool delete leaves its listeners instead of deleting them]' && ret=0
       ;;
     manifests)
-      _arguments $global_opts \
+      _arguments $global_opts $budget_opts \
         '--image=[container image of cloudscale-ccm]:image:' \
         '--schedule=[CronJob schedule]:cron schedule:' \
         '--api-server-host=[reach the API server at this host]:host:_hosts' \
-        '--api-server-port=[port of --api-server-host]:port:' && ret=0
+        '--api-server-port=[port of --api-server-host]:port:' \
+        "--pushgateway=[each Job's run pushes its metrics there]:url:" \
+        "--watch-for=[each Job's run reacts to changes until this long after its start]:duration (e.g. 50s, 0\\: one pass):" && ret=0
       ;;
     completion)
       _arguments $global_opts '1:shell:(bash zsh fish)' && ret=0
