@@ -105,21 +105,29 @@ describe('sync-lb: requests per pass', () => {
     await expectConverged(harness, ['web'], { namespace });
   });
 
-  it('where the API takes one attribute per PATCH, the refused PATCH is sent again field by field, and the pass converges', async () => {
+  it('where the API takes one attribute per PATCH, the first refused PATCH is sent again field by field, later ones go field by field at once, and the pass converges', async () => {
     const namespace = await changedWeb('lb-req-one', {
       'loadbalancer-timeout-client-data-ms': '1000',
       'loadbalancer-listener-allowed-cidrs': '["10.0.0.0/8"]',
+      'loadbalancer-health-monitor-delay-s': '5',
+      'loadbalancer-health-monitor-down-threshold': '4',
     });
     harness.sim.admin.setBehaviour({ onePatchAttribute: true });
     try {
       const { simRequests } = await passOk(harness, ['web'], { namespace });
-      expect(simRequests.filter((r) => r.method !== 'GET').map((r) => `${r.method} ${r.route} ${r.status}`)).toEqual([
-        'PATCH /v1/load-balancers/listeners/{uuid} 400',
+      const writes = simRequests.filter((r) => r.method !== 'GET').map((r) => `${r.method} ${r.route} ${r.status}`);
+      // One refusal for the pass: the object patched second is sent field by field at once.
+      expect(writes.filter((w) => w.endsWith(' 400'))).toHaveLength(1);
+      expect(writes[0]).toMatch(/ 400$/);
+      expect(writes.slice(1).sort()).toEqual([
+        'PATCH /v1/load-balancers/health-monitors/{uuid} 204',
+        'PATCH /v1/load-balancers/health-monitors/{uuid} 204',
         'PATCH /v1/load-balancers/listeners/{uuid} 204',
         'PATCH /v1/load-balancers/listeners/{uuid} 204',
       ]);
       const pool = (await theLb(harness, await readService(namespace, 'web'))).pools['tcp/http']!;
       expect(pool.listeners[0]).toMatchObject({ timeout_client_data_ms: 1000, allowed_cidrs: ['10.0.0.0/8'] });
+      expect(pool.monitors[0]).toMatchObject({ delay_s: 5, down_threshold: 4 });
       await expectConverged(harness, ['web'], { namespace });
     } finally {
       harness.sim.admin.setBehaviour({ onePatchAttribute: false });

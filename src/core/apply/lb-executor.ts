@@ -207,7 +207,7 @@ class PlanRun {
       case 'rename-lb':
       case 'tag-lb':
         await this.awaitLoadBalancer();
-        return patchObject(action.patch, (patch) => cloud.loadBalancers.update(action.loadBalancer.uuid, patch));
+        return patchObject(cloud, action.patch, (patch) => cloud.loadBalancers.update(action.loadBalancer.uuid, patch));
       case 'create-pool': {
         await this.beforeCreate('pool');
         const pool = await cloud.pools.create({
@@ -243,7 +243,7 @@ class PlanRun {
       case 'update-member':
         await this.awaitLoadBalancer();
         this.memberWritten(action.pool.uuid);
-        return patchObject(action.patch, (patch) => cloud.poolMembers.update(action.pool.uuid, action.member.uuid, patch));
+        return patchObject(cloud, action.patch, (patch) => cloud.poolMembers.update(action.pool.uuid, action.member.uuid, patch));
       case 'await-members':
         return this.awaitMembers(action);
       case 'create-listener':
@@ -257,7 +257,7 @@ class PlanRun {
         return cloud.deleteByHref(action.listener.href);
       case 'update-listener':
         await this.awaitLoadBalancer();
-        return patchObject(action.patch, (patch) => cloud.listeners.update(action.listener.uuid, patch));
+        return patchObject(cloud, action.patch, (patch) => cloud.listeners.update(action.listener.uuid, patch));
       case 'create-monitor':
         await this.beforeCreate('monitor');
         await this.createWhenReleased('monitor', () => cloud.healthMonitors.create({ ...action.body, pool: this.resolve(action.pool) }));
@@ -269,7 +269,7 @@ class PlanRun {
         return cloud.deleteByHref(action.monitor.href);
       case 'update-monitor':
         await this.awaitLoadBalancer();
-        return patchObject(action.patch, (patch) => cloud.healthMonitors.update(action.monitor.uuid, patch));
+        return patchObject(cloud, action.patch, (patch) => cloud.healthMonitors.update(action.monitor.uuid, patch));
       case 'assign-floating-ip':
         await this.awaitLoadBalancer();
         return cloud.floatingIps.update(action.floatingIp.ip, {
@@ -421,17 +421,31 @@ class PlanRun {
  * of a server ("Only one attribute can be changed at a time."), and whether it has that rule for
  * load balancers and their children is not known (docs/cloudscale-api.md): if it answers so, the
  * fields are sent one PATCH each, in the order of the patch. Nothing was changed by the refused
- * request, so nothing is half-applied.
+ * request, so nothing is half-applied. The refusal is remembered for the client: its later
+ * PATCHes of several fields go field by field at once, so the rule costs one refused request per
+ * process, not one per object.
  */
-async function patchObject<P extends object>(patch: P, send: (patch: P) => Promise<void>): Promise<void> {
+async function patchObject<P extends object>(
+  cloud: CloudscaleClient,
+  patch: P,
+  send: (patch: P) => Promise<void>,
+): Promise<void> {
+  const keys = Object.keys(patch) as (keyof P)[];
+  const fieldByField = async () => {
+    for (const key of keys) await send({ [key]: patch[key] } as unknown as P);
+  };
+  if (keys.length > 1 && clientsTakingOneAttribute.has(cloud)) return fieldByField();
   try {
     await send(patch);
   } catch (error) {
-    const keys = Object.keys(patch) as (keyof P)[];
     if (!(error instanceof CloudscaleApiError && error.status === 400 && ONE_ATTRIBUTE.test(error.detail ?? '') && keys.length > 1)) throw error;
-    for (const key of keys) await send({ [key]: patch[key] } as unknown as P);
+    clientsTakingOneAttribute.add(cloud);
+    await fieldByField();
   }
 }
+
+/** Clients whose API refused a PATCH of several attributes once. */
+const clientsTakingOneAttribute = new WeakSet<CloudscaleClient>();
 
 /** The API's wording for a PATCH of more than one attribute (before 2025: "To keep changes atomic"). */
 const ONE_ATTRIBUTE = /only one attribute|to keep changes atomic/i;
