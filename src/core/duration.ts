@@ -21,6 +21,9 @@ export function parseDuration(text: string): { ms: number } | { problem: string 
     if (match === null) return { problem: `"${text}" is not a duration (at "${trimmed.slice(at)}")` };
     total += Number(match[1]) * UNIT_MS[match[2]!]!;
   }
+  // Beyond this, milliseconds are no longer exact integers and the text written back (manifests
+  // write durations into the CronJob's args) would not parse: "1e+23h".
+  if (total > Number.MAX_SAFE_INTEGER) return { problem: `"${text}" is too long (at most about 285,000 years)` };
   return { ms: total };
 }
 

@@ -3,6 +3,7 @@
 import { describe, expect, test } from 'vitest';
 import { UsageError } from '../../src/core/errors.js';
 import { budgetSecondsAt, parseDuration, parseWindow } from '../../src/core/lb/budget-window.js';
+import { formatSeconds } from '../../src/core/lb/budget.js';
 
 describe('parseDuration', () => {
   test.each([
@@ -18,12 +19,21 @@ describe('parseDuration', () => {
     expect(parseDuration(raw, '--max-downtime')).toBe(seconds);
   });
 
+  test.each(['0s', '0.7s', '1m0.7s', '1.1m', '1ms', '100000h', '2d', '100000h0.5s'])(
+    '%s written back as the manifests write it parses to the same budget',
+    (raw) => {
+      const seconds = parseDuration(raw, '--max-downtime');
+      expect(parseDuration(formatSeconds(seconds), '--max-downtime')).toBeCloseTo(seconds, 3);
+    },
+  );
+
   test.each([
     ['', /is empty/],
     ['15', /"15": .*has no unit/],
     ['-5s', /a negative duration: "-5s"/],
     ['5 minutes', /not a duration/],
     ['1.5x', /not a duration/],
+    ['99999999999999999999999h', /"99999999999999999999999h" is too long/],
   ])('%j is a usage error naming the flag and the value', (raw, message) => {
     const error = (() => {
       try {

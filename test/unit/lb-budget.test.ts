@@ -255,6 +255,9 @@ describe('announcements', () => {
     [3600, '1h'],
     [5400, '1h30m'],
     [0.5, '0.5s'],
+    [60.7, '1m0.7s'],
+    [0.0015, '0.002s'],
+    [360_000_000.5, '100000h0.5s'],
   ])('formatSeconds(%s) = %s', (seconds, text) => {
     expect(formatSeconds(seconds)).toBe(text);
   });

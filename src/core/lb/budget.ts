@@ -211,10 +211,12 @@ function replacedUuid(action: PlannedAction): string[] {
 /** `0s`, `15s`, `2m`, `1m30s`, `1h`: how budgets are written on the command line and in messages. */
 export function formatSeconds(seconds: number): string {
   if (seconds === Number.POSITIVE_INFINITY) return 'unbounded';
-  const h = Math.floor(seconds / 3600);
-  const m = Math.floor((seconds % 3600) / 60);
-  const s = seconds % 60;
-  const parts = [h > 0 ? `${h}h` : '', m > 0 ? `${m}m` : '', s > 0 || seconds === 0 ? `${s}s` : ''];
+  // In whole milliseconds: 60.7 % 60 is 0.7000000000000028 in floating point, 700 ms is exact.
+  const ms = Math.round(seconds * 1000);
+  const h = Math.floor(ms / 3_600_000);
+  const m = Math.floor((ms % 3_600_000) / 60_000);
+  const s = (ms % 60_000) / 1000;
+  const parts = [h > 0 ? `${h}h` : '', m > 0 ? `${m}m` : '', s > 0 || ms === 0 ? `${s}s` : ''];
   return parts.join('');
 }
 
