@@ -9,7 +9,7 @@
 // plus the pass, whose time is measured here.
 import { randomBytes } from 'node:crypto';
 import { connectKube } from '../dist/core/kube/connection.js';
-import { BENCH_TOKEN, UNINITIALIZED_TAINT, nodeName, startCloud } from './fixtures.js';
+import { BENCH_TOKEN, TIMEOUT_ANNOTATION, UNINITIALIZED_TAINT, nodeName, startCloud } from './fixtures.js';
 import { runCli } from './process.js';
 
 const POLL_MS = 50;
@@ -122,4 +122,26 @@ async function ingressOf(conn, namespace, name) {
 function median(values) {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)];
+}
+
+/**
+ * A `run --watch-for 60s` over converged Services and Nodes (the memory group's): its full pass,
+ * then a minute of watching in which one Service changes (a listener timeout), so one reaction
+ * pass runs. Its peak RSS is what the CronJob's memory request must hold.
+ */
+export async function measureWatchingMinute(env, sim, kube, namespace, serviceName) {
+  const cliEnv = { KUBECONFIG: env.kubeconfig, CLOUDSCALE_API_URL: sim.url, CLOUDSCALE_API_TOKEN: BENCH_TOKEN };
+  const running = runCli(['run', '--watch-for', `${WATCH_SECONDS}s`, '-o', 'json'], cliEnv);
+  // Halfway through the minute: after the full pass here, so the change makes a reaction pass.
+  await new Promise((resolve) => setTimeout(resolve, (WATCH_SECONDS * 1000) / 2));
+  await kube.annotateServices(namespace, [serviceName], { [TIMEOUT_ANNOTATION]: '90000' });
+  const run = await running;
+  if (run.code !== 0) throw new Error(`run --watch-for: exit ${run.code}\n${run.stderr}`);
+  const document = JSON.parse(run.stdout);
+  return {
+    seconds: WATCH_SECONDS,
+    wallMs: Math.round(run.wallMs),
+    peakRssKb: run.peakRssKb,
+    reactionPasses: document.watch?.reactionPasses?.length ?? 0,
+  };
 }

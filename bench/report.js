@@ -175,6 +175,14 @@ function memorySection(rows) {
         `${mb(row.noop)} | ${(row.noop.cpuMs / 1000).toFixed(1)} s | ${seconds(row.setupMs)} | ${kbToMb(row.setupPeakRssKb)} |`,
     ),
     '',
+    ...rows
+      .filter((row) => row.watch !== undefined)
+      .map(
+        (row) =>
+          `\`run --watch-for ${row.watch.seconds}s\` over ${row.services} × ${row.nodes} (its full pass, then the minute's watch with ` +
+          `${row.watch.reactionPasses} reaction pass(es) for one changed Service): peak RSS ${kbToMb(row.watch.peakRssKb)}, ${seconds(row.watch.wallMs)}.`,
+      ),
+    '',
     ...[...new Map(rows.map((row) => [row.nodes, row.initNodes])).values()].map(
       (init) =>
         `init-nodes over ${init.nodes} Nodes, initialising the new ones: ${seconds(init.initialise.wallMs)}, ${kube(init.initialise)} Kubernetes requests, peak RSS ${mb(init.initialise)}; ` +

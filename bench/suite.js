@@ -17,7 +17,7 @@ import {
 } from './minimum.js';
 import { runCli, runNode, scratchPath } from './process.js';
 import { measureDowntime } from './downtime.js';
-import { measureReaction } from './reaction.js';
+import { measureReaction, measureWatchingMinute } from './reaction.js';
 
 /**
  * @param {{ kubeconfig: string, signal: AbortSignal, settings: import('./run.js').BenchSettings, log: (line: string) => void }} env
@@ -273,7 +273,9 @@ async function measureMemory(env, kube) {
         const setup = await measureSyncPass(env, sim, { concurrency: 8, expected: 'changed', count: created.length, minimum: convergeMinimum(shape), total: count });
         sim.admin.setFaults({ latencyMs: settings.latencyMs });
         const noop = await repeatedNoop(() => measureSyncPass(env, sim, { concurrency: settings.concurrency, expected: 'unchanged', count, minimum: noopMinimum(shape) }));
-        rows.push({ services: count, nodes, members: shape.members, setupMs: setup.wallMs, setupPeakRssKb: setup.peakRssKb, noop });
+        log(`memory: run --watch-for over ${count} Services × ${nodes} Nodes, one Service changed while it watches`);
+        const watch = await measureWatchingMinute(env, sim, kube, namespace, names[0]);
+        rows.push({ services: count, nodes, members: shape.members, setupMs: setup.wallMs, setupPeakRssKb: setup.peakRssKb, noop, watch });
       }
     } finally {
       await kube.deleteServices(namespace, names);
