@@ -38,6 +38,8 @@ describe('fingerprints: what the passes write is no change', () => {
 
   test.each<[string, V1Service, V1Service, boolean]>([
     ['our annotations and finalizer', service('web'), service('web', { annotations: { 'k8s.cloudscale.ch/loadbalancer-uuid': 'u', 'k8s.cloudscale.ch/loadbalancer-zone': 'rma1', 'k8s.cloudscale.ch/loadbalancer-config-version': '1' }, finalizers: ['service.kubernetes.io/load-balancer-cleanup'] }), false],
+    ['the record of announced held changes (cloudscale-ccm/announced-changes)', service('web'), service('web', { annotations: { 'cloudscale-ccm/announced-changes': '0123456789' } }), false],
+    ['an approval (cloudscale-ccm/approve-change)', service('web'), service('web', { annotations: { 'cloudscale-ccm/approve-change': '0123456789' } }), true],
     ['the status (ingress)', service('web'), { ...service('web'), status: { loadBalancer: { ingress: [{ ip: '192.0.2.1' }] } } }, false],
     ['a port', service('web'), service('web', { port: 443 }), true],
     ['a user annotation', service('web'), service('web', { annotations: { 'k8s.cloudscale.ch/loadbalancer-flavor': 'lb-standard' } }), true],

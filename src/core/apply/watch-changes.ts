@@ -17,6 +17,8 @@ const SERVICE_ANNOTATIONS_WRITTEN: ReadonlySet<string> = new Set([
   LB_ANNOTATIONS.uuid.key,
   LB_ANNOTATIONS.configVersion.key,
   LB_ANNOTATIONS.zone.key,
+  // The budget's record of what it announced: written by a pass that holds a change.
+  LB_ANNOTATIONS.announcedChanges.key,
 ]);
 
 export function nodeFingerprint(node: V1Node): string {
