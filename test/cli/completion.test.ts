@@ -83,7 +83,9 @@ function recordedCalls(): string[] {
   return calls;
 }
 
-const SUBCOMMANDS = ['init-nodes', 'sync-lb', 'plan', 'cleanup', 'run', 'sim', 'manifests', 'completion', 'help'];
+// Which subcommands and flags each script knows is checked against the CLI in completion-sync.test.ts;
+// here, how the bash script completes a line.
+const SUBCOMMANDS = ['init-nodes', 'sync-lb', 'plan', 'apply', 'cleanup', 'run', 'status', 'sim', 'manifests', 'completion', 'help'];
 const GLOBAL_LONG_FLAGS = ['--kubeconfig', '--context', '--output', '--no-color', '--api-url', '--token-file', '--cluster-id', '--verbose', '--help', '--version'];
 
 describe('bash completion', () => {
@@ -114,7 +116,7 @@ describe('bash completion', () => {
   test.each([
     [['npx', 'cloudscale-ccm', 'pl'], ['plan']],
     [['npx', 'cloudscale-ccm', '-o', 'j'], ['json']],
-    [['npx', 'cloudscale-ccm', 'plan', '--d'], ['--detailed-exitcode']],
+    [['npx', 'cloudscale-ccm', 'plan', '--de'], ['--detailed-exitcode']],
     [['npx', 'cloud'], []],
   ])('npx: %j', (words, expected) => {
     expect(complete(words)).toEqual(expected);
@@ -122,7 +124,7 @@ describe('bash completion', () => {
 
   test.each([
     [['cloudscale-ccm', ''], SUBCOMMANDS],
-    [['cloudscale-ccm', 's'], ['sync-lb', 'sim']],
+    [['cloudscale-ccm', 's'], ['sync-lb', 'status', 'sim']],
     [['cloudscale-ccm', 'pl'], ['plan']],
     [['cloudscale-ccm', '-o', 'json', '--context', 'prod', 'c'], ['cleanup', 'completion']],
     [['cloudscale-ccm', 'nope'], []],
@@ -134,16 +136,17 @@ describe('bash completion', () => {
     expect(complete(['cloudscale-ccm', '--'])).toEqual(GLOBAL_LONG_FLAGS);
   });
 
-  test.each([
-    ['plan', ['--namespace', '--filename', '--detailed-exitcode']],
-    ['sync-lb', ['--namespace', '--concurrency', '--wait-timeout', '--dry-run', '--wait', '--lease-seconds']],
-    ['init-nodes', ['--dry-run', '--max-node-deletions', '--wait', '--lease-seconds']],
-    ['cleanup', ['--all', '--yes', '--dry-run', '--wait', '--lease-seconds']],
-    ['run', ['--wait', '--lease-seconds', '--force', '--concurrency', '--max-node-deletions', '--wait-timeout']],
-    ['sim', ['--seed', '--port', '--lb-provision-seconds', '--token', '--latency-ms', '--pool-delete-keeps-listeners']],
-    ['manifests', ['--image', '--schedule', '--api-server-host', '--api-server-port']],
-  ])('flags of %s, then the global ones', (command, flags) => {
-    expect(complete(['cloudscale-ccm', command, '--'])).toEqual([...flags, ...GLOBAL_LONG_FLAGS]);
+  test('flags of the subcommand first, then the global ones', () => {
+    expect(complete(['cloudscale-ccm', 'plan', '--'])).toEqual([
+      '--namespace',
+      '--filename',
+      '--detailed-exitcode',
+      '--out',
+      '--drain-seconds',
+      '--max-downtime',
+      '--window',
+      ...GLOBAL_LONG_FLAGS,
+    ]);
   });
 
   test('short flags of plan', () => {
@@ -157,11 +160,15 @@ describe('bash completion', () => {
   });
 
   test.each([
-    [['cloudscale-ccm', '-o', ''], ['text', 'json', 'yaml']],
+    // markdown is for plan only, which may still follow.
+    [['cloudscale-ccm', '-o', ''], ['text', 'json', 'yaml', 'markdown']],
+    [['cloudscale-ccm', 'plan', '--output', ''], ['text', 'json', 'yaml', 'markdown']],
+    [['cloudscale-ccm', 'run', '-o', ''], ['text', 'json', 'yaml']],
+    [['cloudscale-ccm', 'sync-lb', '--output', 'm'], []],
     [['cloudscale-ccm', 'plan', '--output', 'y'], ['yaml']],
     // bash splits `--output=j` at the "=" into three words.
     [['cloudscale-ccm', '--output', '=', 'j'], ['json']],
-    [['cloudscale-ccm', '--output', '='], ['text', 'json', 'yaml']],
+    [['cloudscale-ccm', 'apply', '--output', '='], ['text', 'json', 'yaml']],
   ])('-o values: %j', (words, expected) => {
     expect(complete(words)).toEqual(expected);
   });
@@ -175,18 +182,31 @@ describe('bash completion', () => {
     expect(complete(words)).toEqual(expected);
   });
 
-  test('files after --kubeconfig, --token-file, --seed and -f', () => {
+  test('files after --kubeconfig, --token-file, --seed, -f, --out and --metrics-file', () => {
     const dir = join(scratch, 'files');
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'admin.conf'), '');
     writeFileSync(join(dir, 'admin.token'), '');
-    for (const flag of ['--kubeconfig', '--token-file', '--seed', '-f']) {
-      const command = flag === '-f' ? ['plan'] : flag === '--seed' ? ['sim'] : [];
-      expect(complete(['cloudscale-ccm', ...command, flag, 'files/admin.'], { cwd: scratch }).sort()).toEqual([
+    const commandOf: Record<string, string[]> = { '--seed': ['sim'], '-f': ['plan'], '--out': ['plan'], '--metrics-file': ['run'] };
+    for (const flag of ['--kubeconfig', '--token-file', '--seed', '-f', '--out', '--metrics-file']) {
+      expect(complete(['cloudscale-ccm', ...(commandOf[flag] ?? []), flag, 'files/admin.'], { cwd: scratch }).sort()).toEqual([
         'files/admin.conf',
         'files/admin.token',
       ]);
     }
+  });
+
+  test('apply: the JSON files plan --out writes, and directories, once', () => {
+    const dir = join(scratch, 'saved');
+    mkdirSync(join(dir, 'older'), { recursive: true });
+    writeFileSync(join(dir, 'web.plan.json'), '{}');
+    writeFileSync(join(dir, 'web.plan.md'), '');
+    expect(complete(['cloudscale-ccm', 'apply', 'saved/'], { cwd: scratch }).sort()).toEqual(['saved/older', 'saved/web.plan.json']);
+    expect(complete(['cloudscale-ccm', 'apply', '--lease-seconds', '30', 'saved/'], { cwd: scratch }).sort()).toEqual([
+      'saved/older',
+      'saved/web.plan.json',
+    ]);
+    expect(complete(['cloudscale-ccm', 'apply', 'saved/web.plan.json', 'saved/'], { cwd: scratch })).toEqual([]);
   });
 
   test('a flag value is not taken for the subcommand', () => {
@@ -260,31 +280,6 @@ describe('bash completion', () => {
       expect(complete(['cloudscale-ccm', 'plan', ''], { failLookup: true })).toEqual([]);
       expect(recordedCalls()).toHaveLength(1);
     });
-  });
-});
-
-describe('zsh and fish scripts offer the same flags as the bash script', () => {
-  const flagsOf = (command: string) =>
-    execFileSync('bash', ['--norc', '--noprofile', '-c', `source ${shellQuote(bashScript)}; _cloudscale_ccm_command_flags ${command}`], {
-      encoding: 'utf8',
-    })
-      .trim()
-      .split(' ')
-      .filter((flag) => flag.startsWith('--'));
-  const zsh = readFileSync(completionScriptPath('zsh'), 'utf8');
-  const fish = readFileSync(completionScriptPath('fish'), 'utf8');
-
-  test.each(SUBCOMMANDS.filter((c) => c !== 'help' && c !== 'completion'))('%s', (command) => {
-    const zshSection = zsh.slice(zsh.indexOf(`    ${command})\n`));
-    const zshCommand = zshSection.slice(0, zshSection.indexOf(';;'));
-    const namespaceOpt = zshCommand.includes('$namespace_opt') ? ['--namespace'] : [];
-    const zshFlags = [...zshCommand.matchAll(/'(--[a-z-]+)[=[]/g), ...zshCommand.matchAll(/,(--[a-z-]+)=?\}/g)].map((m) => m[1]);
-    expect(new Set([...namespaceOpt, ...zshFlags])).toEqual(new Set(flagsOf(command)));
-
-    const fishFlags = [...fish.matchAll(/^complete -c cloudscale-ccm -n '__fish_seen_subcommand_from ([a-z -]+)'.* -l ([a-z-]+)/gm)]
-      .filter((m) => (m[1] as string).split(' ').includes(command))
-      .map((m) => `--${m[2]}`);
-    expect(new Set(fishFlags)).toEqual(new Set(flagsOf(command)));
   });
 });
 
@@ -523,7 +518,8 @@ describe('kubectl_complete-cloudscale', () => {
 
   test.each([
     [['pl'], 'plan\n:4\n'],
-    [['-o', ''], 'text\njson\nyaml\n:4\n'],
+    [['-o', ''], 'text\njson\nyaml\nmarkdown\n:4\n'],
+    [['plan', '--out', ''], ':0\n'],
     [['plan', '--detailed'], '--detailed-exitcode\n:4\n'],
     [['cleanup', ''], ':4\n'],
     // A flag that takes a file: kubectl's script completes file names itself.
