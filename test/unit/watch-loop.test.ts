@@ -231,3 +231,41 @@ test('a Service read by a list and the same Service from a watch event (other fi
   const fromWatch = JSON.parse(JSON.stringify({ metadata: listed.metadata, spec: { ports: listed.spec!.ports, type: 'LoadBalancer' } })) as V1Service;
   expect(serviceFingerprint(fromWatch)).toBe(serviceFingerprint(listed));
 });
+
+test('a server that closes every watch at once is not asked again in a busy loop: each reopening waits', async () => {
+  const source = new ScriptedSource();
+  const paused: number[] = [];
+  let now = 0;
+  const abort = new AbortController();
+  const clock = {
+    now: () => now,
+    pause: async (ms: number, wake: Promise<void>, signal: AbortSignal) => {
+      // The main loop's wait for a change (the deadline is a minute away): until woken or stopped.
+      if (ms >= 10_000) return new Promise<void>((resolve) => {
+        signal.addEventListener('abort', () => resolve(), { once: true });
+        void wake.then(resolve);
+      });
+      paused.push(ms);
+      now += ms;
+      if (paused.length >= 5) abort.abort();
+      await new Promise((resolve) => setImmediate(resolve));
+    },
+  };
+  const done = watchAndReact({
+    source,
+    start: { nodes: { items: [], resourceVersion: '1' }, services: { items: [], resourceVersion: '1' } },
+    untilMs: 60_000,
+    debounceMs: 0,
+    reestablishWithinMs: 30_000,
+    signal: abort.signal,
+    react: async () => undefined,
+    clock,
+  });
+  for (let closed = 0; !abort.signal.aborted; closed += 1) {
+    (await source.current('nodes', closed + 1)).onEnd({ how: 'closed' });
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  await done;
+  // Between two watches of nodes, a pause of the missing second (the services watch stays open).
+  expect(paused.filter((ms) => ms === 1000).length).toBeGreaterThanOrEqual(source.watches.filter((w) => w.kind === 'nodes').length - 1);
+});
