@@ -49,6 +49,8 @@ export interface WatchLoopReport {
 }
 
 const RETRY_FIRST_MS = 250;
+/** A watch the server closes sooner than this is opened again only after this long (no busy loop). */
+const MIN_WATCH_MS = 1000;
 const RETRY_MAX_MS = 4000;
 
 export const realClock: WatchClock = {
@@ -130,10 +132,15 @@ export async function watchAndReact(options: WatchLoopOptions): Promise<WatchLoo
       }
       const remainingSeconds = Math.ceil((options.untilMs - clock.now()) / 1000);
       if (remainingSeconds <= 0) return;
+      const openedAt = clock.now();
       const ended = await watchOnce(kind, version, remainingSeconds);
       if (ended === undefined) return; // stopped
       version = ended.resourceVersion;
-      if (ended.end.how === 'closed') continue;
+      if (ended.end.how === 'closed') {
+        const openMs = clock.now() - openedAt;
+        if (openMs < MIN_WATCH_MS) await clock.pause(MIN_WATCH_MS - openMs, new Promise(() => undefined), signal);
+        continue;
+      }
       lastProblem = ended.end.how === 'expired' ? `410 Gone (${ended.end.message})` : ended.end.error.message;
       options.onNote?.(`watch of ${kind} broke: ${lastProblem}; listing again`);
       down.set(kind, lastProblem);
