@@ -5,7 +5,7 @@
 // zsh, fish and bash-completion (which kubectl's bash script needs) come from Debian
 // (test/run-tests.sh step 2).
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -136,6 +136,25 @@ describe.each(['bash', 'zsh', 'fish'] as Shell[])('%s', (shell) => {
       `cloudscale-ccm plan -n ${namespace}`,
       `cloudscale-ccm plan -n ${namespace} ${service}`,
       `kubectl-cloudscale sync-lb -n ${namespace} ${service}`,
+    ]);
+  });
+
+  test('apply completes the JSON plans plan --out wrote; -o markdown after plan; the flags of status', async () => {
+    const plans = join(scratch, `plans-${shell}`);
+    mkdirSync(plans);
+    writeFileSync(join(plans, 'web.plan.json'), '{}');
+    // Not a saved plan: without the *.json filter the line would stop at `web.plan.`.
+    writeFileSync(join(plans, 'web.plan.md'), '');
+    const { lines, transcript } = await completedLines(shell, {
+      setup: SOURCE_PRINTED[shell],
+      cwd: scratch,
+      path: installedPath(),
+      lines: [`cloudscale-ccm apply plans-${shell}/web`, 'cloudscale-ccm plan -o mark', 'cloudscale-ccm status --fail'],
+    });
+    expect(lines, transcript).toEqual([
+      `cloudscale-ccm apply plans-${shell}/web.plan.json`,
+      'cloudscale-ccm plan -o markdown',
+      'cloudscale-ccm status --fail-if-older-than',
     ]);
   });
 
