@@ -192,6 +192,25 @@ describe('change id and approval', () => {
     expect(applyBudget(w.plan(), { seconds: 0, approval: first }).held![0]!.id).toBe(again.held![0]!.id);
   });
 
+  test('an approval of a change that grew or shrank since approves nothing: the whole change stays held under another id', () => {
+    const w = converged(twoPorts());
+    w.annotate({ 'loadbalancer-pool-algorithm': 'least_connections' });
+    const approved = applyBudget(w.plan(), { seconds: 0 }).held![0]!;
+    // Grown: port 443 removed as well before the approval's pass.
+    const removed = w.service.spec!.ports!.pop()!;
+    const grown = applyBudget(w.plan(), { seconds: 0, approval: approved.id });
+    expect(grown.held![0]!.id).not.toBe(approved.id);
+    expect(grown.actions.filter((a) => a.kind === 'delete-listener' || a.kind === 'delete-pool')).toEqual([]);
+    // Shrunk: only port 80 is swapped (a one-port Service with the same change).
+    const one = converged();
+    one.annotate({ 'loadbalancer-pool-algorithm': 'least_connections' });
+    const shrunk = applyBudget(one.plan(), { seconds: 0, approval: approved.id });
+    expect(shrunk.held![0]!.id).not.toBe(approved.id);
+    expect(shrunk.actions.filter((a) => a.kind === 'delete-listener')).toEqual([]);
+    w.service.spec!.ports!.push(removed);
+    expect(applyBudget(w.plan(), { seconds: 0, approval: approved.id }).held).toBeUndefined();
+  });
+
   test.each([
     ['the right id', (id: string) => id, false],
     ['the right id with spaces around', (id: string) => ` ${id}\n`, false],
