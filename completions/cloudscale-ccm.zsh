@@ -138,7 +138,7 @@ _cloudscale_ccm() {
   local -a drain_opt=('--drain-seconds=[delete a disabled pool member after this long]:seconds:')
   local -a budget_opts=(
     '--max-downtime=[hold back changes predicted to interrupt a port longer than this]:duration (e.g. 15s):'
-    '--window=[a maintenance window with its own budget]:window (e.g. "Mon-Fri 02:00-04:00 Europe/Zurich=5m"):'
+    '--window=[a maintenance window with its own budget]:window (e.g. Mon-Fri 02\:00-04\:00 Europe/Zurich=5m):'
   )
   local -a node_deletions_opt=('--max-node-deletions=[refuse to delete more Nodes than this in one pass]:count:')
 

@@ -199,6 +199,8 @@ describe.each(positions)('option values: %s', (_name, command) => {
       if (!takesValue(option)) continue;
       expect(sorted(choicesOfAction(spec?.action)), option.long).toEqual(sorted(choicesOf(option, command)));
       expect(spec?.action?.includes('_files'), `${option.long} completes files`).toBe(isFileValue(option.flags));
+      // Nothing else is run on a Tab (a ':' left unescaped in the message makes the rest the action).
+      expect(spec?.action, option.long).toMatch(/^(|\(.*\)|_files.*|_hosts|_cloudscale_ccm_[a-z_]+)$/);
     }
   });
 
