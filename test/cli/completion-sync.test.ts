@@ -1,11 +1,11 @@
 // Each shell completion script against the CLI's own definition (programDefinition() of
 // src/cli.ts), so that a subcommand or flag added to the CLI fails here until all three scripts
-// know it: every visible subcommand with a description, every long option of every subcommand and
-// the global ones, the fixed values of options and arguments (-o: markdown only for plan), and
-// file names exactly where a value is a file (`<file>`, `<path>`). bash and fish are asked as
-// the shell asks them (bash: COMP_WORDS and the registered function; fish: `complete -C`);
-// for zsh, whose completion needs a terminal, _arguments and _describe are replaced by functions
-// printing the specs the script hands them. No cluster: the `cloudscale-ccm` on PATH knows no names.
+// know it: every visible subcommand with a description, every option of every subcommand and the
+// global ones, the fixed values of options and arguments (-o: markdown only for plan), and file
+// names exactly where a value is a file (`<file>`, `<path>`). bash and fish are asked as the
+// shell asks them (bash: COMP_WORDS and the registered function; fish: `complete -C`); for zsh,
+// whose completion needs a terminal, _arguments and _describe are replaced by functions printing
+// the specs the script hands them. No cluster: the `cloudscale-ccm` on PATH knows no names.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -128,7 +128,10 @@ function parseZshSpec(spec: string): ZshSpec | undefined {
   return argument === null ? undefined : { name: argument[1] as string, action: argument[2] as string };
 }
 const zshSpecs = (command?: string) =>
-  zsh(command === undefined ? {} : { command }).map(parseZshSpec).filter((spec): spec is ZshSpec => spec !== undefined);
+  zsh(command === undefined ? {} : { command })
+    // -C is an option of _arguments itself, not a spec.
+    .filter((spec) => spec !== '-C')
+    .map(parseZshSpec).filter((spec): spec is ZshSpec => spec !== undefined);
 const choicesOfAction = (action: string | undefined) => action?.match(/^\((.*)\)$/)?.[1]?.split(' ');
 
 const lineOf = (command: Command | undefined, ...words: string[]) =>
@@ -159,16 +162,21 @@ describe('subcommands', () => {
 // Before any subcommand (undefined) and after each one.
 const positions: [string, Command | undefined][] = [['(no subcommand)', undefined], ...commandsWithOptions.map((command) => [command.name(), command] as [string, Command])];
 
-describe.each(positions)('long options: %s', (_name, command) => {
+describe.each(positions)('options: %s', (_name, command) => {
   const expected = longOptionsOf(command);
+  const expectedShort = new Set(optionsOf(command).flatMap((option) => (option.short === undefined ? [] : [option.short])));
+  const shortOf = (flags: readonly string[]) => new Set(flags.filter((flag) => /^-[a-zA-Z]$/.test(flag)));
 
   test('bash', () => {
     expect(offered(command, bash([...lineOf(command), '--']))).toEqual(expected);
+    expect(shortOf(bash([...lineOf(command), '-']))).toEqual(expectedShort);
   });
 
   test('zsh, each with a description', () => {
-    const specs = zshSpecs(command?.name()).filter((spec) => spec.name.startsWith('--'));
-    expect(offered(command, specs.map((spec) => spec.name))).toEqual(expected);
+    const specs = zshSpecs(command?.name()).filter((spec) => spec.name.startsWith('-'));
+    const long = specs.filter((spec) => spec.name.startsWith('--'));
+    expect(offered(command, long.map((spec) => spec.name))).toEqual(expected);
+    expect(shortOf(specs.map((spec) => spec.name))).toEqual(expectedShort);
     for (const spec of specs) expect(spec.description, spec.name).toMatch(/\S/);
   });
 
@@ -176,6 +184,7 @@ describe.each(positions)('long options: %s', (_name, command) => {
     const entries = fish(`${lineOf(command).join(' ')} --`);
     expect(offered(command, entries.map(([flag]) => flag))).toEqual(expected);
     for (const [flag, description] of entries) expect(description, flag).toMatch(/\S/);
+    expect(shortOf(fishCandidates(`${lineOf(command).join(' ')} -`))).toEqual(expectedShort);
   });
 });
 
