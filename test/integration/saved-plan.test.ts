@@ -137,7 +137,8 @@ describe('saved plans: plan --out, apply FILE', () => {
     await patchService(namespace, 'web', { metadata: { annotations: { [`${P}loadbalancer-pool-algorithm`]: 'least_connections' } } });
     const file = join(dir, 'service-edit.json');
     const saved = await planTo(file, ['service/web']);
-    const was = saved.fingerprint[`service ${namespace}/web`];
+    // The value is `resourceVersion N, sha256:…`; the message shows the versions.
+    const was = saved.fingerprint[`service ${namespace}/web`]!.split(',')[0];
     await patchService(namespace, 'web', { metadata: { labels: { edited: 'after-the-plan' } } });
     await stalePlanIsRefused(file, new RegExp(`since it was made \\(.*\\), service ${namespace}/web changed \\(${was} → \\d+\\); nothing was applied`));
   });
