@@ -228,7 +228,9 @@ function summaryLine(report: RunReport): string {
     `load balancers ${s.loadBalancersCreated} created, ${s.loadBalancersUpdated} updated, ${s.loadBalancersDeleted} deleted` +
     `${s.changesHeld === 0 ? '' : `, ${counted(s.changesHeld, 'change')} held back`}; ` +
     `${counted(report.failures.length, 'failure')}; ${budgetLine(report.requests)}; ` +
-    `${(report.durationMs / 1000).toFixed(1)} s`
+    `${(report.durationMs / 1000).toFixed(1)} s` +
+    // The counts above are the full pass's; each reaction pass printed its own `watch:` line.
+    (report.watch === null ? '' : `; then ${counted(report.watch.reactionPasses.length, 'reaction pass', 'reaction passes')} while watching`)
   );
 }
 

@@ -210,7 +210,7 @@ describe('run --watch-for', () => {
     binary.child.kill('SIGTERM');
     const exit = await binary.exited;
     expect(exit, `stdout:\n${binary.stdout()}\nstderr:\n${binary.stderr()}`).toEqual({ code: 0, signal: null });
-    expect(binary.stdout()).toMatch(/^run: nodes .* 0 failures; /m);
+    expect(binary.stdout()).toMatch(/^run: nodes .* 0 failures; .*; then 0 reaction passes while watching$/m);
     const lease = await testConnection().coordination.readNamespacedLease({ namespace: 'kube-system', name: RUN_LEASE.name });
     expect(lease.spec?.holderIdentity ?? '').toBe('');
   });
