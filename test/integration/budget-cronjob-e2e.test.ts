@@ -69,11 +69,13 @@ describe("the CronJob's default budget, end to end through the built CLI", () =>
   }
   const heldId = (out: string, name: string) => new RegExp(`held: service/${namespace}/${name} change ([0-9a-f]{10})`).exec(out)?.[1];
   const writesSince = (count: number) => harness.sim.admin.requests().slice(count).filter((r) => r.method !== 'GET');
-  /** `plan service/NAME --out FILE` with the Job's budget flags: the change shows as held back. */
-  async function savePlan(name: string, file: string): Promise<void> {
+  /** `plan service/NAME --out FILE` with the Job's budget flags: the id of the change it shows held back. */
+  async function savePlan(name: string, file: string): Promise<string | undefined> {
     const saved = await cli(['plan', `service/${name}`, '-n', namespace, ...jobArgs.slice(1), '--out', file]);
     expect(saved.code, saved.stderr).toBe(0);
-    expect(saved.stdout).toContain('held back: change');
+    const id = /held back: change ([0-9a-f]{10})/.exec(saved.stdout)?.[1];
+    expect(id, saved.stdout).toBeDefined();
+    return id;
   }
   /** `apply FILE` of a stale plan: exit 1 naming what changed, nothing written to the cloud or the Services. */
   async function expectStale(file: string, changed: RegExp): Promise<void> {
@@ -97,7 +99,7 @@ describe("the CronJob's default budget, end to end through the built CLI", () =>
     // after it: the Job builds the successor pool of the held swap (it serves no port yet).
     for (const name of ['reviewed', 'approved']) await annotate(namespace, name, { [key('loadbalancer-pool-algorithm')]: 'least_connections' });
     const early = join(dir, 'early.plan.json');
-    await savePlan('approved', early);
+    const plannedId = await savePlan('approved', early);
 
     // Two Jobs hold both changes: exit 0, nothing swapped, one ChangeHeld per Service, ids differ (the UID is hashed).
     const first = await job();
@@ -105,8 +107,10 @@ describe("the CronJob's default budget, end to end through the built CLI", () =>
     expect(ids.reviewed).toBeDefined();
     expect(ids.approved).toBeDefined();
     expect(ids.reviewed).not.toBe(ids.approved);
+    // plan shows the id the Job holds the change under, though the Job built the successor pool since.
+    expect(ids.approved).toBe(plannedId);
     const reviewedPlan = join(dir, 'reviewed.plan.json');
-    await savePlan('reviewed', reviewedPlan);
+    expect(await savePlan('reviewed', reviewedPlan)).toBe(ids.reviewed);
     const second = await job();
     expect(heldId(second, 'reviewed')).toBe(ids.reviewed);
     expect(second).toContain('2 changes held back');
