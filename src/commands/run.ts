@@ -107,6 +107,8 @@ export async function runCommand(options: RunOptions, ctx: CommandContext): Prom
             named ? [...steps.services.args] : [],
             {
               namespace: named ? steps.services.namespace : 'default',
+              // Named by a watch event: deleted since, the Service is no typo (see SyncLbOptions).
+              goneIsFine: named,
               concurrency: options.concurrency,
               waitTimeout: options.waitTimeout,
               dryRun: false,

@@ -35,6 +35,12 @@ export interface SyncLbOptions extends PassReportingOptions, BudgetOptions {
   wait?: boolean;
   /** Duration of the writers' Lease held for this pass. */
   leaseSeconds?: number;
+  /**
+   * A named Service that no longer exists is no failure: a reaction pass of `run --watch-for`
+   * names what a watch reported, and the Service may be deleted before the pass reads it (its
+   * deletion then makes the next reaction pass, over every load balancer).
+   */
+  goneIsFine?: boolean;
   /** Test seam: runs after each round's execution, before the state is read back. */
   afterRound?: (round: number) => Promise<void>;
   /** The clock that places the pass in or out of the window (test seam; default `Date.now`). */
@@ -104,7 +110,7 @@ async function syncLbPass(names: readonly ServiceName[], options: SyncLbOptions,
   const budget = policy === undefined ? undefined : { seconds: budgetSecondsAt(policy, (options.now ?? Date.now)()) };
   const first = { snapshot, planned: planLbPass(snapshot, selection, [], drain, budget) };
   // A named Service that does not exist is an error (a typo must not pass silently, as in plan).
-  const missing = names.filter(
+  const missing = options.goneIsFine ? [] : names.filter(
     (name) => !snapshot.services.some((s) => s.metadata?.namespace === name.namespace && s.metadata?.name === name.name),
   );
 

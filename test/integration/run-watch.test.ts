@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { RUN_LEASE, runCommand, type RunOptions, type RunReport } from '../../src/commands/run.js';
+import { syncLbCommand } from '../../src/commands/sync-lb.js';
 import { WatchBrokenError } from '../../src/core/apply/watch-loop.js';
 import { PartialFailureError } from '../../src/core/errors.js';
 import { connectKube } from '../../src/core/kube/connection.js';
@@ -214,6 +215,15 @@ describe('run --watch-for', () => {
     const lease = await testConnection().coordination.readNamespacedLease({ namespace: 'kube-system', name: RUN_LEASE.name });
     expect(lease.spec?.holderIdentity ?? '').toBe('');
   });
+});
+
+test('a reaction pass for a Service deleted since the watch reported it is no failure (a typed name still is)', async () => {
+  const syncOptions = { namespace, concurrency: 1, waitTimeout: 30, dryRun: false, settleSeconds: 0, pollSeconds: 0.05 };
+  const report = await syncLbCommand(['service/gone-meanwhile'], { ...syncOptions, goneIsFine: true }, harness.context());
+  expect(report.services).toEqual([]);
+  const typo = await syncLbCommand(['service/gone-meanwhile'], syncOptions, harness.context()).catch((e: unknown) => e);
+  expect(typo).toBeInstanceOf(PartialFailureError);
+  expect((typo as PartialFailureError).failures.map((f) => f.error.message)).toEqual([`service ${namespace}/gone-meanwhile not found`]);
 });
 
 describe('the watch adapter', () => {
