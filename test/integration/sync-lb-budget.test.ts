@@ -203,31 +203,25 @@ describe('sync-lb --max-downtime', () => {
     expect((await warningsOf(service)).filter((e) => e.reason === 'ChangeHeld')).toHaveLength(1);
   });
 
-  it('an Event that could not be recorded is not recorded as announced: the next pass announces the change', async () => {
-    const service = await created('untold');
-    await annotate(namespace, 'untold', { [key('loadbalancer-pool-algorithm')]: 'source_ip' });
-    // The API server refuses Events with reason ChangeHeld in this namespace (an admission policy).
+  /**
+   * Runs `body` while an admission policy makes the API server refuse `operation` on
+   * `resource` in the test namespace where `allowed` (CEL over `object`) is false; `probe`
+   * answers whether such a write is refused now (a policy takes effect once the server loaded it).
+   */
+  async function whileRefused(
+    rule: { readonly resource: string; readonly operation: 'CREATE' | 'UPDATE'; readonly allowed: string },
+    probe: () => Promise<boolean>,
+    body: () => Promise<void>,
+  ): Promise<void> {
     const admission = testConnection().config.makeApiClient(AdmissionregistrationV1Api);
-    const policy = uniqueName('deny-change-held');
-    /** Whether the API server records an Event with reason ChangeHeld in the namespace now. */
-    const probeEvent = async (): Promise<'created' | 'refused'> => {
-      try {
-        await testConnection().core.createNamespacedEvent({
-          namespace,
-          body: { metadata: { generateName: 'probe-' }, involvedObject: { kind: 'Service', namespace, name: 'untold', uid: service.metadata!.uid! }, reason: 'ChangeHeld', message: 'probe', type: 'Warning' },
-        });
-        return 'created';
-      } catch {
-        return 'refused';
-      }
-    };
+    const policy = uniqueName(`deny-${rule.resource}`);
     await admission.createValidatingAdmissionPolicy({
       body: {
         metadata: { name: policy },
         spec: {
           failurePolicy: 'Fail',
-          matchConstraints: { resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['events'] }] },
-          validations: [{ expression: "object.reason != 'ChangeHeld'", message: 'ChangeHeld refused by the test' }],
+          matchConstraints: { resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: [rule.operation], resources: [rule.resource] }] },
+          validations: [{ expression: rule.allowed, message: 'refused by the test' }],
         },
       },
     });
@@ -235,28 +229,40 @@ describe('sync-lb --max-downtime', () => {
       await admission.createValidatingAdmissionPolicyBinding({
         body: {
           metadata: { name: policy },
-          spec: {
-            policyName: policy,
-            validationActions: ['Deny'],
-            matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': namespace } } },
-          },
+          spec: { policyName: policy, validationActions: ['Deny'], matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': namespace } } } },
         },
       });
-      // The policy takes effect once the API server has loaded it: a probe Event is refused.
-      await expect.poll(probeEvent, { timeout: 20_000, interval: 250 }).toBe('refused');
-      await deleteEventsOf(service);
-
-      const refused = await passOk(harness, ['untold'], budget0);
-      expect(refused.report.services[0]!.held).toHaveLength(1);
-      expect(refused.ctx.err()).toContain('ChangeHeld refused by the test');
-      expect((await warningsOf(service)).filter((e) => e.reason === 'ChangeHeld')).toEqual([]);
-      expect((await readService(namespace, 'untold')).metadata!.annotations?.[ANNOUNCED]).toBeUndefined();
+      await expect.poll(probe, { timeout: 20_000, interval: 250 }).toBe(true);
+      await body();
     } finally {
       await admission.deleteValidatingAdmissionPolicyBinding({ name: policy }).catch(() => undefined);
       await admission.deleteValidatingAdmissionPolicy({ name: policy });
     }
+    await expect.poll(probe, { timeout: 20_000, interval: 250 }).toBe(false);
+  }
+
+  /** Whether the write refuses (any error). */
+  const refuses = (write: () => Promise<unknown>) => async (): Promise<boolean> => write().then(() => false, () => true);
+
+  it('an Event that could not be recorded is not recorded as announced: the next pass announces the change', async () => {
+    const service = await created('untold');
+    await annotate(namespace, 'untold', { [key('loadbalancer-pool-algorithm')]: 'source_ip' });
+    const probe = refuses(() =>
+      testConnection().core.createNamespacedEvent({
+        namespace,
+        body: { metadata: { generateName: 'probe-' }, involvedObject: { kind: 'Service', namespace, name: 'untold', uid: service.metadata!.uid! }, reason: 'ChangeHeld', message: 'probe', type: 'Warning' },
+      }),
+    );
+    // The API server refuses Events with reason ChangeHeld in this namespace.
+    await whileRefused({ resource: 'events', operation: 'CREATE', allowed: "object.reason != 'ChangeHeld'" }, probe, async () => {
+      await deleteEventsOf(service);
+      const refused = await passOk(harness, ['untold'], budget0);
+      expect(refused.report.services[0]!.held).toHaveLength(1);
+      expect(refused.ctx.err()).toContain('refused by the test');
+      expect((await warningsOf(service)).filter((e) => e.reason === 'ChangeHeld')).toEqual([]);
+      expect((await readService(namespace, 'untold')).metadata!.annotations?.[ANNOUNCED]).toBeUndefined();
+    });
     // Events are recorded again: the next pass announces the change, and the one after it does not.
-    await expect.poll(probeEvent, { timeout: 20_000, interval: 250 }).toBe('created');
     await deleteEventsOf(service);
     const told = await passOk(harness, ['untold'], budget0);
     const id = told.report.services[0]!.held![0]!.id;
@@ -264,6 +270,33 @@ describe('sync-lb --max-downtime', () => {
     await passOk(harness, ['untold'], budget0);
     const held = (await warningsOf(service)).filter((e) => e.reason === 'ChangeHeld');
     expect(held.map((e) => e.message)).toEqual([expect.stringContaining(`Held back change ${id}`)]);
+  });
+
+  it('a record of the announcement that could not be written is a warning, the pass succeeds, and the next pass announces again', async () => {
+    const service = await created('unrecorded');
+    await annotate(namespace, 'unrecorded', { [key('loadbalancer-pool-algorithm')]: 'source_ip' });
+    const allowed = `!has(object.metadata.annotations) || !('${ANNOUNCED}' in object.metadata.annotations)`;
+    const probe = refuses(() => annotate(namespace, 'unrecorded', { [ANNOUNCED]: 'probe' }));
+    await whileRefused({ resource: 'services', operation: 'UPDATE', allowed }, probe, async () => {
+      const refused = await passOk(harness, ['unrecorded'], budget0);
+      expect(refused.report.services[0]!.held).toHaveLength(1);
+      expect(refused.ctx.err()).toMatch(/warning: could not record .*could not record the announced changes on service .*unrecorded/);
+      expect((await warningsOf(service)).filter((e) => e.reason === 'ChangeHeld')).toHaveLength(1);
+    });
+    // The last probe wrote once the policy was gone; without it, nothing is recorded.
+    await annotate(namespace, 'unrecorded', { [ANNOUNCED]: null });
+    // Announced again (the cost of a lost record; the Event expired meanwhile, as with its TTL), then recorded.
+    await deleteEventsOf(service);
+    const again = await passOk(harness, ['unrecorded'], budget0);
+    const id = again.report.services[0]!.held![0]!.id;
+    expect((await readService(namespace, 'unrecorded')).metadata!.annotations![ANNOUNCED]).toBe(id);
+    expect((await warningsOf(service)).filter((e) => e.reason === 'ChangeHeld').map((e) => e.message)).toEqual([
+      expect.stringContaining(`Held back change ${id}`),
+    ]);
+    // Recorded now: the pass after it announces nothing.
+    await deleteEventsOf(service);
+    await passOk(harness, ['unrecorded'], budget0);
+    expect((await warningsOf(service)).filter((e) => e.reason === 'ChangeHeld')).toEqual([]);
   });
 
   it('without --max-downtime nothing is held (a terminal sync-lb as before)', async () => {
