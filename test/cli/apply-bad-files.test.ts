@@ -30,7 +30,7 @@ describe('apply of a file that is no saved plan', () => {
     ['a directory', '.', ['could not read the saved plan', 'EISDIR']],
     ['an empty file', 'empty.json', ['empty.json is not a saved plan', 'not valid JSON']],
     ['a JSON array', 'array.json', ['array.json is not a saved plan', 'no JSON object']],
-    ['the output of plan -o json', 'plan-output.json', ['plan-output.json is not a saved plan', 'its format is undefined', 'plan -o json']],
+    ['the output of plan -o json', 'plan-output.json', ['plan-output.json is not a saved plan', 'it has no "format" field', 'plan -o json']],
   ])('%s', async (_, file, fragments) => {
     const result = await runBinary(['apply', join(dir, file)], unreachable);
     expectUserError(result, ...fragments);

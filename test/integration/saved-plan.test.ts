@@ -228,7 +228,7 @@ describe('saved plans: plan --out, apply FILE', () => {
       { name: 'edited', text: text.replace('"least_connections"', '"source_ip"').replace(saved.createdAt, '2020-01-01T00:00:00.000Z'), error: ConfigError, message: /was changed after `plan --out` wrote it/ },
       { name: 'truncated', text: text.slice(0, Math.floor(text.length / 2)), error: ConfigError, message: /not valid JSON.*truncated/ },
       { name: 'newer', text: serializeSavedPlan({ ...saved, version: 2 } as never), error: ConfigError, message: /plan format version 2; this cloudscale-ccm reads version 1/ },
-      { name: 'plan -o json', text: JSON.stringify(saved.plan), error: ConfigError, message: /its format is undefined/ },
+      { name: 'plan -o json', text: JSON.stringify(saved.plan), error: ConfigError, message: /it has no "format" field/ },
     ];
     for (const variant of variants) {
       const path = join(dir, `${variant.name}.json`);

@@ -47,7 +47,7 @@ describe('parseSavedPlan', () => {
     { name: 'truncated', text: good.slice(0, good.length - 40), message: /plan.json is not a saved plan: it is not valid JSON .*truncated/ },
     { name: 'empty', text: '', message: /not valid JSON/ },
     { name: 'an array', text: '[]', message: /holds no JSON object/ },
-    { name: 'plan -o json', text: JSON.stringify(content().plan), message: /its format is undefined, not "cloudscale-ccm\/plan".*/ },
+    { name: 'plan -o json', text: JSON.stringify(content().plan), message: /it has no "format" field, not "cloudscale-ccm\/plan".*/ },
     { name: 'a newer version', text: serializeSavedPlan({ ...content(), version: 2 } as never), message: /written in plan format version 2; this cloudscale-ccm reads version 1/ },
     { name: 'a version that is no number', text: serializeSavedPlan({ ...content(), version: '1' } as never), message: /plan format version "1" is not valid/ },
     { name: 'no integrity digest', text: JSON.stringify(content()), message: /has no integrity digest/ },

@@ -105,7 +105,8 @@ export function parseSavedPlan(text: string, source: string): SavedPlanFile {
   }
   const file = value as Partial<Record<keyof SavedPlanFile, unknown>>;
   if (file.format !== SAVED_PLAN_FORMAT) {
-    throw new ConfigError(`${source} is not a saved plan: its format is ${JSON.stringify(file.format)}, not "${SAVED_PLAN_FORMAT}"`, {
+    const format = file.format === undefined ? 'it has no "format" field' : `its format is ${JSON.stringify(file.format)}`;
+    throw new ConfigError(`${source} is not a saved plan: ${format}, not "${SAVED_PLAN_FORMAT}"`, {
       hint: 'pass a file written by `cloudscale-ccm plan --out FILE` (the output of `plan -o json` cannot be applied)',
     });
   }
