@@ -5,6 +5,7 @@ import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 
 import { createCommandContext, type CommandUses } from './composition.js';
 import type { CliIo, CommandContext, GlobalOptions } from './commands/context.js';
 import type { SimCommandOptions } from './commands/sim.js';
+import { DEFAULT_POLL_SECONDS } from './core/apply/lb-watch.js';
 import { KubeApiError, UsageError } from './core/errors.js';
 import { parseDuration as parseBudgetDuration, parseWindow, type MaintenanceWindow } from './core/lb/budget-window.js';
 import { parsePushgatewayUrl } from './core/metrics/publish.js';
@@ -166,7 +167,7 @@ function buildProgram(
     .addOption(new Option('--concurrency <n>', 'Services reconciled at once').argParser(positiveInt('--concurrency')).default(4))
     .addOption(new Option('--wait-timeout <seconds>', 'give up waiting for a load balancer after this long').argParser(positiveInt('--wait-timeout')).default(600))
     .addOption(new Option('--settle-seconds <s>', 'pause between deleting and re-creating similar objects (the API needs ~5 s)').argParser(nonNegativeNumber('--settle-seconds')).default(5))
-    .addOption(new Option('--poll-seconds <s>', 'interval between reads of a load balancer that is "changing"').argParser(nonNegativeNumber('--poll-seconds')).default(2))
+    .addOption(new Option('--poll-seconds <s>', 'interval between reads of a load balancer that is "changing"').argParser(nonNegativeNumber('--poll-seconds')).default(DEFAULT_POLL_SECONDS))
     .addOption(drainSecondsOption())
     .addOption(maxDowntimeOption())
     .addOption(windowOption())
@@ -227,7 +228,7 @@ function buildProgram(
     .addOption(new Option('--concurrency <n>', 'Services reconciled at once').argParser(positiveInt('--concurrency')).default(4))
     .addOption(new Option('--wait-timeout <seconds>', 'give up waiting for a load balancer after this long').argParser(positiveInt('--wait-timeout')).default(600))
     .addOption(new Option('--settle-seconds <s>', 'pause between deleting and re-creating similar objects (the API needs ~5 s)').argParser(nonNegativeNumber('--settle-seconds')).default(5))
-    .addOption(new Option('--poll-seconds <s>', 'interval between reads of a load balancer that is "changing"').argParser(nonNegativeNumber('--poll-seconds')).default(2))
+    .addOption(new Option('--poll-seconds <s>', 'interval between reads of a load balancer that is "changing"').argParser(nonNegativeNumber('--poll-seconds')).default(DEFAULT_POLL_SECONDS))
     .addOption(waitOption())
     .addOption(leaseSecondsOption())
     .action(
@@ -269,7 +270,7 @@ function buildProgram(
     .addOption(new Option('--max-node-deletions <n>', 'refuse to delete more Nodes than this in one pass; 0 never deletes (default: 10 % of the nodes, at least 1)').argParser(wholeNumberFrom('--max-node-deletions', 0)))
     .addOption(new Option('--wait-timeout <seconds>', 'give up waiting for a load balancer after this long').argParser(positiveInt('--wait-timeout')).default(600))
     .addOption(new Option('--settle-seconds <s>', 'pause between deleting and re-creating similar objects (the API needs ~5 s)').argParser(nonNegativeNumber('--settle-seconds')).default(5))
-    .addOption(new Option('--poll-seconds <s>', 'interval between reads of a load balancer that is "changing"').argParser(nonNegativeNumber('--poll-seconds')).default(2))
+    .addOption(new Option('--poll-seconds <s>', 'interval between reads of a load balancer that is "changing"').argParser(nonNegativeNumber('--poll-seconds')).default(DEFAULT_POLL_SECONDS))
     .addOption(drainSecondsOption())
     .addOption(watchForOption('after the pass, watch Nodes and Services and react to each change within about a second, until this long after the start (e.g. 50s); 0: one pass only'))
     .action(

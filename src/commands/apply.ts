@@ -9,6 +9,7 @@ import { executeNodePlan } from '../core/apply/node-executor.js';
 import { planNodePass } from '../core/apply/node-pass.js';
 import type { NodeResult } from '../core/apply/node-report.js';
 import { checkPlanTarget, fingerprintChanges, fingerprintOf, parseSavedPlan, planDifferences, type SavedPlanFile } from '../core/apply/saved-plan.js';
+import { DEFAULT_POLL_SECONDS } from '../core/apply/lb-watch.js';
 import { readLbPassSnapshot } from '../core/apply/snapshot.js';
 import { CcmError, ConfigError, PartialFailureError, RefusedError, errorMessage } from '../core/errors.js';
 import { plainYaml, resultDocument } from '../core/render/document.js';
@@ -100,7 +101,7 @@ async function applySaved(saved: SavedPlanFile, file: string, options: ApplyOpti
   const outcomes = await executeLbPass(planned, snapshot, { conn, cloud }, {
     concurrency: options.concurrency,
     waitTimeoutMs: options.waitTimeout * 1000,
-    pollIntervalMs: (options.pollSeconds ?? 2) * 1000,
+    pollIntervalMs: (options.pollSeconds ?? DEFAULT_POLL_SECONDS) * 1000,
     settleMs: (options.settleSeconds ?? 5) * 1000,
     drain,
     signal: ctx.signal,

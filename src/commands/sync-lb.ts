@@ -18,6 +18,7 @@ import type { CommandContext } from './context.js';
 import { parseServiceArgs, type ServiceName } from './service-args.js';
 import { serviceDetails, type PassReportingOptions } from './pass-end.js';
 import { asWriter } from './writer.js';
+import { DEFAULT_POLL_SECONDS } from '../core/apply/lb-watch.js';
 
 export interface SyncLbOptions extends PassReportingOptions, BudgetOptions {
   namespace: string;
@@ -26,7 +27,7 @@ export interface SyncLbOptions extends PassReportingOptions, BudgetOptions {
   waitTimeout: number;
   /** Seconds between deleting and re-creating similar objects (the API needs ~5 s). */
   settleSeconds?: number;
-  /** Seconds between reads of a `changing` load balancer. */
+  /** Seconds between reads of a `changing` load balancer; default DEFAULT_POLL_SECONDS. */
   pollSeconds?: number;
   /** Seconds a member leaving its pool is drained (disabled) before it is deleted; 0: deleted at once. */
   drainSeconds?: number;
@@ -126,7 +127,7 @@ async function syncLbPass(names: readonly ServiceName[], options: SyncLbOptions,
     outcomes = await reconcileLoadBalancers(first, { conn, cloud, clusterId }, {
       concurrency: options.concurrency,
       waitTimeoutMs: options.waitTimeout * 1000,
-      pollIntervalMs: (options.pollSeconds ?? 2) * 1000,
+      pollIntervalMs: (options.pollSeconds ?? DEFAULT_POLL_SECONDS) * 1000,
       settleMs: (options.settleSeconds ?? 5) * 1000,
       drain,
       ...(budget === undefined ? {} : { budget }),

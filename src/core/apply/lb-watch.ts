@@ -7,6 +7,13 @@ import type { LoadBalancer } from '../cloudscale/types.js';
 import { CcmError } from '../errors.js';
 import { abortableSleep } from '../sleep.js';
 
+/**
+ * Seconds between reads of a load balancer that is `changing`. One second: a new Service's
+ * ingress is written within about a second of its load balancer becoming ready, which is what
+ * `run --watch-for` promises; the reads of all waiting load balancers are one list per interval.
+ */
+export const DEFAULT_POLL_SECONDS = 1;
+
 /** The load balancer stayed `changing` longer than allowed. */
 export class LoadBalancerNotReadyError extends CcmError {}
 
