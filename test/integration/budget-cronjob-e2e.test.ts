@@ -3,6 +3,7 @@
 // Warning Event per Service over passes and exit 0; only `apply FILE` or the approval annotation
 // apply it; a saved plan whose change was applied meanwhile is stale and writes nothing.
 import type { V1CronJob } from '@kubernetes/client-node';
+import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { LB_ANNOTATIONS } from '../../src/core/lb/annotations.js';
 import { runBinary, startHarness, type BinaryResult, type Harness } from '../support/ccm.js';
-import { createLoadBalancerService, deleteCreatedObjects, ensureNamespace, uniqueName } from '../support/kube.js';
+import { createLoadBalancerService, deleteCreatedObjects, ensureNamespace, testKubeconfig, uniqueName } from '../support/kube.js';
 import { annotate, createNodes, key, lbSeed, lbsNamed, patchService, readService, requireBuiltBinary, warningsOf } from '../support/lb-scenarios.js';
 
 const APPROVE = LB_ANNOTATIONS.approveChange.key;
@@ -131,7 +132,13 @@ describe("the CronJob's default budget, end to end through the built CLI", () =>
     // plan of it saved before is stale now.
     const approvedPlan = join(dir, 'approved.plan.json');
     await savePlan('approved', approvedPlan);
-    await annotate(namespace, 'approved', { [APPROVE]: ids.approved! });
+    // The command the Event and the Job's output give, run as written.
+    const command = new RegExp(`kubectl annotate service -n ${namespace} approved --overwrite ${APPROVE}=${ids.approved}(?= )`).exec(first)?.[0];
+    expect(command, first).toBeDefined();
+    const held = (await warningsOf(await readService(namespace, 'approved'))).find((e) => e.reason === 'ChangeHeld');
+    expect(held?.message).toContain(command);
+    execFileSync('kubectl', command!.split(' ').slice(1), { env: { ...process.env, KUBECONFIG: testKubeconfig() }, stdio: 'pipe' });
+    expect((await readService(namespace, 'approved')).metadata!.annotations![APPROVE]).toBe(ids.approved);
     const third = await job();
     expect(heldId(third, 'approved')).toBeUndefined();
     expect(await algorithmServing('approved')).toBe('least_connections');
