@@ -18,7 +18,7 @@ export function parseDuration(text: string): { ms: number } | { problem: string 
   while (PART.lastIndex < trimmed.length) {
     const at = PART.lastIndex;
     const match = PART.exec(trimmed);
-    if (match === null) return { problem: `"${text}" is not a duration (at "${trimmed.slice(at)}")` };
+    if (match === null) return { problem: `"${text}" is not a duration${at === 0 ? '' : ` (at "${trimmed.slice(at)}")`}` };
     total += Number(match[1]) * UNIT_MS[match[2]!]!;
   }
   // Beyond this, milliseconds are no longer exact integers and the text written back (manifests

@@ -29,7 +29,9 @@ describe('parseDuration', () => {
 
   test.each([
     ['', /is empty/],
-    ['15', /"15": .*has no unit/],
+    ['15', /^--max-downtime: "15" has no unit$/],
+    ['1x', /^--max-downtime: "1x" is not a duration$/],
+    ['1m1x', /^--max-downtime: "1m1x" is not a duration \(at "1x"\)$/],
     ['-5s', /a negative duration: "-5s"/],
     ['5 minutes', /not a duration/],
     ['1.5x', /not a duration/],

@@ -34,7 +34,8 @@ const DAY_NAMES = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'] as const;
 export function parseDuration(raw: string, flag: string): number {
   if (raw.trim().startsWith('-')) throw new UsageError(`${flag}: a negative duration: ${quoteUntrusted(raw)}`, { hint: DURATION_HINT });
   const parsed = parseDurationText(raw);
-  if ('problem' in parsed) throw new UsageError(`${flag}: ${quoteUntrusted(raw)}: ${parsed.problem}`, { hint: DURATION_HINT });
+  // The problem names the value itself ("15" has no unit), except an empty one.
+  if ('problem' in parsed) throw new UsageError(`${flag}: ${parsed.problem === 'is empty' ? 'the duration is empty' : parsed.problem}`, { hint: DURATION_HINT });
   return parsed.ms / 1000;
 }
 
