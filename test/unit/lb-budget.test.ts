@@ -294,7 +294,7 @@ describe('plan --max-downtime (text and summary)', () => {
     expect(text).toContain(`held back: change ${id} (over the budget of 0s: the port is unreachable only while its listener moves`);
     expect(text).toContain('- delete-listener  listener tcp/80');
     expect(text).toContain(`cloudscale-ccm/approve-change=${id}`);
-    expect(text).toMatch(/Plan: .*1 held back/);
+    expect(text).toMatch(/Plan: .*1 change held back/);
     expect(text).not.toContain('No changes.');
   });
 });

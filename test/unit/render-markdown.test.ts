@@ -19,7 +19,7 @@ describe('renderPlanMarkdown', () => {
     const plan = applyBudget(w.plan(), { seconds: 0 });
     const document = planDocument({ nodes: null, services: [plan] });
     expect(document.summary.held).toBe(1);
-    expect(renderPlanText(document, { color: false })).toContain('1 held back');
+    expect(renderPlanText(document, { color: false })).toContain('1 change held back');
     const actions = plan.held![0]!.actions.length;
     expect(actions).toBeGreaterThan(1);
     expect(renderPlanMarkdown(document)).toContain(`**1 change held back** (${actions} actions over the downtime budget)`);

@@ -408,7 +408,7 @@ function summaryLine(summary: PlanSummary, c: InstanceType<typeof Chalk>): strin
   if (summary.kube > 0) parts.push(`${summary.kube} Service write${summary.kube === 1 ? '' : 's'}`);
   if (summary.nodeChanges > 0) parts.push(`${summary.nodeChanges} node change${summary.nodeChanges === 1 ? '' : 's'}`);
   if (summary.refuse > 0) parts.push(c.magenta(`${summary.refuse} refused`));
-  if (summary.held > 0) parts.push(c.yellow(`${summary.held} held back`));
+  if (summary.held > 0) parts.push(c.yellow(`${summary.held} change${summary.held === 1 ? '' : 's'} held back`));
   if (summary.problems > 0) parts.push(c.red(`${summary.problems} problem${summary.problems === 1 ? '' : 's'}`));
   const worst = summary.worstDowntime;
   const downtime =
