@@ -35,7 +35,7 @@ export async function measureReaction(env, kube, { rounds = 5 } = {}) {
     services.push(...(await kube.createServices(namespace, 1, { ports: 1 })).map((s) => s.name));
 
     log(`reaction: run --watch-for ${WATCH_SECONDS}s, ${rounds} new Nodes and ${rounds} new Services while it watches`);
-    // The CronJob's arguments: the CLI's defaults (a load balancer is read every 2 s while it provisions).
+    // The CronJob's arguments: the CLI's defaults (a load balancer is read every second while it provisions).
     const watching = runCli(['run', '--watch-for', `${WATCH_SECONDS}s`], cliEnv);
     await until(`the watching run's full pass`, () => ingressOf(conn, namespace, services[0]), WATCH_SECONDS * 1000);
     const nodeMs = [];
@@ -89,7 +89,7 @@ export function reactionSection(reaction) {
     `From the creation of a Node (tainted uninitialized) to the taint's removal, and of a Service to its ingress ` +
       `(minus the simulator's ${reaction.lbProvisionMs / 1000} s of provisioning); ${reaction.rounds} of each, created one at a time ` +
       `after the full pass, state polled every ${reaction.pollMs} ms; both runs with the CronJob's arguments ` +
-      '(the CLI\'s defaults: a provisioning load balancer is read every 2 s).',
+      '(the CLI\'s defaults: a provisioning load balancer is read every second).',
     '',
     '| deployment | new Node initialised | new Service has its ingress |',
     '|---|---|---|',
