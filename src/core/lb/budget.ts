@@ -147,12 +147,13 @@ export function announcements(plan: ServicePlan, approval: string | null): Annou
   const { namespace, name } = plan.service;
   return (plan.held ?? []).flatMap((change): Announcement[] => {
     const more = change.actions.length - 1;
-    const first = change.actions[0]!;
+    // Named first: the action that interrupts traffic (a held change often begins with a wait).
+    const worst = change.actions.find((action) => action.downtime === change.downtime) ?? change.actions[0]!;
     const held: Announcement = {
       token: change.id,
       reason: 'ChangeHeld',
       message:
-        `Held back change ${change.id}: ${first.kind} ${first.object}${more > 0 ? ` and ${more} more action(s)` : ''}; ` +
+        `Held back change ${change.id}: ${worst.kind} ${worst.object}${more > 0 ? ` and ${more} more action${more === 1 ? '' : 's'}` : ''}; ` +
         `predicted downtime: ${change.downtime.text}, over the budget of ${formatSeconds(change.budgetSeconds)} (--max-downtime). ` +
         approvalHint(change.id, namespace, name),
     };
