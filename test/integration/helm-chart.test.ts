@@ -11,7 +11,7 @@
 //   refuse, a real `run` pass with the token succeeds; `helm uninstall` leaves nothing behind;
 // - a deployment applied from `manifests` is taken over by `helm install` once labelled and
 //   annotated as docs/deploy.md says (the same objects, not recreated), and refused before.
-import { ApiException, BatchV1Api, KubernetesObjectApi, PatchStrategy, type KubernetesObject } from '@kubernetes/client-node';
+import { ApiException, BatchV1Api, KubernetesObjectApi, PatchStrategy, setHeaderOptions, type KubernetesObject } from '@kubernetes/client-node';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -447,5 +447,43 @@ describe('switching a deployment of manifests over to the chart', () => {
     succeeded(await helm(['uninstall', release, '--namespace', releaseNamespace, '--kubeconfig', testKubeconfig()]), 'helm uninstall');
     installed = false;
     expect(await objectsLeft(applied)).toEqual([]);
+  });
+});
+
+describe('a status record written before the install (a terminal pass)', () => {
+  const release = 'cloudscale-ccm';
+  const releaseNamespace = uniqueName('helm-record');
+  const install = (...extra: string[]) =>
+    helm(['install', release, chartDir, '--namespace', releaseNamespace, '--kubeconfig', testKubeconfig(), ...NEVER.helm, ...extra]);
+  const record = { 'run-before-helm': '{"command":"run","result":"succeeded"}' };
+  let installed = false;
+
+  beforeAll(async () => {
+    await ensureNamespace(releaseNamespace);
+    const core = testConnection().core;
+    await core
+      .createNamespacedConfigMap({ namespace: CCM_NAMESPACE, body: { metadata: { name: STATUS_CONFIGMAP_NAME }, data: record } })
+      .catch(async (error: unknown) => {
+        if (!(error instanceof ApiException && error.code === 409)) throw error;
+        await core.patchNamespacedConfigMap(
+          { namespace: CCM_NAMESPACE, name: STATUS_CONFIGMAP_NAME, body: { data: record } },
+          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        );
+      });
+  });
+
+  afterAll(async () => {
+    if (installed) await helm(['uninstall', release, '--namespace', releaseNamespace, '--kubeconfig', testKubeconfig()]);
+  });
+
+  test('helm install refuses the ConfigMap, --take-ownership adopts it with the record kept', async () => {
+    const refused = await install();
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toMatch(/cloudscale-ccm-status.*exists and cannot be imported into the current release/);
+    succeeded(await install('--take-ownership'), 'helm install --take-ownership');
+    installed = true;
+    const configMap = await testConnection().core.readNamespacedConfigMap({ namespace: CCM_NAMESPACE, name: STATUS_CONFIGMAP_NAME });
+    expect(configMap.data).toMatchObject(record);
+    expect(configMap.metadata?.labels).toMatchObject({ 'app.kubernetes.io/name': CCM_NAME });
   });
 });
