@@ -290,28 +290,47 @@ async function objectsLeft(objects: Iterable<[string, KubernetesObject]>): Promi
   return left;
 }
 
-describe('helm install into the test cluster', () => {
+/** The release of the chart a describe installs: its record in a namespace of its own. */
+function chartRelease(prefix: string) {
   const release = 'cloudscale-ccm';
-  const releaseNamespace = uniqueName('helm-chart');
+  const namespace = uniqueName(prefix);
+  const where = () => ['--namespace', namespace, '--kubeconfig', testKubeconfig()];
+  let installed = false;
+  return {
+    namespace,
+    async install(...extra: string[]): Promise<Result> {
+      await ensureNamespace(namespace);
+      const result = await helm(['install', release, chartDir, ...where(), ...NEVER.helm, ...extra]);
+      installed ||= result.code === 0;
+      return result;
+    },
+    upgrade: (...extra: string[]) => helm(['upgrade', release, chartDir, ...where(), ...extra]),
+    async uninstall(): Promise<Result> {
+      installed = false;
+      return helm(['uninstall', release, ...where()]);
+    },
+    /** For afterAll: uninstalls what a failed test left installed. */
+    async cleanUp(): Promise<void> {
+      if (installed) await helm(['uninstall', release, ...where()]);
+    },
+  };
+}
+
+describe('helm install into the test cluster', () => {
+  const chart = chartRelease('helm-chart');
   let expected: Map<string, KubernetesObject>;
   let createdLeaseVersion: string | undefined;
-  let installed = false;
 
   beforeAll(async () => {
     expected = objectsOf(succeeded(await manifestsOutput(NEVER.args), 'manifests'));
     createdLeaseVersion = await rbac.ensureLeaseExists();
-    await ensureNamespace(releaseNamespace);
-    succeeded(
-      await helm(['install', release, chartDir, '--namespace', releaseNamespace, '--kubeconfig', testKubeconfig(), ...NEVER.helm]),
-      'helm install',
-    );
-    installed = true;
+    succeeded(await chart.install(), 'helm install');
   });
 
   afterAll(async () => {
     await deleteCreatedObjects();
     await rbac.deleteLeaseIfUnchanged(createdLeaseVersion);
-    if (installed) await helm(['uninstall', release, '--namespace', releaseNamespace, '--kubeconfig', testKubeconfig()]);
+    await chart.cleanUp();
   });
 
   test('the live objects are the manifests’ objects, the RBAC rules exactly', async () => {
@@ -360,32 +379,21 @@ describe('helm install into the test cluster', () => {
     const core = testConnection().core;
     const recorded = (await core.readNamespacedConfigMap({ namespace: CCM_NAMESPACE, name: STATUS_CONFIGMAP_NAME })).data ?? {};
     expect(Object.keys(recorded)).toContain('run');
-    succeeded(
-      await helm([
-        'upgrade', release, chartDir, '--namespace', releaseNamespace, '--kubeconfig', testKubeconfig(),
-        '--reuse-values', '--set', 'schedule=0 0 30 2 *',
-      ]),
-      'helm upgrade',
-    );
+    succeeded(await chart.upgrade('--reuse-values', '--set', 'schedule=0 0 30 2 *'), 'helm upgrade');
     const cronJob = await rbac.adminConfig().makeApiClient(BatchV1Api).readNamespacedCronJob({ namespace: CCM_NAMESPACE, name: CCM_NAME });
     expect(cronJob.spec?.schedule).toBe('0 0 30 2 *');
     expect((await core.readNamespacedConfigMap({ namespace: CCM_NAMESPACE, name: STATUS_CONFIGMAP_NAME })).data).toEqual(recorded);
   });
 
   test('helm uninstall removes every object', async () => {
-    succeeded(await helm(['uninstall', release, '--namespace', releaseNamespace, '--kubeconfig', testKubeconfig()]), 'helm uninstall');
-    installed = false;
+    succeeded(await chart.uninstall(), 'helm uninstall');
     expect(await objectsLeft(expected)).toEqual([]);
   });
 });
 
 describe('switching a deployment of manifests over to the chart', () => {
-  const release = 'cloudscale-ccm';
-  const releaseNamespace = uniqueName('helm-adopt');
-  const install = () =>
-    helm(['install', release, chartDir, '--namespace', releaseNamespace, '--kubeconfig', testKubeconfig(), ...NEVER.helm]);
+  const chart = chartRelease('helm-adopt');
   let applied: Map<string, KubernetesObject>;
-  let installed = false;
 
   beforeAll(async () => {
     applied = objectsOf(succeeded(await manifestsOutput(NEVER.args), 'manifests'));
@@ -393,11 +401,10 @@ describe('switching a deployment of manifests over to the chart', () => {
     for (const object of applied.values()) {
       await api.patch(object, undefined, undefined, 'kubectl', true, PatchStrategy.ServerSideApply);
     }
-    await ensureNamespace(releaseNamespace);
   });
 
   afterAll(async () => {
-    if (installed) await helm(['uninstall', release, '--namespace', releaseNamespace, '--kubeconfig', testKubeconfig()]);
+    await chart.cleanUp();
     const api = KubernetesObjectApi.makeApiClient(rbac.adminConfig());
     for (const object of applied.values()) {
       await api.delete(object).catch((error: unknown) => {
@@ -407,7 +414,7 @@ describe('switching a deployment of manifests over to the chart', () => {
   });
 
   test('helm install refuses objects it does not own yet, naming one', async () => {
-    const refused = await install();
+    const refused = await chart.install();
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toMatch(/exists and cannot be imported into the current release/);
   });
@@ -427,7 +434,7 @@ describe('switching a deployment of manifests over to the chart', () => {
             name: metadata?.name,
             namespace: metadata?.namespace,
             labels: { 'app.kubernetes.io/managed-by': 'Helm' },
-            annotations: { 'meta.helm.sh/release-name': release, 'meta.helm.sh/release-namespace': releaseNamespace },
+            annotations: { 'meta.helm.sh/release-name': 'cloudscale-ccm', 'meta.helm.sh/release-namespace': chart.namespace },
           },
         },
         undefined,
@@ -437,29 +444,22 @@ describe('switching a deployment of manifests over to the chart', () => {
         PatchStrategy.MergePatch,
       );
     }
-    succeeded(await install(), 'helm install after labelling and annotating');
-    installed = true;
+    succeeded(await chart.install(), 'helm install after labelling and annotating');
     for (const [key, object] of applied) {
       const now = await live(object);
       expect(now?.metadata?.uid, `${key} was recreated`).toBe(uids.get(key));
       expect(now, key).toMatchObject(object as object);
     }
-    succeeded(await helm(['uninstall', release, '--namespace', releaseNamespace, '--kubeconfig', testKubeconfig()]), 'helm uninstall');
-    installed = false;
+    succeeded(await chart.uninstall(), 'helm uninstall');
     expect(await objectsLeft(applied)).toEqual([]);
   });
 });
 
 describe('a status record written before the install (a terminal pass)', () => {
-  const release = 'cloudscale-ccm';
-  const releaseNamespace = uniqueName('helm-record');
-  const install = (...extra: string[]) =>
-    helm(['install', release, chartDir, '--namespace', releaseNamespace, '--kubeconfig', testKubeconfig(), ...NEVER.helm, ...extra]);
+  const chart = chartRelease('helm-record');
   const record = { 'run-before-helm': '{"command":"run","result":"succeeded"}' };
-  let installed = false;
 
   beforeAll(async () => {
-    await ensureNamespace(releaseNamespace);
     const core = testConnection().core;
     await core
       .createNamespacedConfigMap({ namespace: CCM_NAMESPACE, body: { metadata: { name: STATUS_CONFIGMAP_NAME }, data: record } })
@@ -472,16 +472,13 @@ describe('a status record written before the install (a terminal pass)', () => {
       });
   });
 
-  afterAll(async () => {
-    if (installed) await helm(['uninstall', release, '--namespace', releaseNamespace, '--kubeconfig', testKubeconfig()]);
-  });
+  afterAll(() => chart.cleanUp());
 
   test('helm install refuses the ConfigMap, --take-ownership adopts it with the record kept', async () => {
-    const refused = await install();
+    const refused = await chart.install();
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toMatch(/cloudscale-ccm-status.*exists and cannot be imported into the current release/);
-    succeeded(await install('--take-ownership'), 'helm install --take-ownership');
-    installed = true;
+    succeeded(await chart.install('--take-ownership'), 'helm install --take-ownership');
     const configMap = await testConnection().core.readNamespacedConfigMap({ namespace: CCM_NAMESPACE, name: STATUS_CONFIGMAP_NAME });
     expect(configMap.data).toMatchObject(record);
     expect(configMap.metadata?.labels).toMatchObject({ 'app.kubernetes.io/name': CCM_NAME });
