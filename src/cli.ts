@@ -452,7 +452,6 @@ function budgetFlags(o: { maxDowntime?: number; window?: MaintenanceWindow }): {
   return { ...(o.maxDowntime === undefined ? {} : { maxDowntime: o.maxDowntime }), ...(o.window === undefined ? {} : { window: o.window }) };
 }
 
-/** A parser whose UsageError commander reports like its own invalid arguments (with the hint). */
 /** --watch-for: seconds of a duration such as 50s or 2m; a bare 0 turns the watch off. */
 function watchForOption(description: string): Option {
   return new Option('--watch-for <duration>', description).argParser(
@@ -460,6 +459,7 @@ function watchForOption(description: string): Option {
   );
 }
 
+/** A parser whose UsageError commander reports like its own invalid arguments (with the hint). */
 function asArgumentError<T>(parse: (value: string) => T): (value: string) => T {
   return (value) => {
     try {
