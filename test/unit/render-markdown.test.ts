@@ -135,3 +135,17 @@ describe('markdownText', () => {
     expect(markdownText(input)).toBe(output);
   });
 });
+
+describe('renderPlanMarkdown on a re-created listener', () => {
+  test('lists the fields that change with it, as the text view does', () => {
+    const world = converged(svc([{ name: 'http', port: 80, nodePort: 30080 }, { name: 'https', port: 443, nodePort: 30443 }]));
+    world.annotate({ 'loadbalancer-pool-algorithm': 'source_ip', 'loadbalancer-listener-allowed-cidrs': '["10.0.0.0/8"]', 'loadbalancer-timeout-member-data-ms': '30000' });
+    const markdown = renderPlanMarkdown(planDocument({ nodes: null, services: [world.plan()] }));
+    const listenerRows = markdown.split('\n').filter((line) => line.includes('`create-listener`'));
+    expect(listenerRows.length).toBeGreaterThan(0);
+    for (const line of listenerRows) {
+      expect(line).toContain(markdownText('allowed_cidrs: [] → ["10.0.0.0/8"]'));
+      expect(line).toContain(markdownText('timeout_member_data_ms: 50000 → 30000'));
+    }
+  });
+});

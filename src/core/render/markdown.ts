@@ -10,7 +10,7 @@ import { counted } from '../nodes/wording.js';
 import type { ServicePlan } from '../lb/planner.js';
 import { problemSummary } from '../lb/problems.js';
 import type { PlannedAction } from '../lb/actions.js';
-import { addressChangeText, describeNodeReason, describeReason, groupActions, lostLoadBalancerOf, reasonsOf, type PlanDocument } from './plan.js';
+import { addressChangeText, describeNodeReason, describeReason, fieldChangeText, groupActions, lostLoadBalancerOf, reasonsOf, type PlanDocument } from './plan.js';
 import { escapeUnprintable } from './untrusted.js';
 
 /** Markdown-escaped text for a table cell or a heading: one line, no markup, no pipe. */
@@ -68,6 +68,7 @@ function serviceSection(plan: ServicePlan): string[] {
   const held = new Set(plan.held?.flatMap((change) => change.actions));
   if (actions.length > 0) {
     lines.push('| Change | Object | Why | Impact | Downtime | Held back |', '|---|---|---|---|---|---|');
+    const replaced = new Set(actions.flatMap((action) => (action.verb === 'delete' ? [action.object] : [])));
     // A run of actions with one reason and impact (a pool swap's steps) is one row, as in the text view.
     for (const group of groupActions(actions).flatMap((run) => splitBy(run, (action) => held.has(action)))) {
       const first = group[0]!;
@@ -75,7 +76,10 @@ function serviceSection(plan: ServicePlan): string[] {
       const impact = first.verb === 'kube' || first.verb === 'refuse' ? '—' : first.impact;
       const isHeld = held.has(first) ? '**yes**' : 'no';
       const objects = group.map((action) => markdownText(action.object)).join('<br>');
-      lines.push(row([kindsOf(group), objects, markdownText(reasonsOf(first).map(describeReason).join('; ')), impact, downtime, isHeld]));
+      // A create that replaces a deleted object of the same name lists every field that differs, as the text view does.
+      const fields = group.flatMap((action) => (action.verb === 'create' && 'changes' in action && replaced.has(action.object) ? action.changes.map(fieldChangeText) : []));
+      const why = [...reasonsOf(first).map(describeReason), ...fields].join('; ');
+      lines.push(row([kindsOf(group), objects, markdownText(why), impact, downtime, isHeld]));
     }
   }
   const refused = new Set(plan.actions.flatMap((a) => (a.kind === 'refuse' ? [a.problem] : [])));

@@ -319,7 +319,7 @@ function fieldLines(block: ObjectBlock): string[] {
   for (const action of block.actions) {
     if (action.verb !== 'create' || !('body' in action)) continue;
     if (replaces && 'changes' in action) {
-      for (const change of action.changes) lines.push(`${change.field ?? change.text}: ${change.from ?? '(none)'} → ${change.to ?? '(none)'}`);
+      lines.push(...action.changes.map(fieldChangeText));
     } else if (!replaces) {
       const values = Object.entries(action.body as Record<string, unknown>)
         .filter(([key, value]) => !HIDDEN_BODY_FIELDS.has(key) && !isEmpty(value))
@@ -328,6 +328,11 @@ function fieldLines(block: ObjectBlock): string[] {
     }
   }
   return lines;
+}
+
+/** One field a replacing create changes: `field: old → new`. */
+export function fieldChangeText(change: Reason): string {
+  return `${change.field ?? change.text}: ${change.from ?? '(none)'} → ${change.to ?? '(none)'}`;
 }
 
 /** Nothing to show: unset, an empty list (`allowed_cidrs: []` is the default: open to all), no options. */
