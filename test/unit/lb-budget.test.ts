@@ -298,4 +298,14 @@ describe('plan --max-downtime (text and summary)', () => {
     expect(text).toMatch(/Plan: .*1 change held back/);
     expect(text).not.toContain('No changes.');
   });
+
+  test('held actions line up with the plan\'s other actions: every object starts in one column', () => {
+    const w = converged(svc([{ name: 'http', port: 80, nodePort: 30080 }, { name: 'https', port: 443, nodePort: 30443 }]));
+    w.annotate({ 'loadbalancer-pool-algorithm': 'least_connections' });
+    const text = renderPlanText(planDocument({ nodes: null, services: [applyBudget(w.plan(), { seconds: 0 })] }), { color: false });
+    const actionLines = text.split('\n').filter((line) => /^\s+[-+~!*…] [a-z-]+ +\S/.test(line));
+    expect(actionLines.some((line) => line.startsWith('    '))).toBe(true);
+    const columns = new Set(actionLines.map((line) => line.search(/(?<=[a-z] {2,})\S/)));
+    expect([...columns]).toHaveLength(1);
+  });
 });

@@ -163,7 +163,9 @@ export function renderPlanText(planDocument: PlanDocument, options: { color: boo
     lines.push(serviceHeader(plan, c));
     const lost = lostLoadBalancerOf(plan);
     if (lost !== null) lines.push(`  ${c.red.bold(`! ${addressChangeText(lost)}`)}`);
-    const width = Math.max(0, ...plan.actions.map((a) => a.kind.length));
+    // Held actions are listed two columns deeper, under their change: their objects line up with the rest.
+    const heldActions = (plan.held ?? []).flatMap((change) => change.actions);
+    const width = Math.max(0, ...plan.actions.map((a) => a.kind.length), ...heldActions.map((a) => a.kind.length + 2));
     for (const group of objectGroups(plan.actions)) {
       for (const block of group.blocks) {
         for (const action of block.actions) {
@@ -185,7 +187,7 @@ export function renderPlanText(planDocument: PlanDocument, options: { color: boo
     for (const warning of plan.warnings) lines.push(`  ${c.yellow('warning')} ${warning.reason}: ${warning.message}`);
     for (const change of plan.held ?? []) {
       lines.push(`  ${c.yellow.bold(`held back: change ${change.id}`)} (over the budget of ${formatSeconds(change.budgetSeconds)}: ${change.downtime.text})`);
-      for (const action of change.actions) lines.push(c.dim(`    ${SYMBOL[action.verb]} ${action.kind}  ${action.object}`));
+      for (const action of change.actions) lines.push(c.dim(`    ${SYMBOL[action.verb]} ${action.kind.padEnd(width - 2)}  ${action.object}`));
       lines.push(`      ${approvalHint(change.id, plan.service.namespace, plan.service.name)}`);
     }
     lines.push('');
