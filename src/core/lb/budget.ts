@@ -121,14 +121,14 @@ export function heldChange(plan: ServicePlan, budgetSeconds: number): HeldChange
   positions.sort((a, b) => a - b);
   const actions = positions.map((p) => plan.actions[p]!);
   const worst = actions.reduce((w, a) => (interruptionSeconds(a.downtime) > interruptionSeconds(w.downtime) ? a : w));
-  const service = `${plan.service.namespace}/${plan.service.name}`;
   return {
     id: changeId(plan.service.uid, [...triggers].map((p) => plan.actions[p]!), actions),
     actions,
     positions,
     downtime: worst.downtime,
     budgetSeconds,
-    reason: `${worst.kind} ${worst.object} of service ${service} is predicted to interrupt traffic (${worst.downtime.text}), more than the budget of ${formatSeconds(budgetSeconds)}`,
+    // The Service is named wherever the reason is shown (its plan, its held line, its Event).
+    reason: `${worst.kind} ${worst.object} is predicted to interrupt traffic (${worst.downtime.text}), more than the budget of ${formatSeconds(budgetSeconds)}`,
   };
 }
 
