@@ -3,7 +3,8 @@
 // line (or a JSON document) per Service. Fails the pass if any Service failed.
 import { planLbPass, reconcileLoadBalancers, type ServiceOutcome } from '../core/apply/lb-pass.js';
 import { DEFAULT_DRAIN_SECONDS } from '../core/lb/strategies.js';
-import { approvalHint } from '../core/lb/budget.js';
+import { approvalHint, type HeldChange } from '../core/lb/budget.js';
+import { LB_ANNOTATIONS, readLbAnnotation } from '../core/lb/annotations.js';
 import { budgetPolicy, budgetSecondsAt, type BudgetOptions } from '../core/lb/budget-window.js';
 import { readLbPassSnapshot, type ServiceSelection } from '../core/apply/snapshot.js';
 import { budgetLine, summarise, type RequestSummary } from '../core/cloudscale/request-counter.js';
@@ -71,8 +72,11 @@ export interface ServiceReport {
   readonly errors: readonly { readonly message: string; readonly hint?: string }[];
   /** The Service wants a load balancer and still has no address in status.loadBalancer. */
   readonly waitingForIp: boolean;
-  /** Changes a downtime budget held back in this pass (absent when none). */
-  readonly held?: readonly { readonly id: string; readonly reason: string }[];
+  /**
+   * Changes a downtime budget held back in this pass (absent when none); `approvalMismatch` is the
+   * id the Service's approval annotation carries when it names another change (it approves nothing).
+   */
+  readonly held?: readonly { readonly id: string; readonly reason: string; readonly approvalMismatch?: string }[];
 }
 
 export async function syncLbCommand(
@@ -188,6 +192,7 @@ async function syncLbPass(names: readonly ServiceName[], options: SyncLbOptions,
 
 function serviceReport(outcome: ServiceOutcome): ServiceReport {
   const { plan } = outcome.planned;
+  const approval = readLbAnnotation(outcome.planned.service.metadata?.annotations, 'approveChange');
   return {
     service: `${plan.service.namespace}/${plan.service.name}`,
     status: outcome.status,
@@ -199,7 +204,7 @@ function serviceReport(outcome: ServiceOutcome): ServiceReport {
       plan.mode === 'ensure' &&
       (outcome.planned.service.status?.loadBalancer?.ingress ?? []).length === 0 &&
       !outcome.execution.executed.some((e) => e.action.kind === 'write-status'),
-    ...(plan.held === undefined || plan.held.length === 0 ? {} : { held: plan.held.map((h) => ({ id: h.id, reason: h.reason })) }),
+    ...(plan.held === undefined || plan.held.length === 0 ? {} : { held: plan.held.map((h) => heldReport(h, approval)) }),
     errors:
       outcome.status === 'failed'
         ? outcome.errors.map((e) => ({
@@ -216,10 +221,20 @@ function heldLines(report: SyncLbReport): string {
     .flatMap((s) =>
       (s.held ?? []).map((h) => {
         const [namespace, name] = s.service.split('/') as [string, string];
-        return `held: service/${s.service} change ${h.id}: ${escapeUnprintable(h.reason)}\n  ${escapeUnprintable(approvalHint(h.id, namespace, name))}\n`;
+        const mismatch =
+          h.approvalMismatch === undefined
+            ? ''
+            : `  the approval ${escapeUnprintable(h.approvalMismatch)} (annotation ${LB_ANNOTATIONS.approveChange.key}) names another change than the pending ${h.id}: nothing is approved\n`;
+        return `held: service/${s.service} change ${h.id}: ${escapeUnprintable(h.reason)}\n${mismatch}  ${escapeUnprintable(approvalHint(h.id, namespace, name))}\n`;
       }),
     )
     .join('');
+}
+
+/** A held change for the report, with the approval annotation's id when it names another change. */
+function heldReport(change: HeldChange, approval: string | null): NonNullable<ServiceReport['held']>[number] {
+  const mismatch = approval !== null && approval.trim() !== change.id;
+  return { id: change.id, reason: change.reason, ...(mismatch ? { approvalMismatch: approval } : {}) };
 }
 
 function serviceNotFound(name: ServiceName): CcmError {

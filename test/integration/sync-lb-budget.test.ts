@@ -96,8 +96,13 @@ describe('sync-lb --max-downtime', () => {
     expect(during.serving?.algorithm).toBe('round_robin');
     expect(during.pools.map((p) => `${p.name} ${p.algorithm}`).sort()).toEqual(['tcp/http least_connections', 'tcp/http round_robin', 'tcp/https least_connections']);
     expect(first.ctx.out()).toContain(`held: service/${namespace}/web change ${id}`);
+    // The held line names the Service once.
+    const heldLine = first.ctx.out().split('\n').find((line) => line.startsWith('held: '))!;
+    expect(heldLine.split(`${namespace}/web`)).toHaveLength(2);
     expect(first.ctx.out()).toContain(`${APPROVE}=${id}`);
     expect(first.ctx.out()).toMatch(/1 change held back/);
+    expect(web.held![0]!.approvalMismatch).toBeUndefined();
+    expect(first.ctx.out()).not.toContain('names another change');
 
     // The next pass holds the same change, writes nothing to the cloud and announces nothing again.
     const second = await passOk(harness, ['web'], budget0);
@@ -121,6 +126,9 @@ describe('sync-lb --max-downtime', () => {
       const stale = await passOk(harness, ['web'], budget0);
       expect(stale.report.services[0]!.held![0]!.id).toBe(id);
       expect(routes(stale.simWrites)).toEqual([]);
+      // Said in the terminal and the result too, each pass, not only in the Event.
+      expect(stale.report.services[0]!.held![0]!.approvalMismatch).toBe('0123456789');
+      expect(stale.ctx.out()).toContain(`the approval 0123456789 (annotation ${APPROVE}) names another change than the pending ${id}: nothing is approved`);
     }
     const mismatch = (await warningsOf(service)).filter((e) => e.reason === 'ApprovalMismatch');
     expect(mismatch).toHaveLength(1);
