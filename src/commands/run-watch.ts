@@ -53,14 +53,14 @@ export async function listWatchStart(ctx: CommandContext): Promise<WatchStart> {
 
 /**
  * Watches until `untilMs` (performance.now()) and runs `pass` for each batch of changes; returns
- * early when the signal aborts (SIGTERM, the Lease lost). `pass` says what it did and how many
- * failures it had.
+ * early when the signal aborts (SIGTERM, the Lease lost). `pass` gets the steps and what changed
+ * (as logged), and says what it did and how many failures it had.
  */
 export async function watchAfterPass(
   start: WatchStart,
   options: { readonly untilMs: number; readonly forSeconds: number; readonly debounceMs?: number },
   ctx: CommandContext,
-  pass: (steps: ReactionSteps) => Promise<{ failures: number; summary: RunSummary }>,
+  pass: (steps: ReactionSteps, changes: string) => Promise<{ failures: number; summary: RunSummary }>,
 ): Promise<RunWatchReport> {
   const conn = ctx.kube();
   const reactionPasses: ReactionOutcome[] = [];
@@ -82,8 +82,9 @@ export async function watchAfterPass(
       const steps = stepsFor(changes);
       if (steps === undefined) return;
       const started = performance.now();
-      const { failures, summary } = await pass(steps);
-      const outcome = { changes: describeChanges(changes), durationMs: Math.round(performance.now() - started), failures, summary };
+      const described = describeChanges(changes);
+      const { failures, summary } = await pass(steps, described);
+      const outcome = { changes: described, durationMs: Math.round(performance.now() - started), failures, summary };
       reactionPasses.push(outcome);
       if (ctx.globals.output === 'text') {
         ctx.stdout.write(

@@ -11,7 +11,8 @@ import { initNodesCommand, type InitNodesResult } from './init-nodes.js';
 import { listWatchStart, watchAfterPass, type ReactionSteps, type RunWatchReport, type WatchStart } from './run-watch.js';
 import { syncLbCommand, type SyncLbOptions, type SyncLbReport } from './sync-lb.js';
 import { budgetPolicy } from '../core/lb/budget-window.js';
-import { endOfPass, failedBeforeTheLease, requestCount, runDetails, type PassReportingOptions } from './pass-end.js';
+import { endOfPass, failedBeforeTheLease, nodeDetails, requestCount, runDetails, type PassDetails, type PassReportingOptions } from './pass-end.js';
+import { NO_REACTIONS, withReaction, type ReactionTotals } from '../core/status/record.js';
 import { GO_CCM_LEASE, asWriter } from './writer.js';
 
 export { GO_CCM_LEASE, RUN_LEASE } from './writer.js';
@@ -82,6 +83,14 @@ export async function runCommand(options: RunOptions, ctx: CommandContext): Prom
   let nodes: InitNodesResult | undefined;
   let loadBalancers: SyncLbReport | undefined;
   let watch: RunWatchReport | null = null;
+  // A watching run's record is its full pass and, summed, what its reaction passes did since.
+  let reactions: ReactionTotals | undefined;
+  const reactionDelaysMs: number[] = [];
+  const recordDetails = (): PassDetails => {
+    const details = runDetails(nodes, loadBalancers, [...failures]);
+    if (reactions === undefined) return details;
+    return { ...details, reactions, taintRemovalDelaysMs: [...(details.taintRemovalDelaysMs ?? []), ...reactionDelaysMs] };
+  };
   await asWriter('run', ctx, options, async (leased) => {
     holder = leased.writerLease!.holderIdentity;
     const requestsAtStart = await requestCount(leased);
@@ -132,8 +141,8 @@ export async function runCommand(options: RunOptions, ctx: CommandContext): Prom
     if (watchStart !== undefined && !stepCtx.signal.aborted) {
       watching = true;
       // The full pass is recorded before the watch begins, not only when the run ends.
-      const details = runDetails(nodes, loadBalancers, [...failures]);
-      await endOfPass('run', stepCtx, options, { startedAt: new Date(started), requestsBefore: requestsAtStart, details });
+      reactions = NO_REACTIONS;
+      await endOfPass('run', stepCtx, options, { startedAt: new Date(started), requestsBefore: requestsAtStart, details: recordDetails() });
       // Reaction passes print one line each (run-watch.ts), not their steps' output.
       const quiet = withStdout(stepCtx, { write: () => true, isTTY: false });
       watch = await watchAfterPass(
@@ -144,16 +153,25 @@ export async function runCommand(options: RunOptions, ctx: CommandContext): Prom
           ...(options.watchDebounceMs === undefined ? {} : { debounceMs: options.watchDebounceMs }),
         },
         stepCtx,
-        async (steps) => {
+        async (steps, changes) => {
           const before = failures.length;
           const startedAt = new Date();
-          const requestsBefore = await requestCount(quiet);
           const result = await pass(steps, quiet);
-          // Each reaction pass is recorded (status record, metrics) as a pass of run; the record
-          // at the end of run covers the whole run again.
-          const details = runDetails(result.nodes, result.loadBalancers, failures.slice(before));
-          await endOfPass('run', quiet, options, { startedAt, requestsBefore, details });
-          return { failures: failures.length - before, summary: summarise(result.nodes, result.loadBalancers) };
+          const summary = summarise(result.nodes, result.loadBalancers);
+          const servicesChanged = summary.loadBalancersCreated + summary.loadBalancersUpdated + summary.loadBalancersDeleted;
+          reactions = withReaction(reactions ?? NO_REACTIONS, {
+            changes,
+            nodesInitialized: summary.nodesInitialized,
+            servicesChanged,
+            failures: failures.length - before,
+            startedAt,
+            finishedAt: new Date(),
+          });
+          if (result.nodes !== undefined) reactionDelaysMs.push(...(nodeDetails(result.nodes).taintRemovalDelaysMs ?? []));
+          // Each reaction pass updates the record (status, metrics) of the run so far: its full
+          // pass, the reactions summed, and every request and failure since the run started.
+          await endOfPass('run', quiet, options, { startedAt: new Date(started), requestsBefore: requestsAtStart, details: recordDetails() });
+          return { failures: failures.length - before, summary };
         },
       );
     }
@@ -165,7 +183,7 @@ export async function runCommand(options: RunOptions, ctx: CommandContext): Prom
         message: `${reason.message}; ${watching ? 'the watch' : 'the pass'} stopped${!watching && loadBalancers === undefined ? ' before sync-lb' : ''}`,
       });
     }
-  }, () => runDetails(nodes, loadBalancers, failures));
+  }, recordDetails);
 
   const requests = (await ctx.cloudscale()).requests.summary();
   const report: RunReport = {

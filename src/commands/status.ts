@@ -1,7 +1,8 @@
 // `cloudscale-ccm status`: what the last passes recorded in the status ConfigMap, and how long
 // ago the last one succeeded. Read-only, no Lease. With --fail-if-older-than it is a probe:
 // exit 1 when the last success is too old or the last pass did not succeed.
-import { PASS_COMMANDS, type PassRecord } from '../core/status/record.js';
+import { PASS_COMMANDS, type PassRecord, type ReactionTotals } from '../core/status/record.js';
+import { counted } from '../core/nodes/wording.js';
 import { assessHealth, type Health } from '../core/status/health.js';
 import { formatDuration, parseDuration, DURATION_EXAMPLES } from '../core/duration.js';
 import { UnhealthyError, UsageError } from '../core/errors.js';
@@ -107,6 +108,9 @@ function recordLines(record: PassRecord, ago: (iso: string) => string): string[]
     lines.push(`  services: ${record.services.total}${counts(record.services.byStatus)}${waiting}`);
   }
   if (record.cleanup !== null) lines.push(`  load balancers: ${record.cleanup.deleted} deleted of ${record.cleanup.candidates} found`);
+  // Absent from records written before reaction passes were summed.
+  const reactions = record.reactions ?? null;
+  if (reactions !== null) lines.push(`  ${reactionsLine(reactions, ago)}`);
   for (const failing of record.failing.items) lines.push(`  failing: ${failing.object}: ${failing.reason}`);
   if (record.failing.omitted > 0) lines.push(`  … and ${record.failing.omitted} more failing`);
   for (const held of record.held.items) lines.push(`  held back: ${held.object} (${held.change}): ${held.reason}`);
@@ -114,6 +118,17 @@ function recordLines(record: PassRecord, ago: (iso: string) => string): string[]
   const errors = record.requests.errors > 0 ? `, ${record.requests.errors} answered with an error` : '';
   lines.push(`  cloudscale API: ${budgetLine({ ...record.requests, waitedMs: 0, throttled: 0 })}${errors}${record.holder === null ? '' : `; holder ${record.holder}`}`);
   return lines;
+}
+
+/** What a watching run's reaction passes did after the full pass the lines above describe. */
+function reactionsLine(reactions: ReactionTotals, ago: (iso: string) => string): string {
+  if (reactions.last === null) return 'then watched: no reaction pass (yet)';
+  const { last } = reactions;
+  return (
+    `then watched: ${counted(reactions.passes, 'reaction pass', 'reaction passes')}, ${counted(reactions.nodesInitialized, 'node')} initialized, ` +
+    `${counted(reactions.servicesChanged, 'service')} changed, ${counted(reactions.failures, 'failure')}; ` +
+    `the last ended ${ago(last.finishedAt)}, took ${(last.durationMs / 1000).toFixed(1)} s, for ${last.changes}`
+  );
 }
 
 function counts(byKey: Readonly<Record<string, number>>): string {

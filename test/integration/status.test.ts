@@ -74,6 +74,7 @@ describe('status record and metrics', () => {
 networks: [{name: p, zone: rma1, subnets: [{cidr: 10.41.0.0/24}]}]
 servers:
   - {name: ${prefix}-1, flavor: flex-4-2, zone: rma1, interfaces: [{type: public, addresses: [5.102.148.1]}, {type: private, network: p, addresses: [10.41.0.1]}]}
+  - {name: ${prefix}-2, flavor: flex-4-2, zone: rma1, interfaces: [{type: public, addresses: [5.102.148.2]}, {type: private, network: p, addresses: [10.41.0.2]}]}
 `,
     });
     await ensureNamespace(namespace);
@@ -166,29 +167,52 @@ servers:
     await syncLbCommand([], { namespace, concurrency: 2, waitTimeout: 30, dryRun: false, settleSeconds: 0, pollSeconds: 0.05 }, harness.context());
   });
 
-  it('run --watch-for records each reaction pass while it still watches', async () => {
+  it('run --watch-for: the record keeps the full pass and adds what the reaction passes did, while it watches and at its end; status shows both', async () => {
     const startedAt = Date.now();
     const abort = new AbortController();
     const ctx = harness.context({ abort: abort.signal });
     const running = runCommand({ ...options, watchForMs: 100_000, watchDebounceMs: 100 }, ctx).catch((error: unknown) => error);
+    let full: Awaited<ReturnType<typeof readStatus>>['records']['run'];
     try {
       await waitUntil('the full pass', () => /^watch: watching Nodes and Services/m.test(ctx.err()));
       // The full pass is recorded when the watch begins.
-      const full = (await readStatus(testConnection())).records.run!;
+      full = (await readStatus(testConnection())).records.run!;
       expect(Date.parse(full.startedAt)).toBeGreaterThanOrEqual(startedAt);
       expect(full.nodes).not.toBeNull();
+      expect(full.reactions).toEqual({ passes: 0, nodesInitialized: 0, servicesChanged: 0, failures: 0, last: null });
+      // A Node registering tainted, then a new Service: a reaction pass each.
+      await createNode(`${prefix}-2`, { ready: true, taints: [{ key: UNINITIALIZED_TAINT_KEY, value: 'true', effect: 'NoSchedule' }] });
+      const reactionsNow = async () => (await readStatus(testConnection())).records.run!.reactions!;
+      await waitUntil('a reaction pass initialised the node', async () => (await reactionsNow()).nodesInitialized === 1);
+      // The node's pass also syncs every Service (web gets a member): counted from here on.
+      const changedBefore = (await reactionsNow()).servicesChanged;
       await createLoadBalancerService(namespace, 'late');
-      await waitUntil('a record of the reaction pass', async () => {
-        const run = (await readStatus(testConnection())).records.run!;
-        return Date.parse(run.finishedAt) > Date.parse(full.finishedAt) && run.services?.total === 1;
-      });
-      const reaction = (await readStatus(testConnection())).records.run!;
-      expect(Date.parse(reaction.startedAt)).toBeGreaterThan(startedAt);
-      expect(reaction).toMatchObject({ result: 'succeeded', services: { byStatus: { changed: 1 } }, nodes: null });
+      await waitUntil('a reaction pass created the load balancer', async () => (await reactionsNow()).servicesChanged > changedBefore);
+      const watching = (await readStatus(testConnection())).records.run!;
+      // Still the full pass (its start, its nodes and Services), plus the reactions.
+      expect(watching).toMatchObject({ result: 'succeeded', startedAt: full.startedAt, nodes: full.nodes, services: full.services });
+      expect(watching.reactions).toMatchObject({ nodesInitialized: 1, failures: 0, last: { failures: 0 } });
+      expect(watching.reactions!.passes).toBeGreaterThanOrEqual(2);
     } finally {
       abort.abort();
       await running;
     }
+    // The record at the end of the run says the same (its start is the Lease's, a few ms later).
+    const ended = (await readStatus(testConnection())).records.run!;
+    expect(ended).toMatchObject({ nodes: full!.nodes, services: full!.services, reactions: { nodesInitialized: 1, failures: 0 } });
+    expect(ended.reactions!.servicesChanged).toBeGreaterThan(0);
+    const shown = harness.context();
+    await statusCommand({}, shown);
+    expect(shown.out()).toMatch(
+      new RegExp(
+        `^  then watched: ${ended.reactions!.passes} reaction passes, 1 node initialized, ${ended.reactions!.servicesChanged} services? changed, 0 failures; ` +
+          `the last ended .* ago, took \\d+\\.\\d s, for ${ended.reactions!.last!.changes}$`,
+        'm',
+      ),
+    );
+    const json = harness.context({ output: 'json' });
+    await statusCommand({}, json);
+    expect(JSON.parse(json.out()).passes.run.reactions).toEqual(ended.reactions);
   });
 
   it('a change a downtime budget holds back is in the record and the metrics', async () => {

@@ -51,6 +51,49 @@ export interface PassRecord {
   /** Changes planned but not applied in this pass (a downtime budget held them back). */
   readonly held: CappedList<{ readonly object: string; readonly change: string; readonly reason: string }>;
   readonly requests: RequestTotals;
+  /**
+   * `run --watch-for`: what its reaction passes did after the full pass the fields above describe;
+   * null without a watch (and in records written before this field existed).
+   */
+  readonly reactions: ReactionTotals | null;
+}
+
+/** The reaction passes of a watching `run` so far, summed, and the last one. */
+export interface ReactionTotals {
+  readonly passes: number;
+  readonly nodesInitialized: number;
+  /** Services whose load balancer was created, updated or deleted. */
+  readonly servicesChanged: number;
+  readonly failures: number;
+  readonly last: {
+    /** What the watch saw change: `node/a, service/default/web`. */
+    readonly changes: string;
+    readonly finishedAt: string;
+    readonly durationMs: number;
+    readonly failures: number;
+  } | null;
+}
+
+/** A watching run's reactions before its first reaction pass. */
+export const NO_REACTIONS: ReactionTotals = { passes: 0, nodesInitialized: 0, servicesChanged: 0, failures: 0, last: null };
+
+/** `totals` with one more reaction pass, which becomes the last. */
+export function withReaction(
+  totals: ReactionTotals,
+  pass: { readonly changes: string; readonly nodesInitialized: number; readonly servicesChanged: number; readonly failures: number; readonly startedAt: Date; readonly finishedAt: Date },
+): ReactionTotals {
+  return {
+    passes: totals.passes + 1,
+    nodesInitialized: totals.nodesInitialized + pass.nodesInitialized,
+    servicesChanged: totals.servicesChanged + pass.servicesChanged,
+    failures: totals.failures + pass.failures,
+    last: {
+      changes: pass.changes,
+      finishedAt: pass.finishedAt.toISOString(),
+      durationMs: pass.finishedAt.getTime() - pass.startedAt.getTime(),
+      failures: pass.failures,
+    },
+  };
 }
 
 export interface RequestTotals {
@@ -78,6 +121,7 @@ export interface PassOutcome {
   readonly held?: readonly { readonly object: string; readonly change: string; readonly reason: string }[];
   /** The cloudscale API attempts of this pass. */
   readonly requests: readonly RequestRecord[];
+  readonly reactions?: ReactionTotals;
 }
 
 /**
@@ -113,6 +157,13 @@ export function buildPassRecord(outcome: PassOutcome, previous: PassRecord | und
     failing: capped(outcome.failures.map((f) => ({ object: f.object, reason: shortened(f.message) }))),
     held: capped((outcome.held ?? []).map((h) => ({ ...h, reason: shortened(h.reason) }))),
     requests: requestTotals(outcome.requests),
+    reactions:
+      outcome.reactions === undefined
+        ? null
+        : {
+            ...outcome.reactions,
+            last: outcome.reactions.last === null ? null : { ...outcome.reactions.last, changes: shortened(outcome.reactions.last.changes) },
+          },
   };
 }
 
