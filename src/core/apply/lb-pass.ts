@@ -248,7 +248,7 @@ export async function announceHeldChanges(
   await Promise.all(
     planned.map(async ({ plan, service }) => {
       const recorded = readLbAnnotation(service.metadata?.annotations, 'announcedChanges');
-      const due = announcements(plan, readLbAnnotation(service.metadata?.annotations, 'approveChange'));
+      const due = announcements(plan, approvalOf(service));
       const fresh = due.filter((a) => !recorded.includes(a.token));
       if (fresh.length === 0 && (due.length > 0 || recorded.length === 0)) return;
       // Only what an Event really told is recorded: a failed Event is tried again next pass.
