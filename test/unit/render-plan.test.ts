@@ -5,6 +5,7 @@ import type { V1Node, V1Service } from '@kubernetes/client-node';
 import { describe, expect, test } from 'vitest';
 import type { Server, SubnetStub } from '../../src/core/cloudscale/types.js';
 import type { ActionKind, PlannedAction, Reason } from '../../src/core/lb/actions.js';
+import { applyBudget } from '../../src/core/lb/budget.js';
 import { planService, type ServicePlan } from '../../src/core/lb/planner.js';
 import type { Problem } from '../../src/core/lb/problems.js';
 import type { NodeAction } from '../../src/core/nodes/types.js';
@@ -122,20 +123,20 @@ describe('renderPlanText', () => {
     );
   });
 
-  test('a pool recreation reads as one change: each object once, one reason and one impact', () => {
+  test('a pool recreation reads as one change: every step in the order it runs, one reason and one impact', () => {
     expect(text(doc([servicePlan('web', poolRecreation())]))).toBe(
       [
         'Symbols: + create, - delete',
         '',
         'Service shop/web — load balancer k8s-service-uid-web',
         '  - delete-listener  listener tcp/80',
-        '  + create-listener  listener tcp/80',
         '  - delete-monitor   health monitor of pool tcp/http',
-        '  + create-monitor   health monitor of pool tcp/http',
         '  - delete-member    member 10.0.0.1:30080 of pool tcp/http',
-        '  + create-member    member 10.0.0.1:30080 of pool tcp/http',
         '  - delete-pool      pool tcp/http',
         '  + create-pool      pool tcp/http',
+        '  + create-member    member 10.0.0.1:30080 of pool tcp/http',
+        '  + create-listener  listener tcp/80',
+        '  + create-monitor   health monitor of pool tcp/http',
         '      because the pool algorithm cannot change in place: pool tcp/http is recreated (k8s.cloudscale.ch/loadbalancer-pool-algorithm: round_robin → source_ip)',
         '      impact: pool-recreation, the port is down for ~60–120 s',
         '',
@@ -442,7 +443,42 @@ describe('renderPlanText groups per object, from real plans', () => {
         '      impact: pool-swap, the port is unreachable only while its listener moves to the new, already healthy pool (up to ~20 s)',
       ].join('\n'),
     );
-    expect(output).toContain('  + create-pool      pool tcp/http\n  - delete-pool      pool tcp/http\n        algorithm: round_robin → source_ip\n');
+    expect(output).toContain('  + create-pool      pool tcp/http\n        algorithm: round_robin → source_ip\n');
+  });
+
+  test('a pool swap is printed in the order it runs: the old pool goes after the wait and the listener move', () => {
+    const world = converged();
+    world.annotate({ 'loadbalancer-pool-algorithm': 'source_ip' });
+    const steps = text(doc([world.plan()]))
+      .split('\n')
+      .filter((line) => /^ {2}\S /.test(line))
+      .map((line) => line.trim().replace(/ {2,}/g, '  '));
+    expect(steps).toEqual([
+      '+ create-pool  pool tcp/http',
+      '+ create-member  member 10.0.0.1:30080 of pool tcp/http',
+      '+ create-member  member 10.0.0.2:30080 of pool tcp/http',
+      '+ create-monitor  health monitor of pool tcp/http',
+      '… await-members  2 members of pool tcp/http healthy',
+      '- delete-listener  listener tcp/80',
+      '+ create-listener  listener tcp/80',
+      '- delete-monitor  health monitor of pool tcp/http',
+      '- delete-member  member 10.0.0.1:30080 of pool tcp/http',
+      '- delete-member  member 10.0.0.2:30080 of pool tcp/http',
+      '- delete-pool  pool tcp/http',
+    ]);
+    // The printed order is the order the actions run in.
+    expect(steps.map((line) => line.split('  ')[0]!.slice(2))).toEqual(world.plan().actions.map((a) => a.kind));
+  });
+
+  test('a held listener move lists the fields that change with it: a timeout riding on it is shown', () => {
+    const world = converged();
+    world.annotate({ 'loadbalancer-pool-algorithm': 'source_ip', 'loadbalancer-timeout-client-data-ms': '1000' });
+    const output = text(doc([applyBudget(world.plan(), { seconds: 5 })]));
+    expect(output).toContain(
+      ['    - delete-listener  listener tcp/80', '    + create-listener  listener tcp/80', '          timeout_client_data_ms: 50000 → 1000', '    - delete-monitor   health monitor of pool tcp/http'].join('\n'),
+    );
+    // The successor pool, built now, says what differs from the pool it replaces later.
+    expect(output).toContain('  + create-pool        pool tcp/http\n        algorithm: round_robin → source_ip\n');
   });
 
   test('in-place changes of one listener: one update, every field with its reason', () => {

@@ -5,7 +5,7 @@ import { Chalk } from 'chalk';
 import type { LostLoadBalancer, PlannedAction, Reason, Verb } from '../lb/actions.js';
 import { impactRank, type DowntimeClass, type ImpactClass } from '../lb/impact.js';
 import { problemSummary, type Problem } from '../lb/problems.js';
-import { approvalHint, formatSeconds } from '../lb/budget.js';
+import { approvalHint, formatSeconds, restoreHeld } from '../lb/budget.js';
 import { DOCUMENT_API_VERSION } from './document.js';
 import { escapeStrings } from './untrusted.js';
 import { countByVerb, worstDowntime, type ServicePlan } from '../lb/planner.js';
@@ -166,12 +166,13 @@ export function renderPlanText(planDocument: PlanDocument, options: { color: boo
     // Held actions are listed two columns deeper, under their change: their objects line up with the rest.
     const heldActions = (plan.held ?? []).flatMap((change) => change.actions);
     const width = Math.max(0, ...plan.actions.map((a) => a.kind.length), ...heldActions.map((a) => a.kind.length + 2));
+    const deleted = deletedObjects(plan);
     for (const group of objectGroups(plan.actions)) {
       for (const block of group.blocks) {
         for (const action of block.actions) {
           lines.push(`  ${paint[action.verb](`${SYMBOL[action.verb]} ${action.kind.padEnd(width)}`)}  ${action.object}`);
         }
-        for (const field of fieldLines(block)) lines.push(`        ${field}`);
+        for (const field of block.actions.flatMap((action) => createFieldLines(action, deleted))) lines.push(`        ${field}`);
       }
       for (const reason of group.reasons) lines.push(c.dim(`      because ${describeReason(reason)}`));
       const first = group.blocks[0]!.actions[0]!;
@@ -187,7 +188,11 @@ export function renderPlanText(planDocument: PlanDocument, options: { color: boo
     for (const warning of plan.warnings) lines.push(`  ${c.yellow('warning')} ${warning.reason}: ${warning.message}`);
     for (const change of plan.held ?? []) {
       lines.push(`  ${c.yellow.bold(`held back: change ${change.id}`)} (over the budget of ${formatSeconds(change.budgetSeconds)}: ${change.downtime.text})`);
-      for (const action of change.actions) lines.push(c.dim(`    ${SYMBOL[action.verb]} ${action.kind.padEnd(width - 2)}  ${action.object}`));
+      // A held create lists what it sets or changes, as the main plan does: a timeout that rides on a held listener move is part of the change.
+      for (const action of change.actions) {
+        lines.push(c.dim(`    ${SYMBOL[action.verb]} ${action.kind.padEnd(width - 2)}  ${action.object}`));
+        for (const field of createFieldLines(action, deleted)) lines.push(c.dim(`          ${field}`));
+      }
       lines.push(`      ${approvalHint(change.id, plan.service.namespace, plan.service.name)}`);
     }
     lines.push('');
@@ -262,25 +267,20 @@ interface ObjectGroup {
 }
 
 /**
- * The text view's structure of a Service's plan, terraform-like: one block per object (every
- * action on it, at the place of the first), its reasons once, its impact once (the worst of its
- * actions); neighbouring blocks with the same reasons and impact share them. An update's reasons
- * are its changed fields, one each.
+ * The text view's structure of a Service's plan, terraform-like: one block per run of actions on
+ * one object (a listener moved: its delete and create), its reasons once, its impact once (the
+ * worst of its actions); neighbouring blocks with the same reasons and impact share them. Blocks
+ * keep the plan's order, which is the order the actions run in: an object touched at two places
+ * (a pool swap creates `pool tcp/http` first and deletes the old one of that name last) gets two
+ * blocks, never one at the place of the first. An update's reasons are its changed fields, one each.
  */
 export function objectGroups(actions: readonly PlannedAction[]): ObjectGroup[] {
   const blocks: ObjectBlock[] = [];
-  const byObject = new Map<string, ObjectBlock>();
   for (const action of actions) {
     // A refusal and the Service's own writes stand alone: each says something of its own.
-    const key = action.verb === 'refuse' || action.verb === 'kube' ? null : action.object;
-    const block = key === null ? undefined : byObject.get(key);
-    if (block !== undefined) {
-      block.actions.push(action);
-    } else {
-      const created: ObjectBlock = { object: action.object, actions: [action] };
-      blocks.push(created);
-      if (key !== null) byObject.set(key, created);
-    }
+    const last = blocks.at(-1);
+    if (!standsAlone(action) && last !== undefined && last.object === action.object && !standsAlone(last.actions[0]!)) last.actions.push(action);
+    else blocks.push({ object: action.object, actions: [action] });
   }
   const groups: ObjectGroup[] = [];
   for (const block of blocks) {
@@ -293,10 +293,8 @@ export function objectGroups(actions: readonly PlannedAction[]): ObjectGroup[] {
     const last = groups.at(-1);
     const joins =
       last !== undefined &&
-      block.actions[0]!.verb !== 'refuse' &&
-      last.blocks[0]!.actions[0]!.verb !== 'refuse' &&
-      block.actions[0]!.verb !== 'kube' &&
-      last.blocks[0]!.actions[0]!.verb !== 'kube' &&
+      !standsAlone(block.actions[0]!) &&
+      !standsAlone(last.blocks[0]!.actions[0]!) &&
       last.worst?.impact === worst?.impact &&
       last.reasons.length === reasons.length &&
       last.reasons.every((r, i) => sameReason(r, reasons[i]!));
@@ -306,30 +304,35 @@ export function objectGroups(actions: readonly PlannedAction[]): ObjectGroup[] {
   return groups;
 }
 
+/** A refusal and a write to the Service: shown alone, never merged with a neighbour. */
+function standsAlone(action: PlannedAction): boolean {
+  return action.verb === 'refuse' || action.verb === 'kube';
+}
+
 /** Why an action is planned: an update's reason per changed field, any other action's one reason. */
 export function reasonsOf(action: PlannedAction): readonly Reason[] {
   return action.verb === 'update' && 'changes' in action ? (action.changes as readonly Reason[]) : [action.reason];
 }
 
 /**
- * What a block's creates set: for a new object its attribute values, for one that replaces an
- * object of the same name every field that differs (`field: old → new`).
+ * What a create sets: for a new object its attribute values; for one that replaces an object of
+ * the same name that the plan deletes (just before it, or, in a pool swap, after it) every field
+ * that differs (`field: old → new`), and nothing when none does. `deleted`: the objects the
+ * Service's plan deletes, held actions included.
  */
-function fieldLines(block: ObjectBlock): string[] {
-  const replaces = block.actions.some((a) => a.verb === 'delete');
-  const lines: string[] = [];
-  for (const action of block.actions) {
-    if (action.verb !== 'create' || !('body' in action)) continue;
-    if (replaces && 'changes' in action) {
-      lines.push(...action.changes.map(fieldChangeText));
-    } else if (!replaces) {
-      const values = Object.entries(action.body as Record<string, unknown>)
-        .filter(([key, value]) => !HIDDEN_BODY_FIELDS.has(key) && !isEmpty(value))
-        .map(([key, value]) => `${key}: ${typeof value === 'string' ? value : JSON.stringify(value)}`);
-      if (values.length > 0) lines.push(values.join(', '));
-    }
-  }
-  return lines;
+export function createFieldLines(action: PlannedAction, deleted: ReadonlySet<string>): string[] {
+  if (action.verb !== 'create' || !('body' in action)) return [];
+  if ('changes' in action && action.changes.length > 0) return action.changes.map(fieldChangeText);
+  if (deleted.has(action.object)) return [];
+  const values = Object.entries(action.body as Record<string, unknown>)
+    .filter(([key, value]) => !HIDDEN_BODY_FIELDS.has(key) && !isEmpty(value))
+    .map(([key, value]) => `${key}: ${typeof value === 'string' ? value : JSON.stringify(value)}`);
+  return values.length > 0 ? [values.join(', ')] : [];
+}
+
+/** The objects a Service's plan deletes, the held actions' included. */
+export function deletedObjects(plan: ServicePlan): ReadonlySet<string> {
+  return new Set(restoreHeld(plan).actions.flatMap((action) => (action.verb === 'delete' ? [action.object] : [])));
 }
 
 /** One field a replacing create changes: `field: old → new`. */
