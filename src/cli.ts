@@ -8,7 +8,7 @@ import type { SimCommandOptions } from './commands/sim.js';
 import { DEFAULT_POLL_SECONDS } from './core/apply/lb-watch.js';
 import { KubeApiError, UsageError } from './core/errors.js';
 import { parseDuration as parseBudgetDuration, parseWindow, type MaintenanceWindow } from './core/lb/budget-window.js';
-import { parsePushgatewayUrl } from './core/metrics/publish.js';
+import { checkMetricsFilePath, parsePushgatewayUrl } from './core/metrics/publish.js';
 import { VERSION } from './version.js';
 
 export type { CliIo } from './commands/context.js';
@@ -243,6 +243,7 @@ function buildProgram(
     .command('cleanup')
     .description('delete load balancers this cluster left behind (tagged for it, Service gone)')
     .option('--all', 'delete every load balancer of this cluster (before deleting the cluster)', false)
+    .option('--include-untagged', 'also delete load balancers without the kube-system-uid tag of this cluster (another cluster with the same id may own them)', false)
     .option('--yes', 'do not ask for confirmation', false)
     .option('--dry-run', 'list what would be deleted, delete nothing', false)
     .addOption(waitOption())
@@ -252,7 +253,7 @@ function buildProgram(
     .action(
       run(async (command, ctx) => {
         const { cleanupCommand } = await import('./commands/cleanup.js');
-        await cleanupCommand(command.opts<{ all: boolean; yes: boolean; dryRun: boolean; wait?: boolean; leaseSeconds: number }>(), ctx);
+        await cleanupCommand(command.opts<{ all: boolean; includeUntagged: boolean; yes: boolean; dryRun: boolean; wait?: boolean; leaseSeconds: number }>(), ctx);
       }),
     );
 
@@ -416,7 +417,9 @@ function waitOption(): Option {
 }
 
 function metricsFileOption(): Option {
-  return new Option('--metrics-file <path>', 'write the metrics of the pass to this file (Prometheus text format), replacing it');
+  return new Option('--metrics-file <path>', 'write the metrics of the pass to this file (Prometheus text format), replacing it').argParser(
+    asArgumentError(checkMetricsFilePath),
+  );
 }
 
 function pushgatewayOption(

@@ -3,15 +3,39 @@
 // job=cloudscale-ccm, cluster=<cluster id>, command=<command>, so the last pass of each command
 // stays visible and a terminal `sync-lb` never wipes what the CronJob's `run` pushed.
 import { randomBytes } from 'node:crypto';
-import { rename, writeFile } from 'node:fs/promises';
+import { statSync } from 'node:fs';
+import { rename, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { ConfigError, UsageError } from '../errors.js';
 
 export const PUSHGATEWAY_JOB = 'cloudscale-ccm';
 export const PUSH_TIMEOUT_MS = 10_000;
 
 /**
+ * Checks --metrics-file before a pass starts, as --pushgateway is checked: the path must not be
+ * a directory and its directory must exist. Whether it is writable shows only when the file is
+ * written (the pass then warns).
+ */
+export function checkMetricsFilePath(path: string): string {
+  const example = join(path, 'cloudscale-ccm.prom');
+  if (statSync(path, { throwIfNoEntry: false })?.isDirectory() === true) {
+    throw new UsageError(`--metrics-file ${path} is a directory; the metrics are written to a file`, {
+      hint: `name a file in it, e.g. --metrics-file ${example}`,
+    });
+  }
+  const directory = dirname(path);
+  if (statSync(directory, { throwIfNoEntry: false })?.isDirectory() !== true) {
+    throw new UsageError(`--metrics-file ${path}: the directory ${directory} does not exist`, {
+      hint: 'create it first, or name a file in an existing directory',
+    });
+  }
+  return path;
+}
+
+/**
  * Writes `text` to `path` as a whole: into a temporary file beside it, then renamed over it, so
- * a collector reading the file never sees half of it.
+ * a collector reading the file never sees half of it. On failure the temporary file is removed:
+ * a pass that cannot write its metrics leaves nothing behind.
  */
 export async function writeMetricsFile(path: string, text: string): Promise<void> {
   const temporary = `${path}.${randomBytes(4).toString('hex')}.tmp`;
@@ -19,6 +43,7 @@ export async function writeMetricsFile(path: string, text: string): Promise<void
     await writeFile(temporary, text, { mode: 0o644 });
     await rename(temporary, path);
   } catch (error) {
+    await rm(temporary, { force: true });
     throw new ConfigError(`cannot write the metrics file ${path}: ${(error as Error).message}`, {
       cause: error,
       hint: 'pass --metrics-file a path in an existing, writable directory',
