@@ -52,7 +52,7 @@ _cloudscale_ccm_command_flags() {
     sync-lb) echo '-n --namespace --concurrency --wait-timeout --settle-seconds --poll-seconds --drain-seconds --max-downtime --window --dry-run --wait --lease-seconds --metrics-file --pushgateway' ;;
     plan) echo '-n --namespace -f --filename --detailed-exitcode --out --drain-seconds --max-downtime --window' ;;
     apply) echo '--concurrency --wait-timeout --settle-seconds --poll-seconds --wait --lease-seconds' ;;
-    cleanup) echo '--all --yes --dry-run --wait --lease-seconds --metrics-file --pushgateway' ;;
+    cleanup) echo '--all --include-untagged --yes --dry-run --wait --lease-seconds --metrics-file --pushgateway' ;;
     run) echo '--wait --lease-seconds --metrics-file --pushgateway --force --max-downtime --window --concurrency --max-node-deletions --wait-timeout --settle-seconds --poll-seconds --drain-seconds --watch-for' ;;
     status) echo '--fail-if-older-than' ;;
     sim) echo '--seed --port --lb-provision-seconds --token --latency-ms --pool-delete-keeps-listeners' ;;

@@ -168,6 +168,7 @@ complete -c cloudscale-ccm -n '__fish_seen_subcommand_from apply' -a '(__cloudsc
 
 # cleanup
 complete -c cloudscale-ccm -n '__fish_seen_subcommand_from cleanup' -l all -d 'delete every load balancer of this cluster'
+complete -c cloudscale-ccm -n '__fish_seen_subcommand_from cleanup' -l include-untagged -d 'also delete load balancers without the kube-system-uid tag of this cluster'
 complete -c cloudscale-ccm -n '__fish_seen_subcommand_from cleanup' -l yes -d 'do not ask for confirmation'
 complete -c cloudscale-ccm -n '__fish_seen_subcommand_from cleanup' -l dry-run -d 'list what would be deleted, delete nothing'
 

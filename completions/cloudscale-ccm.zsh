@@ -177,6 +177,7 @@ _cloudscale_ccm() {
     cleanup)
       _arguments $global_opts $lease_opts $metrics_opts \
         '--all[delete every load balancer of this cluster]' \
+        '--include-untagged[also delete load balancers without the kube-system-uid tag of this cluster]' \
         '--yes[do not ask for confirmation]' \
         '--dry-run[list what would be deleted, delete nothing]' && ret=0
       ;;

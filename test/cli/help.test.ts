@@ -18,7 +18,7 @@ const commands: Record<string, { usage: string; flags: readonly string[] }> = {
   },
   plan: { usage: 'plan [options] [service...]', flags: ['--namespace', '--filename', '--detailed-exitcode', '--out'] },
   apply: { usage: 'apply [options] <file>', flags: ['--concurrency', '--wait-timeout', '--settle-seconds', '--poll-seconds', '--wait', '--lease-seconds'] },
-  cleanup: { usage: 'cleanup [options]', flags: ['--all', '--yes', '--dry-run', '--wait', '--lease-seconds', '--metrics-file', '--pushgateway'] },
+  cleanup: { usage: 'cleanup [options]', flags: ['--all', '--include-untagged', '--yes', '--dry-run', '--wait', '--lease-seconds', '--metrics-file', '--pushgateway'] },
   run: {
     usage: 'run [options]',
     flags: ['--wait', '--lease-seconds', '--metrics-file', '--pushgateway', '--force', '--concurrency', '--max-node-deletions', '--wait-timeout', '--settle-seconds', '--poll-seconds'],

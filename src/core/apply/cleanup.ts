@@ -2,8 +2,11 @@
 // The command (src/commands/cleanup.ts) lists them, asks, and reports.
 //
 // A deletion cannot be undone, so it rests on definite evidence, under the writers' Lease (no
-// sync-lb creates a load balancer meanwhile). The load balancers are read before the Services,
-// so a load balancer created before the Services were read is seen with its Service. Then:
+// sync-lb creates a load balancer meanwhile). The question is asked before the Lease is taken (an
+// unanswered prompt must not stop every other writer), so under the Lease everything is read
+// again and only what is still a candidate, unchanged, is deleted (recheckCandidates). The load
+// balancers are read before the Services, so a load balancer created before the Services were
+// read is seen with its Service. Then:
 // - an orphan is a load balancer tagged for this cluster that no live Service refers to, by the
 //   service-uid tag, the `loadbalancer-uuid` annotation or the name; before it is deleted, the
 //   Service named in its tags is read by name and must be gone (404) or another Service that
@@ -12,26 +15,18 @@
 //   `loadbalancer-uuid` names another one, which answers by UUID): what a pass killed between
 //   creating a load balancer and recording it leaves behind when the name changed meanwhile.
 // The cluster id is a configurable string two clusters may share by mistake, so a candidate is
-// deleted only with proof that it is this cluster's (cleanupOwnership in
-// src/core/lb/cluster-identity.ts): its kube-system uid tag is this cluster's, or, without that
-// tag, it is tagged for a live Service of this cluster or its members are on this cluster's
-// Nodes and on no other server. Any other is kept and listed with the reason.
+// deleted only when its kube-system uid tag is this cluster's, or, without that tag, when the
+// operator passed --include-untagged (cleanupOwnership in src/core/lb/cluster-identity.ts). Any
+// other is kept and listed with the reason.
 import type { V1Service } from '@kubernetes/client-node';
 import type { CloudscaleClient } from '../cloudscale/client.js';
-import type { LoadBalancer, PoolMember } from '../cloudscale/types.js';
+import type { LoadBalancer } from '../cloudscale/types.js';
 import { CloudscaleApiError, errorMessage } from '../errors.js';
 import type { KubeConnection } from '../kube/connection.js';
-import { listNodeObjects } from '../kube/nodes.js';
 import { getService, listServices } from '../kube/services.js';
 import { loadBalancerReferences } from '../lb/actual.js';
 import { parseOwnershipTags } from '../lb/annotations.js';
-import {
-  cleanupOwnership,
-  serverInterfaces,
-  taggedKubeSystemUid,
-  type ClusterIdentity,
-  type OwnershipEvidence,
-} from '../lb/cluster-identity.js';
+import { cleanupOwnership, type ClusterIdentity } from '../lb/cluster-identity.js';
 
 export interface CleanupCandidate {
   readonly name: string;
@@ -55,48 +50,27 @@ export interface CleanupFindings {
   /** Candidates of the lists that nothing proves to be this cluster's: never deleted. */
   readonly withoutProof: readonly KeptLoadBalancer[];
   readonly loadBalancers: ReadonlyMap<string, LoadBalancer>;
+  /** The live Services the candidates were judged against. */
+  readonly services: readonly V1Service[];
 }
 
-/**
- * Reads the load balancers, then the Services (see the contract above), judges them, and keeps
- * the candidates without proof of this cluster; the members of those without the kube-system
- * uid tag are read, and the Nodes and servers, only when there are such candidates.
- */
+/** Which load balancers a cleanup may delete: `all` of this cluster, and those without the kube-system uid tag. */
+export interface CleanupScope {
+  readonly all: boolean;
+  readonly includeUntagged: boolean;
+}
+
+/** Reads the load balancers, then the Services (see the contract above), and judges them. */
 export async function findCleanupCandidates(
   deps: { readonly conn: KubeConnection; readonly cloud: CloudscaleClient },
   identity: ClusterIdentity,
-  all: boolean,
+  scope: CleanupScope,
 ): Promise<CleanupFindings> {
   const loadBalancers = await deps.cloud.loadBalancers.list();
   const services = await listServices(deps.conn);
-  const byLists = cleanupCandidates(loadBalancers, identity.clusterId, services, all);
+  const byLists = cleanupCandidates(loadBalancers, identity.clusterId, services, scope.all);
   const byUuid = new Map(loadBalancers.map((lb) => [lb.uuid, lb]));
-  const withoutTag = byLists.map((c) => byUuid.get(c.uuid)!).filter((lb) => taggedKubeSystemUid(lb) === null);
-  const evidence: OwnershipEvidence = {
-    liveServiceUids: new Set(services.flatMap((s) => (s.metadata?.uid === undefined ? [] : [s.metadata.uid]))),
-    ...(withoutTag.length === 0 ? { serverInterfaces: new Map(), members: new Map() } : await memberEvidence(deps, withoutTag)),
-  };
-  return { ...provenCandidates(byLists, byUuid, identity, evidence), loadBalancers: byUuid };
-}
-
-/** The members of these load balancers, and the interfaces of the project's servers (of Nodes or not). */
-async function memberEvidence(
-  deps: { readonly conn: KubeConnection; readonly cloud: CloudscaleClient },
-  loadBalancers: readonly LoadBalancer[],
-): Promise<Pick<OwnershipEvidence, 'serverInterfaces' | 'members'>> {
-  const wanted = new Set(loadBalancers.map((lb) => lb.uuid));
-  const [nodes, servers, pools] = await Promise.all([
-    listNodeObjects(deps.conn),
-    deps.cloud.servers.list(),
-    deps.cloud.pools.list(),
-  ]);
-  const members = new Map<string, PoolMember[]>();
-  for (const pool of pools.filter((p) => wanted.has(p.load_balancer.uuid))) {
-    // A pool that vanished since the list fails the read: no evidence, no deletion.
-    const poolMembers = await deps.cloud.poolMembers.list(pool.uuid);
-    members.set(pool.load_balancer.uuid, [...(members.get(pool.load_balancer.uuid) ?? []), ...poolMembers]);
-  }
-  return { serverInterfaces: serverInterfaces(nodes, servers), members };
+  return { ...provenCandidates(byLists, byUuid, identity, scope.includeUntagged), loadBalancers: byUuid, services };
 }
 
 /** Splits the candidates of the lists into those proven to be this cluster's and those kept. Pure. */
@@ -104,16 +78,71 @@ export function provenCandidates(
   candidates: readonly CleanupCandidate[],
   loadBalancers: ReadonlyMap<string, LoadBalancer>,
   identity: ClusterIdentity,
-  evidence: OwnershipEvidence,
+  includeUntagged: boolean,
 ): Pick<CleanupFindings, 'candidates' | 'withoutProof'> {
   const proven: CleanupCandidate[] = [];
   const withoutProof: KeptLoadBalancer[] = [];
   for (const candidate of candidates) {
-    const ownership = cleanupOwnership(loadBalancers.get(candidate.uuid)!, identity, evidence);
+    const ownership = cleanupOwnership(loadBalancers.get(candidate.uuid)!, identity, includeUntagged);
     if (ownership.kind === 'this-cluster') proven.push(candidate);
     else withoutProof.push({ uuid: candidate.uuid, name: candidate.name, why: ownership.why });
   }
   return { candidates: proven, withoutProof };
+}
+
+/**
+ * The candidates the operator agreed to (`asked`, read before the question) that a fresh read
+ * under the Lease (`now`) still shows as candidates, for the same reason, with the same name and
+ * tags; every other one asked about is kept, saying what changed. A candidate that appeared
+ * after the question is kept too: nobody agreed to its deletion. Pure.
+ */
+export function recheckCandidates(
+  asked: CleanupFindings,
+  now: CleanupFindings,
+): { readonly findings: CleanupFindings; readonly changed: readonly KeptLoadBalancer[] } {
+  const still: CleanupCandidate[] = [];
+  const changed: KeptLoadBalancer[] = [];
+  for (const candidate of asked.candidates) {
+    const why = changeSinceAsked(candidate, asked.loadBalancers.get(candidate.uuid)!, now);
+    if (why === null) still.push(now.candidates.find((c) => c.uuid === candidate.uuid)!);
+    else changed.push({ uuid: candidate.uuid, name: candidate.name, why });
+  }
+  for (const candidate of now.candidates.filter((c) => !asked.candidates.some((a) => a.uuid === c.uuid))) {
+    changed.push({ uuid: candidate.uuid, name: candidate.name, why: `became a candidate after the question (${candidate.why}); run cleanup again to delete it` });
+  }
+  return { findings: { ...now, candidates: still }, changed };
+}
+
+/** What changed about a candidate since the question; null when nothing did. */
+function changeSinceAsked(candidate: CleanupCandidate, before: LoadBalancer, now: CleanupFindings): string | null {
+  const after = now.loadBalancers.get(candidate.uuid);
+  if (after === undefined) return 'it is gone since the question (deleted by someone else)';
+  if (after.name !== before.name) return `it was renamed to ${after.name} since the question`;
+  const tags = changedTags(before.tags, after.tags);
+  if (tags.length > 0) return `its tags changed since the question: ${tags.join(', ')}`;
+  const unproven = now.withoutProof.find((k) => k.uuid === candidate.uuid);
+  if (unproven !== undefined) return unproven.why;
+  const current = now.candidates.find((c) => c.uuid === candidate.uuid);
+  if (current === undefined) {
+    return `no longer left behind: ${claimOn(after, now.services) ?? `its Service ${candidate.service ?? '(unknown)'} is live and records no load balancer`}`;
+  }
+  if (current.why !== candidate.why) return `a candidate now for another reason (was: ${candidate.why}; now: ${current.why})`;
+  return null;
+}
+
+/** `key (before → after)` for each tag that differs; `(none)` for a missing one. */
+function changedTags(before: Readonly<Record<string, string>>, after: Readonly<Record<string, string>>): string[] {
+  const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
+  return keys.filter((key) => before[key] !== after[key]).map((key) => `${key} (${before[key] ?? '(none)'} → ${after[key] ?? '(none)'})`);
+}
+
+/** Which live Service claims a load balancer, and how; null when none does by reference. */
+function claimOn(lb: LoadBalancer, services: readonly V1Service[]): string | null {
+  for (const service of services) {
+    const claim = refersTo(service, lb);
+    if (claim !== null) return `Service ${service.metadata?.namespace}/${service.metadata?.name} refers to it by ${claim}`;
+  }
+  return null;
 }
 
 export interface CleanupOutcome {

@@ -5,11 +5,9 @@
 // own. So every load balancer this tool creates or adopts also carries the uid of its cluster's
 // namespace kube-system (what the cluster id defaults to; it lives as long as the cluster and
 // differs between clusters), and `sync-lb` adds the tag to those made before it existed. Cleanup
-// deletes nothing without proof from it (cleanupOwnership).
-import type { V1Node } from '@kubernetes/client-node';
-import type { LoadBalancer, PoolMember, Server, Tags } from '../cloudscale/types.js';
+// deletes nothing without it unless told to (cleanupOwnership).
+import type { LoadBalancer, Tags } from '../cloudscale/types.js';
 import { parseOwnershipTags } from './annotations.js';
-import { mapNodesToServers } from './nodes.js';
 
 /** The tag with the uid of namespace kube-system of the cluster that owns the load balancer. MUST not change. */
 export const OWNER_KUBE_SYSTEM_UID_TAG = 'k8s.cloudscale.ch/kube-system-uid';
@@ -49,33 +47,23 @@ export function sharedClusterIdWarning(count: number, identity: ClusterIdentity)
   );
 }
 
-/** What else than the tags speaks for a load balancer without the kube-system uid tag. */
-export interface OwnershipEvidence {
-  /** Uids of this cluster's live Services (random, so no other cluster has them). */
-  readonly liveServiceUids: ReadonlySet<string>;
-  /**
-   * `<subnet uuid> <address>` of every interface of the project's servers: `node` for the
-   * servers this cluster's Nodes map to, `other` for the rest (serverInterfaces).
-   */
-  readonly serverInterfaces: ReadonlyMap<string, 'node' | 'other'>;
-  /** The members of the pools of each load balancer read (by load balancer UUID); one not read has none here. */
-  readonly members: ReadonlyMap<string, readonly Pick<PoolMember, 'address' | 'subnet'>[]>;
-}
-
 export type CleanupOwnership =
   | { readonly kind: 'this-cluster' }
   | { readonly kind: 'not-proven'; readonly why: string };
+
+/** The cleanup flag that lets it delete load balancers without the kube-system uid tag. */
+export const INCLUDE_UNTAGGED_FLAG = '--include-untagged';
 
 /**
  * Whether cleanup may take a load balancer tagged with this cluster's id for this cluster's:
  * - its kube-system uid tag equals this cluster's uid (another uid: another cluster's, kept);
  * - without that tag (made by an older version or adopted from the Go CCM and not synced
- *   since), its service-uid tag names a live Service of this cluster, or a member is on a
- *   server of this cluster's Nodes (same subnet and address) and none is on any other server of
- *   the project (a member whose address no server has any more, a deleted Node's, is neutral);
- * - else nothing proves it, and it is kept.
+ *   since) only when the operator says so (`includeUntagged`): nothing else proves it. A second
+ *   cluster given the same cluster id may have Nodes for the same servers and Services of the
+ *   same names, so neither members nor names tell the clusters apart; and a pass of the cluster
+ *   that owns it adds the tag to the load balancers of its live Services.
  */
-export function cleanupOwnership(lb: LoadBalancer, identity: ClusterIdentity, evidence: OwnershipEvidence): CleanupOwnership {
+export function cleanupOwnership(lb: LoadBalancer, identity: ClusterIdentity, includeUntagged: boolean): CleanupOwnership {
   const uid = taggedKubeSystemUid(lb);
   if (uid === identity.kubeSystemUid) return { kind: 'this-cluster' };
   if (uid !== null) {
@@ -86,49 +74,12 @@ export function cleanupOwnership(lb: LoadBalancer, identity: ClusterIdentity, ev
         `this cluster's ${identity.kubeSystemUid}); give each cluster its own --cluster-id`,
     };
   }
-  const owner = parseOwnershipTags(lb.tags);
-  if (owner.kind === 'tagged' && owner.serviceUid !== null && evidence.liveServiceUids.has(owner.serviceUid)) {
-    return { kind: 'this-cluster' };
-  }
-  const memberServers = (evidence.members.get(lb.uuid) ?? []).map((m) => evidence.serverInterfaces.get(interfaceKey(m.subnet.uuid, m.address)));
-  const onNodes = memberServers.includes('node');
-  const onOthers = memberServers.includes('other');
-  if (onNodes && !onOthers) return { kind: 'this-cluster' };
-  const memberFinding =
-    memberServers.length === 0
-      ? 'it has no members'
-      : onOthers
-        ? 'a member is on a server that is no Node of this cluster'
-        : "none of its members is on this cluster's Nodes";
+  if (includeUntagged) return { kind: 'this-cluster' };
   return {
     kind: 'not-proven',
     why:
-      `has no ${OWNER_KUBE_SYSTEM_UID_TAG} tag and nothing else proves it is this cluster's (no live Service of this cluster ` +
-      `is tagged on it, and ${memberFinding}): another cluster with the same cluster id may own it; check it in the cloudscale ` +
-      'control panel and delete it there if it is unused',
+      `has no ${OWNER_KUBE_SYSTEM_UID_TAG} tag, so nothing proves it is this cluster's: another cluster with the same cluster id ` +
+      `may own it (a sync-lb pass of the cluster that owns it adds the tag); once you checked it is unused, ` +
+      `run cleanup ${INCLUDE_UNTAGGED_FLAG}`,
   };
-}
-
-/** `<subnet uuid> <address>` of a member or a server interface address. */
-export function interfaceKey(subnetUuid: string, address: string): string {
-  return `${subnetUuid} ${address}`;
-}
-
-/** The interfaces (subnet and address) of the project's servers: those of this cluster's Nodes, and the others. */
-export function serverInterfaces(nodes: readonly V1Node[], servers: readonly Server[]): Map<string, 'node' | 'other'> {
-  const ofNodes = new Set<string>();
-  for (const node of nodes) {
-    // One Node at a time: a Node whose server is gone proves nothing, and stops nothing either.
-    const mapping = mapNodesToServers([node], servers);
-    if (mapping.ok) for (const { server } of mapping.mapped) ofNodes.add(server.uuid);
-  }
-  const interfaces = new Map<string, 'node' | 'other'>();
-  for (const server of servers) {
-    for (const iface of server.interfaces) {
-      for (const address of iface.addresses) {
-        interfaces.set(interfaceKey(address.subnet.uuid, address.address), ofNodes.has(server.uuid) ? 'node' : 'other');
-      }
-    }
-  }
-  return interfaces;
 }

@@ -330,6 +330,8 @@ class Run {
             'k8s.cloudscale.ch/cluster': this.harness.clusterId,
             'k8s.cloudscale.ch/service-uid': orphanUid,
             'k8s.cloudscale.ch/service': `${this.env.namespace}/${this.prefix}-gone`,
+            // Made by this version: without this cluster's uid tag cleanup deletes it only with --include-untagged.
+            'k8s.cloudscale.ch/kube-system-uid': await this.harness.context().kubeSystemUid(),
           })
         : null,
       ...nodes,
