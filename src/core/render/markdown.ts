@@ -13,12 +13,40 @@ import type { PlannedAction } from '../lb/actions.js';
 import { addressChangeText, describeNodeReason, describeReason, fieldChangeText, groupActions, lostLoadBalancerOf, reasonsOf, type PlanDocument } from './plan.js';
 import { escapeUnprintable } from './untrusted.js';
 
-/** Markdown-escaped text for a table cell or a heading: one line, no markup, no pipe. */
+/**
+ * Markdown-escaped text for a table cell or a heading: one line, no markup, no pipe, and nothing
+ * GitHub turns into a link, a mention or math (`neutraliseAutolinks`).
+ */
 export function markdownText(text: string): string {
-  return escapeUnprintable(text)
+  const escaped = escapeUnprintable(text)
     .replace(/&/g, '&amp;')
-    .replace(/[\\`*_{}[\]<>()#+!|~]/g, (c) => `\\${c}`)
+    .replace(/[\\`*_{}[\]<>()#+!|~$]/g, (c) => `\\${c}`)
     .replace(/@/g, '&#64;');
+  return neutraliseAutolinks(escaped);
+}
+
+/** U+2060 WORD JOINER: invisible, and no letter or digit: a pattern that needs its two neighbours side by side no longer matches. */
+export const JOINER = '\u2060';
+
+/**
+ * GitHub links parts of plain text after the Markdown is parsed, in the rendered text, where a
+ * backslash escape is gone already: bare URLs (`https://…`, `www.…`, GFM's extended autolinks),
+ * issue references (`#123`, `GH-123`, `owner/repo#123`), mentions and `user@sha`, and commit
+ * hashes (a word of 7 to 40 hex digits); and it renders `$…$` as math. Each pattern is broken
+ * with JOINER where it needs two characters side by side (after the colon of `https://`, after
+ * `www`, `GH`, `#` and `@`, and every 6 digits of a hash), and a dollar sign, already escaped, is wrapped
+ * in `<span>`, as GitHub's documentation advises for a dollar that is no math. Applied to text
+ * that markdownText has escaped (`\\#`, `&#64;`, `\\$`).
+ */
+export function neutraliseAutolinks(escaped: string): string {
+  return escaped
+    .replace(/([a-z][a-z0-9+.-]*:)(?=\/\/)/gi, `$1${JOINER}`)
+    .replace(/(www)(?=\.)/gi, `$1${JOINER}`)
+    .replace(/(gh)(?=-\d)/gi, `$1${JOINER}`)
+    .replace(/\\#(?=\d)/g, `\\#${JOINER}`)
+    .replace(/&#64;/g, `&#64;${JOINER}`)
+    .replace(/(?<![0-9a-z])[0-9a-f]{7,}(?![0-9a-z])/gi, (hex) => hex.match(/.{1,6}/g)!.join(JOINER))
+    .replace(/\\\$/g, () => '<span>$</span>');
 }
 
 /**
@@ -86,7 +114,7 @@ function serviceSection(plan: ServicePlan): string[] {
   const lost = lostLoadBalancerOf(plan);
   const notes = [
     ...(lost === null ? [] : [`- **${markdownText(addressChangeText(lost))}**`]),
-    ...(plan.held ?? []).map((change) => `- **held back** (change ${markdownText(change.id)}): ${markdownText(change.reason)}`),
+    ...(plan.held ?? []).map((change) => `- **held back** (change ${changeIdText(change.id)}): ${markdownText(change.reason)}`),
     ...plan.problems.filter((p) => !refused.has(p)).map((p) => `- **error:** ${markdownText(problemSummary(p))} (how to fix: ${markdownText(p.hint)})`),
     ...plan.warnings.map((w) => `- **warning** ${markdownText(w.reason)}: ${markdownText(w.message)}`),
   ];
@@ -107,6 +135,15 @@ function nodesSection(nodes: NonNullable<PlanDocument['nodes']>): string[] {
     lines.push(...(nodes.actions.length > 0 ? [''] : []), `- no node is deleted: ${markdownText(nodes.deletionRefusal)}`);
   }
   return lines;
+}
+
+/**
+ * A held change's id as code: people copy it into the approval annotation, so it must reach them
+ * whole (markdownText would break it up as a commit hash); GitHub links nothing in a code span.
+ * An id of another shape (not one changeId makes) is escaped as any text.
+ */
+function changeIdText(id: string): string {
+  return /^[0-9a-f]{1,64}$/.test(id) ? `\`${id}\`` : markdownText(id);
 }
 
 /** Consecutive runs of `items` with the same `key`. */
