@@ -26,7 +26,7 @@ export interface PassReportingOptions {
 }
 
 /** What a command tells about its pass, beyond times and requests (see PassOutcome). */
-export type PassDetails = Pick<PassOutcome, 'nodes' | 'services' | 'cleanup' | 'held' | 'reactions'> & {
+export type PassDetails = Pick<PassOutcome, 'nodes' | 'services' | 'cleanup' | 'held' | 'reactions' | 'watching'> & {
   readonly failures?: PassOutcome['failures'];
   /** Creation-to-taint-removal delays of the Nodes the pass initialised. */
   readonly taintRemovalDelaysMs?: readonly number[];

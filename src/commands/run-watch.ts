@@ -9,6 +9,7 @@ import { listForWatch, startWatch, type ListedCollection } from '../core/kube/wa
 import { counted } from '../core/nodes/wording.js';
 import { escapeUnprintable } from '../core/render/untrusted.js';
 import type { CommandContext } from './context.js';
+import type { ReactionCounts } from '../core/status/record.js';
 import type { RunSummary } from './run.js';
 
 /** A change is collected this long, so that a burst of them makes one pass. */
@@ -88,7 +89,7 @@ export async function watchAfterPass(
       reactionPasses.push(outcome);
       if (ctx.globals.output === 'text') {
         ctx.stdout.write(
-          `${escapeUnprintable(`watch: ${outcome.changes}: ${did(summary)}, ${counted(failures, 'failure')} (${(outcome.durationMs / 1000).toFixed(1)} s)`)}\n`,
+          `${escapeUnprintable(`watch: ${outcome.changes}: ${didText(summary)}, ${counted(failures, 'failure')} (${(outcome.durationMs / 1000).toFixed(1)} s)`)}\n`,
         );
       }
     },
@@ -116,12 +117,15 @@ function stepsFor(changes: ChangeSet): ReactionSteps | undefined {
   }
 }
 
-/** What a reaction pass changed, in the words of run's summary line; `nothing changed` if nothing. */
-function did(s: RunSummary): string {
+/**
+ * What one or more reaction passes changed, in the words of run's summary line; `nothing
+ * changed` if nothing. Also for the reactions summed (run's summary, `status`).
+ */
+export function didText(s: ReactionCounts & Partial<Pick<RunSummary, 'nodesRefreshed' | 'nodesDeleted'>>): string {
   const parts = [
     [s.nodesInitialized, 'node', 'initialized'],
-    [s.nodesRefreshed, 'node', 'refreshed'],
-    [s.nodesDeleted, 'node', 'deleted'],
+    [s.nodesRefreshed ?? 0, 'node', 'refreshed'],
+    [s.nodesDeleted ?? 0, 'node', 'deleted'],
     [s.loadBalancersCreated, 'load balancer', 'created'],
     [s.loadBalancersUpdated, 'load balancer', 'updated'],
     [s.loadBalancersDeleted, 'load balancer', 'deleted'],

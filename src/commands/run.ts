@@ -8,11 +8,11 @@ import { counted } from '../core/nodes/wording.js';
 import { plainYaml, resultDocument } from '../core/render/document.js';
 import type { CommandContext, OutputStream } from './context.js';
 import { initNodesCommand, type InitNodesResult } from './init-nodes.js';
-import { listWatchStart, watchAfterPass, type ReactionSteps, type RunWatchReport, type WatchStart } from './run-watch.js';
+import { didText, listWatchStart, watchAfterPass, type ReactionSteps, type RunWatchReport, type WatchStart } from './run-watch.js';
 import { syncLbCommand, type SyncLbOptions, type SyncLbReport } from './sync-lb.js';
 import { budgetPolicy } from '../core/lb/budget-window.js';
 import { endOfPass, failedBeforeTheLease, nodeDetails, requestCount, runDetails, type PassDetails, type PassReportingOptions } from './pass-end.js';
-import { NO_REACTIONS, withReaction, type ReactionTotals } from '../core/status/record.js';
+import { NO_REACTIONS, withReaction, type ReactionTotals, type WatchingSpan } from '../core/status/record.js';
 import { GO_CCM_LEASE, asWriter } from './writer.js';
 
 export { GO_CCM_LEASE, RUN_LEASE } from './writer.js';
@@ -52,8 +52,11 @@ export interface RunReport {
   readonly failures: readonly { readonly object: string; readonly message: string }[];
   readonly requests: { readonly total: number; readonly writes: number; readonly throttled: number; readonly waitedMs: number };
   readonly durationMs: number;
-  /** With --watch-for: the reaction passes after the full pass; null without. */
-  readonly watch: RunWatchReport | null;
+  /**
+   * With --watch-for: the reaction passes after the full pass, and (`did`) what they did summed
+   * (`summary` counts the full pass only); null without.
+   */
+  readonly watch: (RunWatchReport & { readonly did: ReactionTotals }) | null;
 }
 
 export async function runCommand(options: RunOptions, ctx: CommandContext): Promise<RunReport> {
@@ -83,13 +86,20 @@ export async function runCommand(options: RunOptions, ctx: CommandContext): Prom
   let nodes: InitNodesResult | undefined;
   let loadBalancers: SyncLbReport | undefined;
   let watch: RunWatchReport | null = null;
-  // A watching run's record is its full pass and, summed, what its reaction passes did since.
+  // A watching run's record is its full pass and, summed, what its reaction passes did since;
+  // while it watches, the record says so (since when, until when at the latest).
   let reactions: ReactionTotals | undefined;
+  let watching: WatchingSpan | undefined;
   const reactionDelaysMs: number[] = [];
   const recordDetails = (): PassDetails => {
     const details = runDetails(nodes, loadBalancers, [...failures]);
     if (reactions === undefined) return details;
-    return { ...details, reactions, taintRemovalDelaysMs: [...(details.taintRemovalDelaysMs ?? []), ...reactionDelaysMs] };
+    return {
+      ...details,
+      reactions,
+      ...(watching === undefined ? {} : { watching }),
+      taintRemovalDelaysMs: [...(details.taintRemovalDelaysMs ?? []), ...reactionDelaysMs],
+    };
   };
   await asWriter('run', ctx, options, async (leased) => {
     holder = leased.writerLease!.holderIdentity;
@@ -137,55 +147,62 @@ export async function runCommand(options: RunOptions, ctx: CommandContext): Prom
     // Listed before the pass, so that a change made while it runs is seen by the watch.
     const watchStart: WatchStart | undefined = (options.watchForMs ?? 0) > 0 ? await listWatchStart(stepCtx) : undefined;
     ({ nodes, loadBalancers } = await pass({ nodes: true, services: 'all' }, stepCtx));
-    let watching = false;
     if (watchStart !== undefined && !stepCtx.signal.aborted) {
-      watching = true;
       // The full pass is recorded before the watch begins, not only when the run ends.
       reactions = NO_REACTIONS;
+      watching = { since: new Date().toISOString(), until: new Date(started + (options.watchForMs ?? 0)).toISOString() };
       await endOfPass('run', stepCtx, options, { startedAt: new Date(started), requestsBefore: requestsAtStart, details: recordDetails() });
       // Reaction passes print one line each (run-watch.ts), not their steps' output.
       const quiet = withStdout(stepCtx, { write: () => true, isTTY: false });
-      watch = await watchAfterPass(
-        watchStart,
-        {
-          untilMs: watchUntil,
-          forSeconds: (options.watchForMs ?? 0) / 1000,
-          ...(options.watchDebounceMs === undefined ? {} : { debounceMs: options.watchDebounceMs }),
-        },
-        stepCtx,
-        async (steps, changes) => {
-          const before = failures.length;
-          const startedAt = new Date();
-          const result = await pass(steps, quiet);
-          const summary = summarise(result.nodes, result.loadBalancers);
-          const servicesChanged = summary.loadBalancersCreated + summary.loadBalancersUpdated + summary.loadBalancersDeleted;
-          reactions = withReaction(reactions ?? NO_REACTIONS, {
-            changes,
-            nodesInitialized: summary.nodesInitialized,
-            servicesChanged,
-            failures: failures.length - before,
-            startedAt,
-            finishedAt: new Date(),
-          });
-          if (result.nodes !== undefined) reactionDelaysMs.push(...(nodeDetails(result.nodes).taintRemovalDelaysMs ?? []));
-          // Each reaction pass updates the record (status, metrics) of the run so far: its full
-          // pass, the reactions summed, and every request and failure since the run started.
-          await endOfPass('run', quiet, options, { startedAt: new Date(started), requestsBefore: requestsAtStart, details: recordDetails() });
-          return { failures: failures.length - before, summary };
-        },
-      );
+      try {
+        watch = await watchAfterPass(
+          watchStart,
+          {
+            untilMs: watchUntil,
+            forSeconds: (options.watchForMs ?? 0) / 1000,
+            ...(options.watchDebounceMs === undefined ? {} : { debounceMs: options.watchDebounceMs }),
+          },
+          stepCtx,
+          async (steps, changes) => {
+            const before = failures.length;
+            const startedAt = new Date();
+            const result = await pass(steps, quiet);
+            const summary = summarise(result.nodes, result.loadBalancers);
+            reactions = withReaction(reactions ?? NO_REACTIONS, {
+              changes,
+              nodesInitialized: summary.nodesInitialized,
+              loadBalancersCreated: summary.loadBalancersCreated,
+              loadBalancersUpdated: summary.loadBalancersUpdated,
+              loadBalancersDeleted: summary.loadBalancersDeleted,
+              failures: failures.length - before,
+              startedAt,
+              finishedAt: new Date(),
+            });
+            if (result.nodes !== undefined) reactionDelaysMs.push(...(nodeDetails(result.nodes).taintRemovalDelaysMs ?? []));
+            // Each reaction pass updates the record (status, metrics) of the run so far: its full
+            // pass, the reactions summed, and every request and failure since the run started.
+            await endOfPass('run', quiet, options, { startedAt: new Date(started), requestsBefore: requestsAtStart, details: recordDetails() });
+            return { failures: failures.length - before, summary };
+          },
+        );
+      } finally {
+        // The record written when the run ends (asWriter) is no longer watching.
+        watching = undefined;
+      }
     }
     // A Lease taken over mid-pass stops the pass between steps: that is a failure, never a quiet exit 0.
     const reason: unknown = stepCtx.signal.reason;
     if (stepCtx.signal.aborted && reason instanceof LockHeldError && !failures.some((f) => f.object === 'lease')) {
       failures.push({
         object: 'lease',
-        message: `${reason.message}; ${watching ? 'the watch' : 'the pass'} stopped${!watching && loadBalancers === undefined ? ' before sync-lb' : ''}`,
+        message: `${reason.message}; ${watch !== null ? 'the watch' : 'the pass'} stopped${watch === null && loadBalancers === undefined ? ' before sync-lb' : ''}`,
       });
     }
   }, recordDetails);
 
   const requests = (await ctx.cloudscale()).requests.summary();
+  // Assigned inside asWriter's callback, which TypeScript does not follow.
+  const watched = watch as RunWatchReport | null;
   const report: RunReport = {
     version: 1,
     holder,
@@ -195,7 +212,7 @@ export async function runCommand(options: RunOptions, ctx: CommandContext): Prom
     failures,
     requests: { total: requests.total, writes: requests.writes, throttled: requests.throttled, waitedMs: requests.waitedMs },
     durationMs: Date.now() - started,
-    watch,
+    watch: watched === null ? null : { ...watched, did: reactions ?? NO_REACTIONS },
   };
   const document = resultDocument('RunResult', 1, report);
   if (ctx.globals.output === 'json') ctx.stdout.write(`${JSON.stringify(document, null, 2)}\n`);
@@ -249,8 +266,12 @@ function summaryLine(report: RunReport): string {
     `${s.changesHeld === 0 ? '' : `, ${counted(s.changesHeld, 'change')} held back`}; ` +
     `${counted(report.failures.length, 'failure')}; ${budgetLine(report.requests)}; ` +
     `${(report.durationMs / 1000).toFixed(1)} s` +
-    // The counts above are the full pass's; each reaction pass printed its own `watch:` line.
-    (report.watch === null ? '' : `; then ${counted(report.watch.reactionPasses.length, 'reaction pass', 'reaction passes')} while watching`)
+    // The counts above are the full pass's; what the reaction passes did follows, summed (each
+    // also printed its own `watch:` line).
+    (report.watch === null
+      ? ''
+      : `; then ${counted(report.watch.reactionPasses.length, 'reaction pass', 'reaction passes')} while watching` +
+        (report.watch.reactionPasses.length === 0 ? '' : `: ${didText(report.watch.did)}`))
   );
 }
 

@@ -2,8 +2,9 @@
 // ago the last one succeeded. Read-only, no Lease. With --fail-if-older-than it is a probe:
 // exit 1 when the last success is too old or the last pass did not succeed.
 import { PASS_COMMANDS, type PassRecord, type ReactionTotals } from '../core/status/record.js';
+import { unreadableRecordFix } from '../core/status/record-parse.js';
 import { counted } from '../core/nodes/wording.js';
-import { assessHealth, type Health } from '../core/status/health.js';
+import { agoText, assessHealth, recordedTime, type Health } from '../core/status/health.js';
 import { formatDuration, parseDuration, DURATION_EXAMPLES } from '../core/duration.js';
 import { UnhealthyError, UsageError } from '../core/errors.js';
 import { readStatus, STATUS_CONFIGMAP } from '../core/kube/status-configmap.js';
@@ -11,6 +12,7 @@ import { budgetLine } from '../core/cloudscale/request-counter.js';
 import { plainYaml, resultDocument } from '../core/render/document.js';
 import { escapeUnprintable } from '../core/render/untrusted.js';
 import type { CommandContext } from './context.js';
+import { didText } from './run-watch.js';
 
 export const STATUS_JSON_VERSION = 1;
 
@@ -27,8 +29,11 @@ export interface StatusReport {
   readonly lastSuccess: Health['lastSuccess'];
   /** With --fail-if-older-than: the threshold and the problems found (empty: healthy). */
   readonly health: { readonly maxAgeSeconds: number; readonly problems: readonly string[] } | null;
+  /** Recorded successes not counted because their time is in the future or no time (health.ts). */
+  readonly untrusted: Health['untrusted'];
   readonly passes: Partial<Record<PassRecord['command'], PassRecord>>;
-  readonly unreadable: readonly { readonly key: string; readonly reason: string }[];
+  /** Keys that hold no valid record: what is wrong, and how to get rid of it. */
+  readonly unreadable: readonly { readonly key: string; readonly reason: string; readonly fix: string }[];
 }
 
 export async function statusCommand(options: StatusOptions, ctx: CommandContext): Promise<StatusReport> {
@@ -42,8 +47,9 @@ export async function statusCommand(options: StatusOptions, ctx: CommandContext)
     checkedAt: new Date(now).toISOString(),
     lastSuccess: health.lastSuccess,
     health: maxAgeMs === undefined ? null : { maxAgeSeconds: maxAgeMs / 1000, problems: health.problems },
+    untrusted: health.untrusted,
     passes: read.records,
-    unreadable: read.unreadable,
+    unreadable: read.unreadable.map((u) => ({ ...u, fix: unreadableRecordFix(STATUS_CONFIGMAP, u.key) })),
   };
   const document = resultDocument('Status', STATUS_JSON_VERSION, report);
   if (ctx.globals.output === 'json') ctx.stdout.write(`${JSON.stringify(document, null, 2)}\n`);
@@ -71,21 +77,25 @@ function thresholdMs(text: string): number {
 /** The report for people: the last success, then one block per command that recorded a pass. */
 export function statusText(report: StatusReport, nowMs: number): string {
   const lines: string[] = [];
-  const ago = (iso: string) => `${formatDuration(nowMs - Date.parse(iso))} ago`;
+  // `5 s ago (2026-…)`; a text that is no time is quoted once, by agoText.
+  const ago = (iso: string) => (recordedTime(iso, nowMs).kind === 'unparseable' ? agoText(iso, nowMs) : `${agoText(iso, nowMs)} (${iso})`);
   if (!report.exists) {
     lines.push(`no status recorded: configmap ${report.configMap} does not exist (the manifests were not applied, or it was deleted)`);
   }
   lines.push(
     report.lastSuccess === null
-      ? 'last successful pass: none recorded'
-      : `last successful pass ${ago(report.lastSuccess.at)} (${report.lastSuccess.command}, ${report.lastSuccess.at})`,
+      ? `last successful pass: ${report.untrusted.length === 0 ? 'none recorded' : 'none counted'}`
+      : `last successful pass ${agoText(report.lastSuccess.at, nowMs)} (${report.lastSuccess.command}, ${report.lastSuccess.at})`,
   );
+  for (const why of report.untrusted) lines.push(`  not counted: ${why}`);
   for (const command of PASS_COMMANDS) {
     const record = report.passes[command];
     if (record === undefined) continue;
-    lines.push('', ...recordLines(record, ago));
+    lines.push('', ...recordLines(record, ago, nowMs));
   }
-  for (const { key, reason } of report.unreadable) lines.push('', `${key}: unreadable record (${reason})`);
+  for (const { key, reason, fix } of report.unreadable) {
+    lines.push('', `${key}: unreadable record (${reason}) in configmap ${report.configMap}, key ${key}`, `  fix: ${fix}`);
+  }
   // What is wrong is the error statusCommand throws: reported once, on stderr.
   if (report.health !== null && report.health.problems.length === 0) {
     lines.push('', `healthy: a success within ${formatDuration(report.health.maxAgeSeconds * 1000)}, and the last pass succeeded`);
@@ -94,13 +104,11 @@ export function statusText(report: StatusReport, nowMs: number): string {
   return `${lines.map(escapeUnprintable).join('\n')}\n`;
 }
 
-function recordLines(record: PassRecord, ago: (iso: string) => string): string[] {
-  const lines = [
-    `${record.command}: ${record.result}, ended ${ago(record.finishedAt)} (${record.finishedAt}), took ${(record.durationMs / 1000).toFixed(1)} s, version ${record.version}`,
-  ];
+function recordLines(record: PassRecord, ago: (iso: string) => string, nowMs: number): string[] {
+  const lines = [`${record.command}: ${record.result}, ${whenText(record, ago, nowMs)}, version ${record.version}`];
   if (record.error !== null) lines.push(`  error: ${record.error}`);
   if (record.result !== 'succeeded') {
-    lines.push(`  last success: ${record.lastSuccessAt === null ? 'none recorded' : `${ago(record.lastSuccessAt)} (${record.lastSuccessAt})`}`);
+    lines.push(`  last success: ${record.lastSuccessAt === null ? 'none recorded' : ago(record.lastSuccessAt)}`);
   }
   if (record.nodes !== null) lines.push(`  nodes: ${record.nodes.total}${counts(record.nodes.byOutcome)}`);
   if (record.services !== null) {
@@ -108,9 +116,7 @@ function recordLines(record: PassRecord, ago: (iso: string) => string): string[]
     lines.push(`  services: ${record.services.total}${counts(record.services.byStatus)}${waiting}`);
   }
   if (record.cleanup !== null) lines.push(`  load balancers: ${record.cleanup.deleted} deleted of ${record.cleanup.candidates} found`);
-  // Absent from records written before reaction passes were summed.
-  const reactions = record.reactions ?? null;
-  if (reactions !== null) lines.push(`  ${reactionsLine(reactions, ago)}`);
+  if (record.reactions !== null) lines.push(`  ${reactionsLine(record.reactions, nowMs)}`);
   for (const failing of record.failing.items) lines.push(`  failing: ${failing.object}: ${failing.reason}`);
   if (record.failing.omitted > 0) lines.push(`  … and ${record.failing.omitted} more failing`);
   for (const held of record.held.items) lines.push(`  held back: ${held.object} (${held.change}): ${held.reason}`);
@@ -120,14 +126,28 @@ function recordLines(record: PassRecord, ago: (iso: string) => string): string[]
   return lines;
 }
 
+/**
+ * When the pass ran. A watching run's record is rewritten while it watches: it says so until its
+ * --watch-for deadline (plus the clock-skew allowance); past that, the run ended without writing
+ * its last record (killed, or its Lease lost), and it says that instead.
+ */
+function whenText(record: PassRecord, ago: (iso: string) => string, nowMs: number): string {
+  const took = `took ${(record.durationMs / 1000).toFixed(1)} s`;
+  if (record.watching === null) return `ended ${ago(record.finishedAt)}, ${took}`;
+  const { since, until } = record.watching;
+  if (recordedTime(until, nowMs).kind === 'past') {
+    return `was watching since ${since} until ${until}, but no end was recorded (killed, or its Lease lost); last written ${agoText(record.finishedAt, nowMs)}`;
+  }
+  return `watching since ${ago(since)}, until ${until} at the latest; last written ${agoText(record.finishedAt, nowMs)}`;
+}
+
 /** What a watching run's reaction passes did after the full pass the lines above describe. */
-function reactionsLine(reactions: ReactionTotals, ago: (iso: string) => string): string {
+function reactionsLine(reactions: ReactionTotals, nowMs: number): string {
   if (reactions.last === null) return 'then watched: no reaction pass (yet)';
   const { last } = reactions;
   return (
-    `then watched: ${counted(reactions.passes, 'reaction pass', 'reaction passes')}, ${counted(reactions.nodesInitialized, 'node')} initialized, ` +
-    `${counted(reactions.servicesChanged, 'service')} changed, ${counted(reactions.failures, 'failure')}; ` +
-    `the last ended ${ago(last.finishedAt)}, took ${(last.durationMs / 1000).toFixed(1)} s, for ${last.changes}`
+    `then watched: ${counted(reactions.passes, 'reaction pass', 'reaction passes')}, ${didText(reactions)}, ${counted(reactions.failures, 'failure')}; ` +
+    `the last ended ${agoText(last.finishedAt, nowMs)}, took ${(last.durationMs / 1000).toFixed(1)} s, for ${last.changes}`
   );
 }
 

@@ -43,7 +43,7 @@ async function writeRecords(data: Record<string, string>): Promise<void> {
   await core.createNamespacedConfigMap({ namespace: STATUS_CONFIGMAP.namespace, body: { metadata: { name: STATUS_CONFIGMAP.name }, data } });
 }
 
-function recordJson(command: PassCommand, minutesAgo: number, over: { error?: string } = {}): string {
+function recordJson(command: PassCommand, minutesAgo: number, over: { error?: string } = {}, fields: Record<string, unknown> = {}): string {
   const finishedAt = new Date(Date.now() - minutesAgo * 60_000);
   const record = buildPassRecord(
     {
@@ -58,7 +58,7 @@ function recordJson(command: PassCommand, minutesAgo: number, over: { error?: st
     },
     undefined,
   );
-  return JSON.stringify(record);
+  return JSON.stringify({ ...record, ...fields });
 }
 
 describe('status record and metrics', () => {
@@ -167,7 +167,7 @@ servers:
     await syncLbCommand([], { namespace, concurrency: 2, waitTimeout: 30, dryRun: false, settleSeconds: 0, pollSeconds: 0.05 }, harness.context());
   });
 
-  it('run --watch-for: the record keeps the full pass and adds what the reaction passes did, while it watches and at its end; status shows both', async () => {
+  it('run --watch-for: the record keeps the full pass and adds what the reaction passes did, created and updated counted; status says "watching since" while it watches; the summary says what the reactions did', async () => {
     const startedAt = Date.now();
     const abort = new AbortController();
     const ctx = harness.context({ abort: abort.signal });
@@ -175,40 +175,52 @@ servers:
     let full: Awaited<ReturnType<typeof readStatus>>['records']['run'];
     try {
       await waitUntil('the full pass', () => /^watch: watching Nodes and Services/m.test(ctx.err()));
-      // The full pass is recorded when the watch begins.
+      // The full pass is recorded when the watch begins, with the span it watches.
       full = (await readStatus(testConnection())).records.run!;
       expect(Date.parse(full.startedAt)).toBeGreaterThanOrEqual(startedAt);
       expect(full.nodes).not.toBeNull();
-      expect(full.reactions).toEqual({ passes: 0, nodesInitialized: 0, servicesChanged: 0, failures: 0, last: null });
+      expect(full.reactions).toEqual({
+        passes: 0, nodesInitialized: 0, loadBalancersCreated: 0, loadBalancersUpdated: 0, loadBalancersDeleted: 0, failures: 0, last: null,
+      });
+      expect(Date.parse(full.watching!.until) - Date.parse(full.startedAt)).toBeGreaterThanOrEqual(99_000);
+      expect(Date.parse(full.watching!.since)).toBeGreaterThanOrEqual(Date.parse(full.startedAt));
       // A Node registering tainted, then a new Service: a reaction pass each.
       await createNode(`${prefix}-2`, { ready: true, taints: [{ key: UNINITIALIZED_TAINT_KEY, value: 'true', effect: 'NoSchedule' }] });
       const reactionsNow = async () => (await readStatus(testConnection())).records.run!.reactions!;
       await waitUntil('a reaction pass initialised the node', async () => (await reactionsNow()).nodesInitialized === 1);
-      // The node's pass also syncs every Service (web gets a member): counted from here on.
-      const changedBefore = (await reactionsNow()).servicesChanged;
       await createLoadBalancerService(namespace, 'late');
-      await waitUntil('a reaction pass created the load balancer', async () => (await reactionsNow()).servicesChanged > changedBefore);
+      await waitUntil('a reaction pass created the load balancer', async () => (await reactionsNow()).loadBalancersCreated === 1);
       const watching = (await readStatus(testConnection())).records.run!;
       // Still the full pass (its start, its nodes and Services), plus the reactions.
-      expect(watching).toMatchObject({ result: 'succeeded', startedAt: full.startedAt, nodes: full.nodes, services: full.services });
-      expect(watching.reactions).toMatchObject({ nodesInitialized: 1, failures: 0, last: { failures: 0 } });
+      expect(watching).toMatchObject({ result: 'succeeded', startedAt: full.startedAt, nodes: full.nodes, services: full.services, watching: full.watching });
+      // The node's pass also synced web (a member more): an update.
+      expect(watching.reactions).toMatchObject({ nodesInitialized: 1, loadBalancersCreated: 1, failures: 0, last: { failures: 0 } });
+      expect(watching.reactions!.loadBalancersUpdated).toBeGreaterThanOrEqual(1);
       expect(watching.reactions!.passes).toBeGreaterThanOrEqual(2);
+      const shown = harness.context();
+      await statusCommand({}, shown);
+      expect(shown.out()).toMatch(/^run: succeeded, watching since \d+ s ago \(\S+\), until \S+ at the latest; last written \d+ s ago, version /m);
+      expect(shown.out()).not.toMatch(/^run: .*ended/m);
     } finally {
       abort.abort();
       await running;
     }
-    // The record at the end of the run says the same (its start is the Lease's, a few ms later).
+    // The record at the end of the run says the same, and no longer that it watches.
     const ended = (await readStatus(testConnection())).records.run!;
-    expect(ended).toMatchObject({ nodes: full!.nodes, services: full!.services, reactions: { nodesInitialized: 1, failures: 0 } });
-    expect(ended.reactions!.servicesChanged).toBeGreaterThan(0);
+    expect(ended).toMatchObject({ nodes: full!.nodes, services: full!.services, watching: null, reactions: { nodesInitialized: 1, loadBalancersCreated: 1, failures: 0 } });
     const shown = harness.context();
     await statusCommand({}, shown);
+    expect(shown.out()).toMatch(/^run: succeeded, ended \d+ s ago/m);
     expect(shown.out()).toMatch(
       new RegExp(
-        `^  then watched: ${ended.reactions!.passes} reaction passes, 1 node initialized, ${ended.reactions!.servicesChanged} services? changed, 0 failures; ` +
+        `^  then watched: ${ended.reactions!.passes} reaction passes, 1 node initialized, 1 load balancer created, ${ended.reactions!.loadBalancersUpdated} load balancers? updated, 0 failures; ` +
           `the last ended .* ago, took \\d+\\.\\d s, for ${ended.reactions!.last!.changes}$`,
         'm',
       ),
+    );
+    // The run's own summary: the full pass's counts, then what the reactions did.
+    expect(ctx.out()).toMatch(
+      new RegExp(`^run: nodes .*; then ${ended.reactions!.passes} reaction passes while watching: 1 node initialized, 1 load balancer created, ${ended.reactions!.loadBalancersUpdated} load balancers? updated$`, 'm'),
     );
     const json = harness.context({ output: 'json' });
     await statusCommand({}, json);
@@ -326,6 +338,20 @@ servers:
         /^error: not healthy: the last pass \(run, ended 1 min( \d+ s)? ago\) failed: the API answered 500$/m,
       ],
       ['no threshold: only printed', () => ({ run: recordJson('run', 600) }), [], 0, /^last successful pass 10 h ago/],
+      [
+        'a success 2 h ahead of this clock (a writer whose clock ran ahead) is no success',
+        () => ({ run: recordJson('run', -120, {}, { lastSuccessAt: new Date(Date.now() + 2 * 3_600_000).toISOString() }) }),
+        ['5m'],
+        1,
+        /^error: not healthy: no success can be counted: run: lastSuccessAt \S+ is 2 h ahead of this clock, more than the 1 min allowed for clock skew/m,
+      ],
+      [
+        'a malformed last success is no success',
+        () => ({ run: recordJson('run', 1, {}, { lastSuccessAt: 'NaN' }) }),
+        ['5m'],
+        1,
+        /^error: not healthy: no success can be counted: run: lastSuccessAt "NaN" is not an ISO-8601 time$/m,
+      ],
     ])('%s', async (_name, records, threshold, code, output) => {
       await writeRecords(records());
       const result = await runBinary(['status', ...(threshold.length > 0 ? ['--fail-if-older-than', ...threshold] : [])]);
@@ -340,8 +366,22 @@ servers:
       const result = await runBinary(['status', '--fail-if-older-than', '5m']);
       expect(result.code, result.stderr).toBe(0);
       expect(result.stdout).toMatch(/^last successful pass 1 min( \d+ s)? ago \(sync-lb, /);
-      expect(result.stdout).toMatch(/^run: unreadable record \(not JSON: .+\)$/m);
-      expect(result.stdout).toContain('init-nodes: unreadable record (its command is "run", not init-nodes)\n');
+      expect(result.stdout).toMatch(/^run: unreadable record \(not JSON: .+\) in configmap kube-system\/cloudscale-ccm-status, key run$/m);
+      expect(result.stdout).toContain('init-nodes: unreadable record (its command is "run", not init-nodes) in configmap kube-system/cloudscale-ccm-status, key init-nodes\n');
+    });
+
+    it('a record with a field missing is named (ConfigMap, key) with the fix; status does not crash', async () => {
+      const { requests: _requests, ...withoutRequests } = JSON.parse(recordJson('run', 1)) as Record<string, unknown>;
+      await writeRecords({ run: JSON.stringify(withoutRequests), 'sync-lb': recordJson('sync-lb', 1) });
+      const result = await runBinary(['status']);
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stderr).toBe('');
+      expect(result.stdout).toContain('run: unreadable record (requests is missing) in configmap kube-system/cloudscale-ccm-status, key run\n');
+      expect(result.stdout).toContain(
+        `  fix: the next run pass writes a new record; to drop this one now: kubectl -n kube-system patch configmap cloudscale-ccm-status --type=json -p '[{"op":"remove","path":"/data/run"}]'\n`,
+      );
+      const json = await runBinary(['status', '-o', 'json']);
+      expect(JSON.parse(json.stdout).unreadable).toEqual([{ key: 'run', reason: 'requests is missing', fix: expect.stringContaining('kubectl -n kube-system patch') }]);
     });
 
     it('a missing record is not healthy; a bad duration is a usage error', async () => {

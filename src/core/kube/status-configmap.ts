@@ -13,6 +13,7 @@ import { PatchStrategy, setHeaderOptions, type V1ConfigMap } from '@kubernetes/c
 import { CCM_NAMESPACE, STATUS_CONFIGMAP_NAME } from '../deploy/manifests.js';
 import { KubeApiError } from '../errors.js';
 import { PASS_COMMANDS, type PassCommand, type PassRecord } from '../status/record.js';
+import { parsePassRecord } from '../status/record-parse.js';
 import { kubeCall, kubeWrite, type KubeConnection } from './connection.js';
 
 export const STATUS_CONFIGMAP = { namespace: CCM_NAMESPACE, name: STATUS_CONFIGMAP_NAME } as const;
@@ -41,7 +42,7 @@ export async function readStatus(conn: KubeConnection): Promise<StatusRead> {
   for (const command of PASS_COMMANDS) {
     const text = configMap.data?.[command];
     if (text === undefined) continue;
-    const parsed = parseRecord(text, command);
+    const parsed = parsePassRecord(text, command);
     if (typeof parsed === 'string') unreadable.push({ key: command, reason: parsed });
     else records[command] = parsed;
   }
@@ -76,22 +77,4 @@ export async function writeStatusRecord(conn: KubeConnection, record: PassRecord
     }
     throw error;
   }
-}
-
-/** The record in `text`, or why it is not one. */
-function parseRecord(text: string, command: PassCommand): PassRecord | string {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    return `not JSON: ${(error as Error).message}`;
-  }
-  if (value === null || typeof value !== 'object') return 'not a JSON object';
-  const record = value as Partial<PassRecord>;
-  if (record.command !== command) return `its command is ${JSON.stringify(record.command)}, not ${command}`;
-  for (const field of ['finishedAt', 'startedAt', 'result'] as const) {
-    if (typeof record[field] !== 'string') return `${field} is missing`;
-  }
-  if (Number.isNaN(Date.parse(record.finishedAt!))) return `finishedAt "${record.finishedAt}" is not a time`;
-  return record as PassRecord;
 }

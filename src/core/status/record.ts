@@ -56,14 +56,27 @@ export interface PassRecord {
    * null without a watch (and in records written before this field existed).
    */
   readonly reactions: ReactionTotals | null;
+  /**
+   * `run --watch-for` while it watches: since when (its full pass ended) and until when at the
+   * latest (the deadline of --watch-for); null once the run has ended, and without a watch. A
+   * record that still says so after `until` is of a run that ended without recording its end.
+   */
+  readonly watching: WatchingSpan | null;
+}
+
+export interface WatchingSpan {
+  readonly since: string;
+  readonly until: string;
 }
 
 /** The reaction passes of a watching `run` so far, summed, and the last one. */
 export interface ReactionTotals {
   readonly passes: number;
   readonly nodesInitialized: number;
-  /** Services whose load balancer was created, updated or deleted. */
-  readonly servicesChanged: number;
+  /** Load balancers created, updated and deleted, counted as run's summary counts them. */
+  readonly loadBalancersCreated: number;
+  readonly loadBalancersUpdated: number;
+  readonly loadBalancersDeleted: number;
   readonly failures: number;
   readonly last: {
     /** What the watch saw change: `node/a, service/default/web`. */
@@ -75,17 +88,30 @@ export interface ReactionTotals {
 }
 
 /** A watching run's reactions before its first reaction pass. */
-export const NO_REACTIONS: ReactionTotals = { passes: 0, nodesInitialized: 0, servicesChanged: 0, failures: 0, last: null };
+export const NO_REACTIONS: ReactionTotals = {
+  passes: 0,
+  nodesInitialized: 0,
+  loadBalancersCreated: 0,
+  loadBalancersUpdated: 0,
+  loadBalancersDeleted: 0,
+  failures: 0,
+  last: null,
+};
+
+/** What one reaction pass did, in the counts ReactionTotals sums. */
+export type ReactionCounts = Pick<ReactionTotals, 'nodesInitialized' | 'loadBalancersCreated' | 'loadBalancersUpdated' | 'loadBalancersDeleted'>;
 
 /** `totals` with one more reaction pass, which becomes the last. */
 export function withReaction(
   totals: ReactionTotals,
-  pass: { readonly changes: string; readonly nodesInitialized: number; readonly servicesChanged: number; readonly failures: number; readonly startedAt: Date; readonly finishedAt: Date },
+  pass: ReactionCounts & { readonly changes: string; readonly failures: number; readonly startedAt: Date; readonly finishedAt: Date },
 ): ReactionTotals {
   return {
     passes: totals.passes + 1,
     nodesInitialized: totals.nodesInitialized + pass.nodesInitialized,
-    servicesChanged: totals.servicesChanged + pass.servicesChanged,
+    loadBalancersCreated: totals.loadBalancersCreated + pass.loadBalancersCreated,
+    loadBalancersUpdated: totals.loadBalancersUpdated + pass.loadBalancersUpdated,
+    loadBalancersDeleted: totals.loadBalancersDeleted + pass.loadBalancersDeleted,
     failures: totals.failures + pass.failures,
     last: {
       changes: pass.changes,
@@ -122,6 +148,7 @@ export interface PassOutcome {
   /** The cloudscale API attempts of this pass. */
   readonly requests: readonly RequestRecord[];
   readonly reactions?: ReactionTotals;
+  readonly watching?: WatchingSpan;
 }
 
 /**
@@ -164,6 +191,7 @@ export function buildPassRecord(outcome: PassOutcome, previous: PassRecord | und
             ...outcome.reactions,
             last: outcome.reactions.last === null ? null : { ...outcome.reactions.last, changes: shortened(outcome.reactions.last.changes) },
           },
+    watching: outcome.watching ?? null,
   };
 }
 
