@@ -66,6 +66,8 @@ export interface ExecutionResult {
   readonly poolsCreated: ReadonlyMap<string, readonly MemberState[]>;
   /** Pools that existed before whose members this plan created or deleted. */
   readonly poolsChanged: ReadonlySet<string>;
+  /** Wall time from the first action's start to the end (its waits included): the Event's "in 4.2 s". */
+  readonly elapsedMs: number;
 }
 
 /** How long what a delete freed may stay taken (docs/cloudscale-api.md: "a moment"). */
@@ -126,6 +128,7 @@ class PlanRun {
   private loadBalancerReady = false;
   /** Kinds this plan deleted (never cleared, unlike deletedKinds): what they held may still be held. */
   private readonly everDeleted = new Set<string>();
+  private readonly started = performance.now();
 
   constructor(
     private readonly plan: ServicePlan,
@@ -161,6 +164,7 @@ class PlanRun {
       executed: this.executed,
       poolsCreated: this.poolsCreated,
       poolsChanged: this.poolsChanged,
+      elapsedMs: performance.now() - this.started,
       ...(this.loadBalancer === undefined ? {} : { loadBalancer: this.loadBalancer }),
     };
   }

@@ -10,10 +10,11 @@ import { recordEvent } from '../kube/events.js';
 import { patchServiceMetadata, patchServiceStatus } from '../kube/services.js';
 import { assembleActualLoadBalancer, findLoadBalancer } from '../lb/actual.js';
 import type { PlannedAction } from '../lb/actions.js';
-import { LB_ANNOTATIONS, readLbAnnotation } from '../lb/annotations.js';
+import { LB_ANNOTATIONS, approvalOf as approvalIn, readLbAnnotation } from '../lb/annotations.js';
 import { announcements, applyBudget } from '../lb/budget.js';
 import { planService, type DrainPolicy, type ServicePlan } from '../lb/planner.js';
 import { problemSummary, type Problem } from '../lb/problems.js';
+import { changedTheLoadBalancer, describeChanges } from './change-event.js';
 import { Slots } from './concurrency.js';
 import { ReadinessWatch } from './lb-watch.js';
 import {
@@ -91,9 +92,9 @@ export interface PassBudget {
   readonly seconds: number;
 }
 
-/** The change id the Service's approval annotation carries (any value: a wrong one is reported, not refused). */
+/** The change id the Service's approval annotation carries (a well-formed wrong one is reported, not refused). */
 function approvalOf(service: V1Service): string | null {
-  return readLbAnnotation(service.metadata?.annotations, 'approveChange');
+  return approvalIn(service.metadata?.annotations);
 }
 
 /**
@@ -134,6 +135,15 @@ export interface SyncPassOptions extends Omit<ExecuteOptions, 'actualLoadBalance
   readonly budget?: PassBudget;
 }
 
+/** How a round of a longer pass records Events. */
+interface RoundOptions {
+  /**
+   * The caller records each Service's change Event once its rounds are done (recordChangeEvent):
+   * one Event per change, however many rounds it took.
+   */
+  readonly changeEventsLater?: boolean;
+}
+
 /**
  * Executes the plans; one Service's failure never stops the others. At most `concurrency`
  * Services work at once, but one waiting for its load balancer to leave `changing` gives its
@@ -145,7 +155,7 @@ export async function executeLbPass(
   planned: readonly PlannedService[],
   snapshot: LbPassSnapshot,
   deps: { readonly conn: KubeConnection; readonly cloud: CloudscaleClient },
-  options: SyncPassOptions,
+  options: SyncPassOptions & RoundOptions,
 ): Promise<ServiceOutcome[]> {
   const active = planned.filter((p) => p.plan.mode !== 'ignore');
   const slots = new Slots(options.concurrency);
@@ -166,7 +176,7 @@ async function executeOne(
   planned: PlannedService,
   snapshot: LbPassSnapshot,
   deps: { readonly conn: KubeConnection; readonly cloud: CloudscaleClient },
-  options: SyncPassOptions & Pick<ExecuteOptions, 'awaitReady'>,
+  options: SyncPassOptions & RoundOptions & Pick<ExecuteOptions, 'awaitReady'>,
 ): Promise<ServiceOutcome> {
   const { plan, service } = planned;
   const name = `service/${plan.service.namespace}/${plan.service.name}`;
@@ -193,28 +203,56 @@ async function executeOne(
     },
   );
 
-  const errors: Error[] = [
-    ...plan.problems.map((p) => new ServiceProblemError(p)),
-    ...(execution.failed ? [execution.failed.error] : []),
-  ];
-  if (errors.length > 0) {
-    for (const error of errors) {
-      await event('Warning', 'SyncLoadBalancerFailed', `Error syncing load balancer: ${errorMessage(error)}`);
-    }
-    return { status: 'failed', planned, execution, errors };
-  }
+  const problems = plan.problems.map((p) => new ServiceProblemError(p));
+  for (const error of problems) await event('Warning', 'SyncLoadBalancerFailed', `Error syncing load balancer: ${errorMessage(error)}`);
+  if (execution.failed) await recordFailureEvent(deps.conn, plan, execution.failed.error, execution, options);
+  const errors: Error[] = [...problems, ...(execution.failed ? [execution.failed.error] : [])];
+  if (errors.length > 0) return { status: 'failed', planned, execution, errors };
   if (changes.length === 0) return { status: 'unchanged', planned, execution };
-  if (deleting) {
-    await event('Normal', 'DeletedLoadBalancer', 'Deleted load balancer');
-  } else {
-    const onlyMembers = changes.every((a) => a.kind === 'create-member' || a.kind === 'delete-member');
-    await event(
-      'Normal',
-      onlyMembers ? 'UpdatedLoadBalancer' : 'EnsuredLoadBalancer',
-      onlyMembers ? 'Updated load balancer with new hosts' : 'Ensured load balancer',
-    );
-  }
-  return { status: 'changed', planned, execution };
+  const outcome: ServiceOutcome = { status: 'changed', planned, execution };
+  if (!options.changeEventsLater) await recordChangeEvent(deps.conn, outcome, options);
+  return outcome;
+}
+
+/**
+ * The Normal Event of a change, once per Service and pass: `EnsuredLoadBalancer` (or
+ * `UpdatedLoadBalancer` when only members came and went, `DeletedLoadBalancer`), saying what
+ * changed, by which strategy, and the time it took (describeChanges). Each is an Event of its
+ * own, never folded into an earlier one with the same words: a change made again is news.
+ */
+export async function recordChangeEvent(
+  conn: KubeConnection,
+  outcome: ServiceOutcome,
+  options: Pick<SyncPassOptions, 'onEventError'>,
+): Promise<void> {
+  const { plan } = outcome.planned;
+  const { executed, elapsedMs } = outcome.execution;
+  const done = executed.filter((e) => e.action.verb !== 'refuse').map((e) => e.action);
+  const onlyMembers = done.every((a) => a.kind === 'create-member' || a.kind === 'delete-member');
+  const [reason, words] =
+    plan.mode === 'delete'
+      ? ['DeletedLoadBalancer', 'Deleted load balancer']
+      : onlyMembers
+        ? ['UpdatedLoadBalancer', 'Updated load balancer with new hosts']
+        : ['EnsuredLoadBalancer', 'Ensured load balancer'];
+  const message = `${words}: ${describeChanges(executed, elapsedMs)}`;
+  await serviceEvent(conn, plan.service, { type: 'Normal', reason, message }, options, { aggregate: false });
+}
+
+/**
+ * The Warning of a Service whose execution failed (or whose changes could not be verified),
+ * saying what was changed before, if anything was: a change that stopped midway is still a
+ * change. One that wrote nothing keeps the same words each time, so its repeats are aggregated.
+ */
+async function recordFailureEvent(
+  conn: KubeConnection,
+  plan: ServicePlan,
+  error: Error,
+  execution: Pick<ExecutionResult, 'executed' | 'elapsedMs'>,
+  options: Pick<SyncPassOptions, 'onEventError'>,
+): Promise<void> {
+  const before = changedTheLoadBalancer(execution.executed) ? `; changed before: ${describeChanges(execution.executed, execution.elapsedMs)}` : '';
+  await serviceEvent(conn, plan.service, { type: 'Warning', reason: 'SyncLoadBalancerFailed', message: `Error syncing load balancer: ${errorMessage(error)}${before}` }, options);
 }
 
 /** An Event on the Service, as the service controller records it; a failure goes to `onEventError` (and answers false). */
@@ -223,11 +261,13 @@ async function serviceEvent(
   service: ServicePlan['service'],
   content: { readonly type: 'Normal' | 'Warning'; readonly reason: string; readonly message: string },
   options: Pick<SyncPassOptions, 'onEventError'>,
+  recording: { readonly aggregate?: boolean } = {},
 ): Promise<boolean> {
   const { error } = await recordEvent(
     conn,
     { kind: 'Service', apiVersion: 'v1', namespace: service.namespace, name: service.name, uid: service.uid },
     { ...content, component: 'service-controller' },
+    recording,
   );
   // A Lease lost is reported once, by the pass whose signal it aborted, not per Event.
   if (error && !(error instanceof LeaseLostError)) options.onEventError?.(error);
@@ -319,7 +359,7 @@ export async function reconcileLoadBalancers(
   let { snapshot, planned } = first;
   await announceHeldChanges(planned, deps.conn, options);
   for (let round = 1; ; round += 1) {
-    const outcomes = await executeLbPass(planned, snapshot, deps, options);
+    const outcomes = await executeLbPass(planned, snapshot, deps, { ...options, changeEventsLater: true });
     for (const outcome of outcomes) {
       const key = serviceKey(outcome.planned.plan);
       results.set(key, mergeRounds(results.get(key), outcome));
@@ -342,7 +382,7 @@ export async function reconcileLoadBalancers(
           hint: 'the changes were made; the next pass reads the state again and repairs what differs',
           cause: error,
         });
-        failService(results, item.plan, unverified, options);
+        await failService(results, item.plan, unverified, deps.conn, options);
       }
       break;
     }
@@ -356,20 +396,29 @@ export async function reconcileLoadBalancers(
             hint: 'something else changes this load balancer concurrently, or the API does not keep what it was sent; run with -v and check the load balancer in the cloudscale control panel',
           },
         );
-        failService(results, plan, error, options);
+        await failService(results, plan, error, deps.conn, options);
       }
       break;
     }
     for (const { plan } of planned) options.onRequeued?.(plan);
   }
-  return [...results.values()];
+  const outcomes = [...results.values()];
+  for (const outcome of outcomes) if (outcome.status === 'changed') await recordChangeEvent(deps.conn, outcome, options);
+  return outcomes;
 }
 
-/** Ends a Service's outcome over the rounds as failed with `error`, keeping what it executed. */
-function failService(results: Map<string, ServiceOutcome>, plan: ServicePlan, error: Error, options: Pick<SyncPassOptions, 'onServiceDone'>): void {
+/** Ends a Service's outcome over the rounds as failed with `error`, keeping what it executed, and says so in its Warning. */
+async function failService(
+  results: Map<string, ServiceOutcome>,
+  plan: ServicePlan,
+  error: Error,
+  conn: KubeConnection,
+  options: Pick<SyncPassOptions, 'onServiceDone' | 'onEventError'>,
+): Promise<void> {
   const previous = results.get(serviceKey(plan))!;
   const failed: ServiceOutcome = { status: 'failed', planned: previous.planned, execution: previous.execution, errors: [error] };
   results.set(serviceKey(plan), failed);
+  await recordFailureEvent(conn, plan, error, previous.execution, options);
   options.onServiceDone?.(failed);
 }
 
@@ -382,7 +431,12 @@ function mergeRounds(previous: ServiceOutcome | undefined, next: ServiceOutcome)
   if (previous === undefined) return next;
   const executed: ExecutedAction[] = [...previous.execution.executed, ...next.execution.executed];
   const status = next.status === 'unchanged' ? previous.status : next.status;
-  const execution = { ...next.execution, executed, loadBalancer: next.execution.loadBalancer ?? previous.execution.loadBalancer };
+  const execution = {
+    ...next.execution,
+    executed,
+    elapsedMs: previous.execution.elapsedMs + next.execution.elapsedMs,
+    loadBalancer: next.execution.loadBalancer ?? previous.execution.loadBalancer,
+  };
   return next.status === 'failed'
     ? { status: 'failed', planned: previous.planned, execution, errors: next.errors }
     : { status: status === 'failed' ? 'changed' : status, planned: previous.planned, execution };

@@ -1,7 +1,7 @@
 // Kubernetes Events about the objects the tool changes, so `kubectl describe` shows what happened.
 // Events are best-effort: recording one never throws; a failure is returned so the caller can
 // report it (once) instead of losing it silently.
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { PatchStrategy, setHeaderOptions, type CoreV1Event } from '@kubernetes/client-node';
 import { KubeApiError, LeaseLostError } from '../errors.js';
 import { kubeCall, kubeWrite, type KubeConnection } from './connection.js';
@@ -44,6 +44,10 @@ const MAX_NAME_LENGTH = 253;
  * events about cluster-scoped objects go to `default`. Returns the stored Event, or the
  * KubeApiError that prevented it.
  *
+ * By default the same event again is aggregated on the first (see countRepeat): right for a
+ * problem that repeats. `aggregate: false` records each call as an Event of its own: a change
+ * made again is news, and folding it into an Event of half an hour ago would hide it.
+ *
  * For Nodes the involvedObject uid is the node name, as kubelet and the node controllers write
  * it: `kubectl describe node` searches for exactly that.
  */
@@ -52,7 +56,7 @@ export async function recordEvent(
   subject: EventSubject,
   content: EventContent,
   /** `now`: the time of this occurrence (tests move it to cross EVENT_REFRESH_MS). */
-  options: { readonly now?: Date } = {},
+  options: { readonly now?: Date; readonly aggregate?: boolean } = {},
 ): Promise<{ event: CoreV1Event; error?: undefined } | { event?: undefined; error: KubeApiError | LeaseLostError }> {
   const clusterScoped = subject.namespace === undefined || subject.namespace === '';
   const namespace = clusterScoped ? 'default' : (subject.namespace as string);
@@ -61,7 +65,8 @@ export async function recordEvent(
   const now = options.now ?? new Date();
   // kubectl describe prints the message as it is: names read from outside must not reach it raw.
   const message = truncate(escapeUnprintable(content.message), MAX_MESSAGE_LENGTH);
-  const name = eventName(subject.name, [subject.kind, subject.name, uid, content.type, content.reason, message, component]);
+  const identity = [subject.kind, subject.name, uid, content.type, content.reason, message, component];
+  const name = eventName(subject.name, options.aggregate === false ? [...identity, now.toISOString(), randomUUID()] : identity);
   const body: CoreV1Event = {
     apiVersion: 'v1',
     kind: 'Event',
@@ -89,7 +94,7 @@ export async function recordEvent(
   } catch (error) {
     // A closed fence: the Event was not sent. The pass's signal carries the loss and reports it.
     if (error instanceof LeaseLostError) return { error };
-    if (error instanceof KubeApiError && error.status === 409) return countRepeat(conn, namespace, body, what);
+    if (error instanceof KubeApiError && error.status === 409 && options.aggregate !== false) return countRepeat(conn, namespace, body, what);
     if (error instanceof KubeApiError) return { error };
     return { error: new KubeApiError(`record event: ${String(error)}`, { status: 0, cause: error }) };
   }
