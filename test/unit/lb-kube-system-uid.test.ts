@@ -15,7 +15,7 @@ describe('kube-system uid tag', () => {
     expect(create?.kind === 'create-lb' && create.body.tags).toMatchObject({ [`${P}cluster`]: CLUSTER, [UID_TAG]: HERE });
   });
 
-  test('one made without it (an older version) gets it as one tags PATCH, impact none, and then nothing', () => {
+  test('one made without it (an older version) gets it as one tags PATCH, impact none, saying so, and then nothing', () => {
     const world = converged();
     expect(world.lbs[0]!.tags[UID_TAG]).toBeUndefined();
     world.kubeSystemUid = HERE;
@@ -23,6 +23,8 @@ describe('kube-system uid tag', () => {
     expect(plan.actions.map((a) => [a.kind, a.impact])).toEqual([['tag-lb', 'none']]);
     const [tag] = plan.actions;
     expect(tag?.kind === 'tag-lb' && tag.patch.tags).toEqual({ ...world.lbs[0]!.tags, [UID_TAG]: HERE });
+    // What `plan` shows for it: why, and that cleanup needs it.
+    expect(tag?.reason.text).toBe("add this cluster's kube-system-uid tag (made before the tag existed): cleanup deletes no load balancer without it");
     world.apply(plan.actions);
     expect(world.plan().actions).toEqual([]);
   });

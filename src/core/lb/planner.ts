@@ -43,7 +43,7 @@ import {
   type LbAnnotationValues,
 } from './annotations.js';
 import type { HeldChange } from './budget.js';
-import { taggedKubeSystemUid } from './cluster-identity.js';
+import { OWNER_KUBE_SYSTEM_UID_TAG, taggedKubeSystemUid } from './cluster-identity.js';
 import {
   desiredLoadBalancer,
   ingressEqual,
@@ -1064,8 +1064,12 @@ class CloudPlan {
       );
     }
     const tags = { ...actual.lb.tags, ...d.tags };
-    if (JSON.stringify(Object.entries(tags).sort()) !== JSON.stringify(Object.entries(actual.lb.tags).sort())) {
+    const sameTags = (a: LoadBalancer['tags'], b: LoadBalancer['tags']) => JSON.stringify(Object.entries(a).sort()) === JSON.stringify(Object.entries(b).sort());
+    if (!sameTags(tags, actual.lb.tags)) {
       const adopted = parseOwnershipTags(actual.lb.tags).kind === 'untagged';
+      // Only the kube-system uid tag missing: a load balancer made before the tag existed.
+      const { [OWNER_KUBE_SYSTEM_UID_TAG]: _uid, ...others } = tags;
+      const uidOnly = taggedKubeSystemUid(actual.lb) === null && sameTags(others, actual.lb.tags);
       this.lbChanges.push(
         this.act({
           kind: 'tag-lb',
@@ -1073,7 +1077,9 @@ class CloudPlan {
           reason: {
             text: adopted
               ? 'adopt the load balancer (created without ownership tags, e.g. by the Go CCM): tag it as owned by this cluster and Service'
-              : 'ownership tags differ',
+              : uidOnly
+                ? "add this cluster's kube-system-uid tag (made before the tag existed): cleanup deletes no load balancer without it"
+                : 'ownership tags differ',
             field: 'tags',
             from: JSON.stringify(actual.lb.tags),
             to: JSON.stringify(tags),
