@@ -4,7 +4,7 @@
 import { planLbPass, reconcileLoadBalancers, type ServiceOutcome } from '../core/apply/lb-pass.js';
 import { DEFAULT_DRAIN_SECONDS } from '../core/lb/strategies.js';
 import { approvalHint, type HeldChange } from '../core/lb/budget.js';
-import { LB_ANNOTATIONS, readLbAnnotation } from '../core/lb/annotations.js';
+import { LB_ANNOTATIONS, approvalOf } from '../core/lb/annotations.js';
 import { budgetPolicy, budgetSecondsAt, type BudgetOptions } from '../core/lb/budget-window.js';
 import { readLbPassSnapshot, type ServiceSelection } from '../core/apply/snapshot.js';
 import { budgetLine, summarise, type RequestSummary } from '../core/cloudscale/request-counter.js';
@@ -192,7 +192,7 @@ async function syncLbPass(names: readonly ServiceName[], options: SyncLbOptions,
 
 function serviceReport(outcome: ServiceOutcome): ServiceReport {
   const { plan } = outcome.planned;
-  const approval = readLbAnnotation(outcome.planned.service.metadata?.annotations, 'approveChange');
+  const approval = approvalOf(outcome.planned.service.metadata?.annotations);
   return {
     service: `${plan.service.namespace}/${plan.service.name}`,
     status: outcome.status,

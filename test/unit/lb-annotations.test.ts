@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { AnnotationError } from '../../src/core/errors.js';
 import {
+  approvalOf,
   LB_ANNOTATIONS,
   LB_NAME_MAX_CHARACTERS,
   OWNER_CLUSTER_TAG,
@@ -209,6 +210,31 @@ describe('invalid values name the annotation, the value and the expected format'
     const definition = Object.values(LB_ANNOTATIONS).find((d) => d.key === key)!;
     expect(error.message).toContain(`expected ${definition.format}`);
     expect(error.hint).toContain(key);
+  });
+});
+
+describe('the approval (cloudscale-ccm/approve-change)', () => {
+  const key = LB_ANNOTATIONS.approveChange.key;
+  test.each([
+    ['0123456789', '0123456789'],
+    [' 0123456789\n', '0123456789'],
+    ['', null],
+    ['  ', null],
+  ])('%j approves %j', (raw, id) => {
+    expect(readLbAnnotation({ [key]: raw }, 'approveChange')).toBe(id);
+    expect(approvalOf({ [key]: raw })).toBe(id);
+  });
+
+  // A value that is no change id can never approve anything: refused like any malformed
+  // annotation (and at kubectl apply by the admission policy), not left to a mismatch Warning.
+  test.each(['abc', '0123456789a', 'ABCDEF0123', 'abc,def', '01234 56789'])('%j is refused, naming the format', (raw) => {
+    const result = parseLbAnnotations({ [key]: raw });
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.errors.map((e) => e.message)).toEqual([
+      `${key}: invalid value ${quoteUntrusted(raw)}: not a change id; expected ${LB_ANNOTATIONS.approveChange.format}`,
+    ]);
+    expect(approvalOf({ [key]: raw })).toBeNull();
   });
 });
 

@@ -50,6 +50,24 @@ export interface AnnotationDefinition<T> {
 /** Thrown by the inner value parsers; `define` turns it into an `AnnotationError`. */
 class InvalidValue extends Error {}
 
+/**
+ * What the value parsers say is wrong with a value. The admission policy
+ * (src/core/deploy/admission-policy.ts) says the same in CEL, from these texts.
+ */
+export const VALUE_PROBLEMS = {
+  notInteger: 'not an integer',
+  tooLarge: 'the number is too large',
+  atLeast: (min: number) => `must be at least ${min} (the API refuses less)`,
+  atMost: (max: number) => `must be at most ${max} (the API refuses more)`,
+  unknownValue: 'unknown value',
+  notSlug: 'not a slug (lower-case letters, digits and "-")',
+  notHostname: 'not a DNS hostname',
+  blankName: 'the name must not be empty or blank',
+  controlCharacter: (where: string) => `the name contains a control character (${where})`,
+  nameTooLong: (length: number) => `the name is ${length} characters long, at most ${LB_NAME_MAX_CHARACTERS} are accepted`,
+  notChangeId: 'not a change id',
+} as const;
+
 interface AnnotationSpec<T> extends Omit<AnnotationDefinition<T>, 'key' | 'parse'> {
   readonly parse: (raw: string, context: AnnotationParseContext) => T;
 }
@@ -87,13 +105,11 @@ function define<T>(name: string, spec: AnnotationSpec<T>, prefix: string = ANNOT
 function parseInteger(raw: string, field: LbLimitField): number {
   const range: IntegerRange = LB_LIMITS[field];
   const text = raw.trim();
-  if (!/^[+-]?\d+$/.test(text)) throw new InvalidValue('not an integer');
+  if (!/^[+-]?\d+$/.test(text)) throw new InvalidValue(VALUE_PROBLEMS.notInteger);
   const value = Number(text);
-  if (!Number.isSafeInteger(value)) throw new InvalidValue('the number is too large');
-  if (value < range.min) throw new InvalidValue(`must be at least ${range.min} (the API refuses less)`);
-  if (range.max !== undefined && value > range.max) {
-    throw new InvalidValue(`must be at most ${range.max} (the API refuses more)`);
-  }
+  if (!Number.isSafeInteger(value)) throw new InvalidValue(VALUE_PROBLEMS.tooLarge);
+  if (value < range.min) throw new InvalidValue(VALUE_PROBLEMS.atLeast(range.min));
+  if (range.max !== undefined && value > range.max) throw new InvalidValue(VALUE_PROBLEMS.atMost(range.max));
   return value;
 }
 
@@ -128,7 +144,7 @@ function parseStringList(raw: string): string[] {
 
 function parseEnum<const V extends string>(raw: string, values: readonly V[]): V {
   if ((values as readonly string[]).includes(raw)) return raw as V;
-  throw new InvalidValue('unknown value');
+  throw new InvalidValue(VALUE_PROBLEMS.unknownValue);
 }
 
 function enumFormat(values: readonly string[]): string {
@@ -136,10 +152,10 @@ function enumFormat(values: readonly string[]): string {
   return quoted.length === 1 ? quoted[0]! : `one of ${quoted.join(', ')}`;
 }
 
-const SLUG = /^[a-z0-9][a-z0-9-]*$/;
+export const SLUG = /^[a-z0-9][a-z0-9-]*$/;
 
 function parseSlug(raw: string): string {
-  if (!SLUG.test(raw)) throw new InvalidValue('not a slug (lower-case letters, digits and "-")');
+  if (!SLUG.test(raw)) throw new InvalidValue(VALUE_PROBLEMS.notSlug);
   return raw;
 }
 
@@ -204,6 +220,9 @@ function parseCidrList(raw: string, what: string): string[] {
   return list;
 }
 
+/** A change id as `plan` prints it: ten lower-case hex digits (changeId in ./budget.ts). */
+export const CHANGE_ID = /^[0-9a-f]{10}$/;
+
 /**
  * The longest load balancer name this tool sends. The API documents no limit and the simulator
  * enforces none; 255 characters is a guess (the usual limit of a name column), recorded in
@@ -217,13 +236,11 @@ export const LB_NAME_MAX_CHARACTERS = 255;
  * Events), at most LB_NAME_MAX_CHARACTERS characters.
  */
 function parseLbName(raw: string): string {
-  if (raw.trim() === '') throw new InvalidValue('the name must not be empty or blank');
+  if (raw.trim() === '') throw new InvalidValue(VALUE_PROBLEMS.blankName);
   const unprintable = firstUnprintable(raw);
-  if (unprintable !== null) throw new InvalidValue(`the name contains a control character (${unprintable})`);
+  if (unprintable !== null) throw new InvalidValue(VALUE_PROBLEMS.controlCharacter(unprintable));
   const length = [...raw].length;
-  if (length > LB_NAME_MAX_CHARACTERS) {
-    throw new InvalidValue(`the name is ${length} characters long, at most ${LB_NAME_MAX_CHARACTERS} are accepted`);
-  }
+  if (length > LB_NAME_MAX_CHARACTERS) throw new InvalidValue(VALUE_PROBLEMS.nameTooLong(length));
   return raw;
 }
 
@@ -407,7 +424,7 @@ export const LB_ANNOTATIONS = {
     doc: 'Publishes this hostname as the only ingress entry instead of the IPs (PROXY protocol on clusters without `ipMode`). Status only.',
     parse: (raw) => {
       if (raw === '') return null;
-      if (isIpAddress(raw) || !isDnsSubdomain(raw)) throw new InvalidValue('not a DNS hostname');
+      if (isIpAddress(raw) || !isDnsSubdomain(raw)) throw new InvalidValue(VALUE_PROBLEMS.notHostname);
       return raw;
     },
   }),
@@ -559,7 +576,12 @@ export const LB_ANNOTATIONS = {
       impact: 'none',
       writtenBy: 'user',
       doc: 'Approves the change of this Service that the downtime budget (`--max-downtime`) holds back, if its id is this one: the next pass applies it. An id that no longer matches the pending change approves nothing (Warning `ApprovalMismatch`). See "Changes with downtime".',
-      parse: (raw) => (raw.trim() === '' ? null : raw.trim()),
+      parse: (raw) => {
+        const id = raw.trim();
+        if (id === '') return null;
+        if (!CHANGE_ID.test(id)) throw new InvalidValue(VALUE_PROBLEMS.notChangeId);
+        return id;
+      },
     },
     OWN_ANNOTATION_PREFIX,
   ),
@@ -579,6 +601,19 @@ export const LB_ANNOTATIONS = {
 } as const;
 
 export type LbAnnotationName = keyof typeof LB_ANNOTATIONS;
+
+/**
+ * The approval a Service carries; null when it has none or a malformed one (not a change id:
+ * the planner reports that as the Service's problem, so no pass stops for it here).
+ */
+export function approvalOf(annotations: Annotations): string | null {
+  try {
+    return readLbAnnotation(annotations, 'approveChange');
+  } catch (error) {
+    if (error instanceof AnnotationError) return null;
+    throw error;
+  }
+}
 type ValueOf<D> = D extends AnnotationDefinition<infer T> ? T : never;
 /** The parsed value of every annotation, defaults filled in. */
 export type LbAnnotationValues = {

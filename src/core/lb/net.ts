@@ -22,9 +22,10 @@ export function isUuid(value: string): boolean {
   return UUID.test(value);
 }
 
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+export const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+export const DNS_SUBDOMAIN_MAX_LENGTH = 253;
 
 /** RFC 1123 subdomain as Kubernetes validates `status.loadBalancer.ingress[].hostname`. */
 export function isDnsSubdomain(value: string): boolean {
-  return value.length <= 253 && DNS_SUBDOMAIN.test(value);
+  return value.length <= DNS_SUBDOMAIN_MAX_LENGTH && DNS_SUBDOMAIN.test(value);
 }
