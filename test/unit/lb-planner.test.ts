@@ -1016,3 +1016,41 @@ describe('listeners moving between pools or left without one', () => {
     expect(world.plan().actions).toEqual([]);
   });
 });
+
+describe('drains: the deletion that waits for the drain period is planned as pending', () => {
+  const start = Date.parse('2026-01-01T00:00:00Z');
+  const draining = () => {
+    const world = converged(svc(), (w) => (w.drain = { seconds: 60, nowMs: start }));
+    world.nodes = [node(1)];
+    return world;
+  };
+  const pendingShape = (plan: ServicePlan) => (plan.pending ?? []).map((p) => `${p.action.kind} ${p.action.object} after ${p.after}`);
+
+  test('the pass that starts a drain disables the member now and names its deletion after the drain period', () => {
+    const plan = draining().plan();
+    expect(shape(plan)).toEqual(['update update-member member 10.0.0.2:30080 of pool tcp/http [member-drain]']);
+    expect(pendingShape(plan)).toEqual(['delete-member member 10.0.0.2:30080 of pool tcp/http after 2026-01-01T00:01:00.000Z']);
+  });
+
+  test('within the drain period nothing runs, and the deletion is pending with its time', () => {
+    const world = draining();
+    world.converge();
+    world.drain = { seconds: 60, nowMs: start + 30_000 };
+    const plan = world.plan();
+    expect(plan.actions).toEqual([]);
+    expect(pendingShape(plan)).toEqual(['delete-member member 10.0.0.2:30080 of pool tcp/http after 2026-01-01T00:01:00.000Z']);
+    // What is pending is what the pass after the drain period runs.
+    world.drain = { seconds: 60, nowMs: start + 60_000 };
+    const due = world.plan();
+    expect(due.actions).toEqual([plan.pending![0]!.action]);
+    expect(due.pending).toBeUndefined();
+  });
+
+  test('a converged Service and members deleted at once (--drain-seconds 0) have nothing pending', () => {
+    expect(converged().plan().pending).toBeUndefined();
+    const world = converged(svc(), (w) => (w.drain = { seconds: 0, nowMs: start }));
+    world.nodes = [node(1)];
+    expect(shape(world.plan())).toEqual(['delete delete-member member 10.0.0.2:30080 of pool tcp/http [minimal]']);
+    expect(world.plan().pending).toBeUndefined();
+  });
+});

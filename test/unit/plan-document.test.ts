@@ -97,8 +97,8 @@ describe('docs/plan-json.md describes the document', () => {
 
   test('nodes, services[] and summary have exactly the documented fields', () => {
     expect(Object.keys(document.nodes!)).toEqual(documented('`nodes`'));
-    // `held` is absent unless a budget holds something back (plan --max-downtime).
-    expect(Object.keys(document.services[0]!).sort()).toEqual(documented('`services[]`').filter((f) => f !== 'held').sort());
+    // `held` is absent unless a budget holds something back (plan --max-downtime), `pending` unless a member drains.
+    expect(Object.keys(document.services[0]!).sort()).toEqual(documented('`services[]`').filter((f) => f !== 'held' && f !== 'pending').sort());
     expect(Object.keys(document.summary).sort()).toEqual(documented('`summary`').sort());
     expect(Object.keys(document.summary.worstDowntime ?? { service: '', object: '', impact: '', class: '', text: '', minSeconds: 0, maxSeconds: 0 }).sort()).toEqual(
       ['service', 'object', 'impact', 'class', 'text', 'minSeconds', 'maxSeconds'].sort(),

@@ -171,3 +171,22 @@ describe('renderPlanMarkdown on a re-created listener', () => {
     }
   });
 });
+
+describe('renderPlanMarkdown of pending drains', () => {
+  test('a member waiting for the end of its drain: in the summary and under its Service, never "No changes"', () => {
+    const plan = servicePlan('web', [], { pending: [{ action: act('delete-member', 'member 10.0.0.2:30080 of pool tcp/http', 'none'), after: '2026-01-01T00:01:00.000Z' }] });
+    expect(renderPlanMarkdown(planDocument({ nodes: null, services: [plan] }))).toBe(
+      [
+        '### cloudscale-ccm plan',
+        '',
+        '**Plan:** 0 to create, 0 to update, 0 to delete, **1 member to delete after its drain**. Expected downtime: none.',
+        '',
+        '#### Service shop/web — load balancer k8s-service-uid-web',
+        '',
+        '- **later:** 1 member is deleted after its drain ends at 2026-01-01T00:01:00.000Z: member 10.0.0.2:30080 of pool tcp/http',
+        '',
+      ].join('\n'),
+    );
+  });
+});
+

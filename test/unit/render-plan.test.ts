@@ -10,7 +10,7 @@ import { planService, type ServicePlan } from '../../src/core/lb/planner.js';
 import type { Problem } from '../../src/core/lb/problems.js';
 import type { NodeAction } from '../../src/core/nodes/types.js';
 import { planDocument, renderPlanText, type PlanDocument } from '../../src/core/render/plan.js';
-import { converged, svc } from '../support/lb-world.js';
+import { converged, node as worldNode, svc } from '../support/lb-world.js';
 import { act, servicePlan } from '../support/plan-fixtures.js';
 
 const P = 'k8s.cloudscale.ch/';
@@ -500,3 +500,42 @@ describe('renderPlanText groups per object, from real plans', () => {
     );
   });
 });
+
+describe('renderPlanText: what waits for its time is shown, never "No changes"', () => {
+  test('members waiting for the end of their drain: the time they are deleted, counted in the summary as changes', () => {
+    const start = Date.parse('2026-01-01T00:00:00Z');
+    const world = converged(svc(), (w) => (w.drain = { seconds: 60, nowMs: start }));
+    world.nodes = [worldNode(1)];
+    world.converge();
+    world.drain = { seconds: 60, nowMs: start + 30_000 };
+    const document = doc([world.plan()]);
+    expect(document.summary).toMatchObject({ pending: 1, changes: true, create: 0, update: 0, delete: 0 });
+    expect(text(document)).toBe(
+      [
+        'Service shop/web — load balancer k8s-service-uid-web',
+        '  later: 1 member is deleted after its drain ends at 2026-01-01T00:01:00.000Z',
+        '    - delete-member  member 10.0.0.2:30080 of pool tcp/http',
+        '',
+        'Plan: 0 to create, 0 to update, 0 to delete, 1 member to delete after its drain. Expected downtime: none.',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  test('members whose drains end at different times: one line per time, the earliest first', () => {
+    const member = (n: number) => act('delete-member', `member 10.0.0.${n}:30080 of pool tcp/http`, 'none');
+    const plan = servicePlan('web', [], {
+      pending: [
+        { action: member(3), after: '2026-01-01T00:02:00.000Z' },
+        { action: member(1), after: '2026-01-01T00:01:00.000Z' },
+        { action: member(2), after: '2026-01-01T00:01:00.000Z' },
+      ],
+    });
+    expect(text(doc([plan])).split('\n').filter((line) => line.includes('later:') || line.startsWith('Plan:'))).toEqual([
+      '  later: 2 members are deleted after their drain ends at 2026-01-01T00:01:00.000Z',
+      '  later: 1 member is deleted after its drain ends at 2026-01-01T00:02:00.000Z',
+      'Plan: 0 to create, 0 to update, 0 to delete, 3 members to delete after their drain. Expected downtime: none.',
+    ]);
+  });
+});
+

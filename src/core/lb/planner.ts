@@ -117,6 +117,19 @@ export interface ServicePlan {
    * `actions`; `restoreHeld` puts them back. Absent when nothing is held.
    */
   readonly held?: readonly HeldChange[];
+  /**
+   * What a later pass does without anything changing meanwhile, and from when: a drained member
+   * is deleted by the first pass after its drain period ends. Not in `actions` (this pass does
+   * not run them); absent when nothing waits.
+   */
+  readonly pending?: readonly PendingAction[];
+}
+
+/** An action that waits for a time, not for a change: planned by the first pass at or after `after`. */
+export interface PendingAction {
+  readonly action: PlannedAction;
+  /** When it becomes due (ISO-8601). */
+  readonly after: string;
 }
 
 export function planService(input: PlanServiceInput): ServicePlan {
@@ -403,6 +416,7 @@ class EnsurePlanner {
   private readonly problems: Problem[] = [];
   private readonly warnings: PlanWarning[] = [];
   private readonly actions: PlannedAction[] = [];
+  private readonly pending: PendingAction[] = [];
   private lbSummary: ServicePlan['loadBalancer'] = null;
 
   constructor(private readonly input: PlanServiceInput) {
@@ -418,6 +432,7 @@ class EnsurePlanner {
       actions: this.actions,
       problems: this.problems,
       warnings: this.warnings,
+      ...(this.pending.length === 0 ? {} : { pending: this.pending }),
     };
   }
 
@@ -547,6 +562,7 @@ class EnsurePlanner {
     else cloud.update(actual);
     this.actions.push(...cloud.actions);
     this.warnings.push(...cloud.warnings);
+    this.pending.push(...cloud.pending);
     this.planFloatingIps(desired.lb, actual);
     this.planAnnotations(actual);
     this.planStatus(a, actual);
@@ -882,6 +898,8 @@ class CloudPlan {
   private actualListeners: readonly Listener[] = [];
   /** Warnings for the Service (members kept because nothing else would serve). */
   readonly warnings: PlanWarning[] = [];
+  /** Deletions of drained members that a later pass makes once their drain period has passed. */
+  readonly pending: PendingAction[] = [];
 
   constructor(
     private readonly desired: DesiredLoadBalancer,
@@ -1227,14 +1245,12 @@ class CloudPlan {
         kept += 1;
       } else if (!member.enabled && since !== undefined) {
         const drainedMs = drain.nowMs - Date.parse(since);
-        if (Number.isNaN(drainedMs) || drainedMs >= drain.seconds * 1000) {
-          this.memberLeaves.push(
-            strategies.deleteMember(member, poolRefOf, pool.name, {
-              impact: 'none',
-              reason: { ...reason, text: `${reason.text}; drained since ${since} (drain period ${drain.seconds} s)` },
-            }),
-          );
-        }
+        const deletion = strategies.deleteMember(member, poolRefOf, pool.name, {
+          impact: 'none',
+          reason: { ...reason, text: `${reason.text}; drained since ${since} (drain period ${drain.seconds} s)` },
+        });
+        if (Number.isNaN(drainedMs) || drainedMs >= drain.seconds * 1000) this.memberLeaves.push(deletion);
+        else this.pending.push({ action: deletion, after: new Date(Date.parse(since) + drain.seconds * 1000).toISOString() });
       } else if (!member.enabled) {
         // Disabled by someone else: it takes no traffic, so there is nothing to drain.
         this.memberLeaves.push(strategies.deleteMember(member, poolRefOf, pool.name, { impact: 'none', reason: { ...reason, text: `${reason.text} (it is disabled)` } }));
@@ -1245,6 +1261,15 @@ class CloudPlan {
             text: `${reason.text}: drained (no new connections), deleted after ${drain.seconds} s`,
           }),
         );
+        // Its deletion follows once the drain has run its course: a tag already there keeps its time.
+        const began = since === undefined || Number.isNaN(Date.parse(since)) ? drain.nowMs : Date.parse(since);
+        this.pending.push({
+          action: strategies.deleteMember(member, poolRefOf, pool.name, {
+            impact: 'none',
+            reason: { ...reason, text: `${reason.text}; drained since ${new Date(began).toISOString()} (drain period ${drain.seconds} s)` },
+          }),
+          after: new Date(began + drain.seconds * 1000).toISOString(),
+        });
       }
     }
     if (kept > 0) {

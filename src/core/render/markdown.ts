@@ -10,7 +10,7 @@ import { counted } from '../nodes/wording.js';
 import type { ServicePlan } from '../lb/planner.js';
 import { problemSummary } from '../lb/problems.js';
 import type { PlannedAction } from '../lb/actions.js';
-import { addressChangeText, describeNodeReason, describeReason, fieldChangeText, groupActions, lostLoadBalancerOf, reasonsOf, type PlanDocument } from './plan.js';
+import { addressChangeText, describeNodeReason, describeReason, fieldChangeText, groupActions, lostLoadBalancerOf, pendingGroups, pendingSummary, reasonsOf, type PlanDocument } from './plan.js';
 import { escapeUnprintable } from './untrusted.js';
 
 /**
@@ -55,7 +55,7 @@ export function neutraliseAutolinks(escaped: string): string {
  */
 export function renderPlanMarkdown(document: PlanDocument): string {
   const lines: string[] = ['### cloudscale-ccm plan', '', summaryLine(document), ''];
-  const shown = document.services.filter((s) => restoreHeld(s).actions.length + s.problems.length + s.warnings.length > 0);
+  const shown = document.services.filter((s) => restoreHeld(s).actions.length + s.problems.length + s.warnings.length + (s.pending?.length ?? 0) > 0);
   for (const plan of shown) lines.push(...serviceSection(plan), '');
   const nodes = document.nodes;
   if (nodes !== null && (nodes.actions.length > 0 || nodes.deletionRefusal !== null)) lines.push(...nodesSection(nodes), '');
@@ -71,6 +71,7 @@ function summaryLine(document: PlanDocument): string {
   if (!s.changes && s.refuse === 0 && s.problems === 0 && s.held === 0) return '**No changes.** The cloud and the cluster match the desired state.';
   const parts = [`${s.create} to create`, `${s.update} to update`, `${s.delete} to delete`];
   if (s.held > 0) parts.push(`**${counted(s.held, 'change')} held back** (${counted(heldActions, 'action')} over the downtime budget)`);
+  if (s.pending > 0) parts.push(`**${pendingSummary(s.pending)}**`);
   if (s.kube > 0) parts.push(`${s.kube} Service write${s.kube === 1 ? '' : 's'}`);
   if (s.nodeChanges > 0) parts.push(`${s.nodeChanges} node change${s.nodeChanges === 1 ? '' : 's'}`);
   if (s.refuse > 0) parts.push(`${s.refuse} refused`);
@@ -115,6 +116,7 @@ function serviceSection(plan: ServicePlan): string[] {
   const notes = [
     ...(lost === null ? [] : [`- **${markdownText(addressChangeText(lost))}**`]),
     ...(plan.held ?? []).map((change) => `- **held back** (change ${changeIdText(change.id)}): ${markdownText(change.reason)}`),
+    ...pendingGroups(plan).map((group) => `- **later:** ${markdownText(`${group.text}: ${group.actions.map((a) => a.object).join(', ')}`)}`),
     ...plan.problems.filter((p) => !refused.has(p)).map((p) => `- **error:** ${markdownText(problemSummary(p))} (how to fix: ${markdownText(p.hint)})`),
     ...plan.warnings.map((w) => `- **warning** ${markdownText(w.reason)}: ${markdownText(w.message)}`),
   ];

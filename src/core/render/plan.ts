@@ -10,6 +10,7 @@ import { DOCUMENT_API_VERSION } from './document.js';
 import { escapeStrings } from './untrusted.js';
 import { countByVerb, worstDowntime, type ServicePlan } from '../lb/planner.js';
 import type { NodeAction } from '../nodes/types.js';
+import { counted } from '../nodes/wording.js';
 
 /** Bumped on any incompatible change of the JSON document. */
 export const PLAN_DOCUMENT_VERSION = 1;
@@ -41,7 +42,16 @@ export interface PlanSummary {
   readonly problems: number;
   /** Changes the downtime budget (`--max-downtime`) would hold back; not in the counts above. */
   readonly held: number;
-  /** Whether applying the plan would write anything. */
+  /**
+   * Actions a later pass takes when their time comes, with nothing changed meanwhile (a drained
+   * member deleted once its drain ends: ServicePlan.pending); not in the counts above.
+   */
+  readonly pending: number;
+  /**
+   * Whether the cloud and the cluster differ from the desired state: applying the plan would
+   * write something, a change is held back, or an action is pending (`plan --detailed-exitcode`
+   * exits 2 while any is, so the exit code does not change on its own when a drain ends).
+   */
   readonly changes: boolean;
   /** The worst expected interruption, or null when nothing interrupts traffic. */
   readonly worstDowntime: {
@@ -77,13 +87,15 @@ function summarise(nodeActions: readonly NodeAction[], services: readonly Servic
   const nodeProblems = nodeActions.filter((a) => a.verb === 'refuse').length;
   const problems = services.reduce((n, s) => n + s.problems.length, 0) + nodeProblems;
   const held = services.reduce((n, s) => n + (s.held?.length ?? 0), 0);
+  const pending = services.reduce((n, s) => n + (s.pending?.length ?? 0), 0);
   return {
     ...counts,
     nodeChanges,
     problems,
     held,
+    pending,
     // Held changes are pending too: approving them (or applying the saved plan) writes them.
-    changes: counts.create + counts.update + counts.delete + counts.kube + nodeChanges + held > 0,
+    changes: counts.create + counts.update + counts.delete + counts.kube + nodeChanges + held + pending > 0,
     worstDowntime:
       worst === null
         ? null
@@ -147,7 +159,7 @@ export function renderPlanText(planDocument: PlanDocument, options: { color: boo
     wait: c.blue,
   };
   const lines: string[] = [];
-  const shown = document.services.filter((s) => s.actions.length + s.problems.length + s.warnings.length + (s.held?.length ?? 0) > 0);
+  const shown = document.services.filter((s) => s.actions.length + s.problems.length + s.warnings.length + (s.held?.length ?? 0) + (s.pending?.length ?? 0) > 0);
   const unchanged = document.services.filter((s) => !shown.includes(s));
 
   const used = new Set<Verb>([
@@ -164,7 +176,7 @@ export function renderPlanText(planDocument: PlanDocument, options: { color: boo
     const lost = lostLoadBalancerOf(plan);
     if (lost !== null) lines.push(`  ${c.red.bold(`! ${addressChangeText(lost)}`)}`);
     // Held actions are listed two columns deeper, under their change: their objects line up with the rest.
-    const heldActions = (plan.held ?? []).flatMap((change) => change.actions);
+    const heldActions = [...(plan.held ?? []).flatMap((change) => change.actions), ...(plan.pending ?? []).map((p) => p.action)];
     const width = Math.max(0, ...plan.actions.map((a) => a.kind.length), ...heldActions.map((a) => a.kind.length + 2));
     const deleted = deletedObjects(plan);
     for (const group of objectGroups(plan.actions)) {
@@ -195,6 +207,10 @@ export function renderPlanText(planDocument: PlanDocument, options: { color: boo
       }
       lines.push(`      ${approvalHint(change.id, plan.service.namespace, plan.service.name)}`);
     }
+    for (const group of pendingGroups(plan)) {
+      lines.push(`  ${c.cyan.bold('later:')} ${group.text}`);
+      for (const action of group.actions) lines.push(c.dim(`    ${SYMBOL[action.verb]} ${action.kind.padEnd(width - 2)}  ${action.object}`));
+    }
     lines.push('');
   }
 
@@ -222,6 +238,26 @@ export function renderPlanText(planDocument: PlanDocument, options: { color: boo
 
   lines.push(summaryLine(document.summary, c));
   return `${lines.join('\n')}\n`;
+}
+
+/** A Service's pending actions due at one time, and one sentence on them. */
+export interface PendingGroup {
+  readonly after: string;
+  readonly actions: readonly PlannedAction[];
+  /** `2 members are deleted after their drain ends at 2025-01-01T00:01:00.000Z` */
+  readonly text: string;
+}
+
+/** A Service's pending actions (ServicePlan.pending) by the time they become due, the earliest first. */
+export function pendingGroups(plan: ServicePlan): PendingGroup[] {
+  const byTime = new Map<string, PlannedAction[]>();
+  for (const { action, after } of plan.pending ?? []) byTime.set(after, [...(byTime.get(after) ?? []), action]);
+  return [...byTime]
+    .sort(([a], [b]) => Date.parse(a) - Date.parse(b))
+    .map(([after, actions]) => {
+      const one = actions.length === 1;
+      return { after, actions, text: `${counted(actions.length, 'member')} ${one ? 'is' : 'are'} deleted after ${one ? 'its' : 'their'} drain ends at ${after}` };
+    });
 }
 
 function serviceHeader(plan: ServicePlan, c: InstanceType<typeof Chalk>): string {
@@ -404,13 +440,18 @@ function renderProblem(problem: Problem, c: InstanceType<typeof Chalk>): string[
   return [`  ${c.red('error')} ${problemSummary(problem)}`, `      ${c.bold('how to fix:')} ${problem.hint}`];
 }
 
+/** The summary's part on pending actions: `2 members to delete after their drain`. */
+export function pendingSummary(pending: number): string {
+  return `${counted(pending, 'member')} to delete after ${pending === 1 ? 'its' : 'their'} drain`;
+}
+
 function nameList(names: readonly string[]): string {
   if (names.length <= UNCHANGED_NAMES_SHOWN) return names.join(', ');
   return `${names.slice(0, UNCHANGED_NAMES_SHOWN).join(', ')} and ${names.length - UNCHANGED_NAMES_SHOWN} more Services`;
 }
 
 function summaryLine(summary: PlanSummary, c: InstanceType<typeof Chalk>): string {
-  if (!summary.changes && summary.refuse === 0 && summary.problems === 0 && summary.held === 0) {
+  if (!summary.changes && summary.refuse === 0 && summary.problems === 0) {
     return `${c.bold('No changes.')} The cloud and the cluster match the desired state.`;
   }
   const parts = [`${summary.create} to create`, `${summary.update} to update`, `${summary.delete} to delete`];
@@ -419,6 +460,7 @@ function summaryLine(summary: PlanSummary, c: InstanceType<typeof Chalk>): strin
   if (summary.nodeChanges > 0) parts.push(`${summary.nodeChanges} node change${summary.nodeChanges === 1 ? '' : 's'}`);
   if (summary.refuse > 0) parts.push(c.magenta(`${summary.refuse} refused`));
   if (summary.held > 0) parts.push(c.yellow(`${summary.held} change${summary.held === 1 ? '' : 's'} held back`));
+  if (summary.pending > 0) parts.push(c.cyan(pendingSummary(summary.pending)));
   if (summary.problems > 0) parts.push(c.red(`${summary.problems} problem${summary.problems === 1 ? '' : 's'}`));
   const worst = summary.worstDowntime;
   const downtime =
