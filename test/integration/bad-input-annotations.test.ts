@@ -1,3 +1,4 @@
+// @kube-versions: all — Warning Events through the server's Events API, status with or without ipMode
 // The corpus of bad annotation values, as a new user writes them: each one on its own Service,
 // all in one sync-lb pass and one plan against the simulator and the real API server. Every
 // value must be refused before the first write: its Service fails with the expected message

@@ -1,3 +1,4 @@
+// @kube-versions: all — finalizers removed from Services the server is deleting
 // `cleanup`: deletes only load balancers tagged for this cluster whose Service is gone (or, with
 // --all, every one of this cluster); never untagged or foreign ones, never Floating IPs.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

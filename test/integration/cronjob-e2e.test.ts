@@ -1,3 +1,4 @@
+// @test-tools: kube-controller-manager
 // The CronJob of `cloudscale-ccm manifests`, end to end: kube-controller-manager's CronJob and
 // Job controllers create the Job and its Pod from the applied manifests; the test plays the
 // scheduler and the kubelet (test/support/kubelet.ts) and runs the Pod's container with the

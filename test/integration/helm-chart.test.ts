@@ -1,3 +1,5 @@
+// @test-tools: helm
+// @kube-versions: all — installs the chart: each object's API version and fields must be accepted by each server
 // The Helm chart deploy/chart against `cloudscale-ccm manifests`, with a real helm built from Go
 // modules (test/cluster/build-helm.sh, which npm test runs):
 // - `helm template` renders the same objects as `manifests` (parsed YAML, deep-equal, object by

@@ -1,3 +1,4 @@
+// @kube-versions: all — Node patches the server validates (providerID once, taints), field managers, Events
 // init-nodes against a real kube-apiserver and the simulator: every "must work" bullet of
 // issue 4. Each test seeds its own simulator with servers named after its own uniquely named
 // Nodes, runs passes restricted to its nodes (by name or by a per-test label), and deletes its

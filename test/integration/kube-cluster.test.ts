@@ -1,3 +1,4 @@
+// @kube-versions: all — what every versioned file relies on: admission plugins (TaintNodesByCondition), status subresources, the control plane of that version
 // The test control plane itself: what test/global-setup.ts promises to every integration test.
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, describe, expect, test } from 'vitest';

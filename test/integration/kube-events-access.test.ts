@@ -1,3 +1,4 @@
+// @kube-versions: all — the Events API (events.k8s.io/v1) and the server's RBAC answers to a user without rights
 // Events, cluster facts and the no-access user against the real apiserver.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { KubeApiError } from '../../src/core/errors.js';

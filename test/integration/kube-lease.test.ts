@@ -1,3 +1,4 @@
+// @kube-versions: all — the Lease API (coordination.k8s.io/v1): the server's conflicts and resourceVersions decide who holds it
 // The Lease lock against the real apiserver: create, renew, refuse while held, take over after
 // expiry, release, and exactly one winner when two start at once.
 import { afterAll, describe, expect, test } from 'vitest';

@@ -1,3 +1,4 @@
+// @kube-versions: all — the server's Node validation (providerID settable once) and patch types
 // What node initialisation relies on, proven against the real apiserver through client-node.
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, describe, expect, test } from 'vitest';

@@ -1,3 +1,4 @@
+// @kube-versions: all — Service status and ipMode (dropped by 1.30 without the gate), finalizers, allocations
 // What the load balancer controller relies on for Services, and the services adapter itself,
 // against the real apiserver.
 import { CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';

@@ -1,3 +1,4 @@
+// @kube-versions: all — one status write per new Service, also where the server drops ipMode
 // What `plan` prints is what `sync-lb` does: for each scenario, `plan -o json` and then
 // `sync-lb -o json` run on the same state; the actions sync-lb reports as executed (kind and
 // object, in order) are exactly the planned ones, and a second plan shows no change (a refusal

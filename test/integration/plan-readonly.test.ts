@@ -1,3 +1,4 @@
+// @kube-versions: all — plan writes nothing: Services, Nodes, Events and Leases as each server stores them
 // `plan` writes nothing: in all three forms (whole cluster, named Service, -f manifests), as a
 // function and as the real binary, with changes pending on nodes and Services, the simulator
 // receives only GETs, and the Services, Nodes, Events and Leases of the cluster stay as they were.

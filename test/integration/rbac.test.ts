@@ -1,3 +1,4 @@
+// @kube-versions: all — the shipped RBAC rules, as each server's authorizer grants and refuses them
 // The RBAC of deploy/ against a real kube-apiserver, with a ServiceAccount token bound to
 // exactly the generated roles:
 // - every request the tool makes (REQUIRED_STEPS) is allowed, and the listed extras are not;

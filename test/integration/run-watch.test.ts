@@ -1,3 +1,4 @@
+// @kube-versions: all — the watch API: reaction passes, a watch the server breaks and re-establishing it
 // `run --watch-for` against the real kube-apiserver and the simulator: after its pass, `run`
 // keeps the Lease and serves a Node and a Service created meanwhile by reaction passes (before
 // the watch ends, not by the next run), ignores what it wrote itself, ends cleanly on SIGTERM,

@@ -1,3 +1,4 @@
+// @kube-versions: all — the whole pass: Lease, Node and Service writes, Events, the status ConfigMap
 // `run`: init-nodes then sync-lb under the tool's own Lease, refusing while the Go CCM holds
 // its Lease, with one summary at the end.
 import { V1MicroTime } from '@kubernetes/client-node';

@@ -1,3 +1,4 @@
+// @kube-versions: all — a sandbox of that version: after a run, sync-lb and plan find nothing to do (ipMode)
 // One full pass of the commands through the built CLI in the README's sandbox
 // (helpers/run-in-test-cluster: a control plane of its own, the simulator, Nodes as kubelets
 // register them, the example Service, and a first `run`). Then init-nodes, sync-lb and plan must

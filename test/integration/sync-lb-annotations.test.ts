@@ -1,3 +1,4 @@
+// @kube-versions: all — status read back with or without ipMode (test/support/ip-mode.ts), Events
 // Every load-balancer annotation of the Go CCM (docs/go-ccm-compatibility.md) with its effect
 // in the simulator after a pass: what is created, what changes in place (same UUID), what is
 // swapped for a new object built beside it (new UUID), and that the pass after each change

@@ -1,3 +1,4 @@
+// @kube-versions: all — the Service status written and read back, with or without ipMode (test/support/ip-mode.ts)
 // The central promise of sync-lb: a new Service gets one load balancer with everything on it,
 // its status, annotations, finalizer and events; the next pass writes nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,3 +1,4 @@
+// @kube-versions: all — a ValidatingAdmissionPolicy (admissionregistration.k8s.io/v1) and Warning Events
 // The downtime budget (`--max-downtime`, `--window`) on the real API server and the simulator: a
 // change over the budget is held back while the harmless rest of the Service and other Services
 // converge, it is announced by one Warning Event however many passes hold it, and only the

@@ -1,3 +1,4 @@
+// @kube-versions: all — status read back with or without ipMode (test/support/ip-mode.ts) after failed passes
 // Failures that must stay local and recoverable: a malformed annotation fails only its Service
 // (an event and an error line naming the annotation and the expected format, no cloud write),
 // and a create or assignment whose answer is lost (applied, then 500) leaves nothing the next

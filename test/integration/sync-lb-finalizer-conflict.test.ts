@@ -1,3 +1,4 @@
+// @kube-versions: all — the server's 409 on a finalizer patch against a stale resourceVersion
 // A finalizer write that meets another writer's change of the Service (a label edit landing
 // between the pass's read and its patch) is answered 409 by the real API server; the pass
 // re-reads the Service and writes again, keeping the other writer's change, and the Service

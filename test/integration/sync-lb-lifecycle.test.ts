@@ -1,3 +1,4 @@
+// @kube-versions: all — finalizers and deletion timestamps as the server handles them
 // The life of a Service's load balancer beyond creation: changes that are refused (flavor, zone,
 // VIP addresses), deletion and type change (load balancer first, finalizer last), Services of
 // another load-balancer class, adoption of load balancers made by the Go CCM, and load balancers
