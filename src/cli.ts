@@ -339,7 +339,7 @@ function buildProgram(
     .action(
       run(async (command, ctx) => {
         const { manifestsCommand } = await import('./commands/manifests.js');
-        const { watchFor, ...options } = command.opts<{ image?: string; schedule: string; apiServerHost?: string; apiServerPort?: number; watchFor?: number }>();
+        const { watchFor, ...options } = command.opts<{ image?: string; schedule: string; apiServerHost?: string; apiServerPort?: number; watchFor?: number; admissionPolicy: 'deny' | 'warn' | 'none' }>();
         await manifestsCommand({ ...options, ...(watchFor === undefined ? {} : { watchForMs: watchFor * 1000 }) }, ctx);
       }, noCluster),
     );
@@ -352,6 +352,11 @@ function buildProgram(
       run(async (command, ctx) => {
         const { completionCommand } = await import('./commands/completion.js');
         await completionCommand(command.args[0] as 'bash' | 'zsh' | 'fish', ctx);
+    .addOption(
+      new Option('--admission-policy <mode>', 'the admission policy checking load-balancer annotations at kubectl apply: deny refuses a malformed one, warn lets kubectl warn, none leaves it out')
+        .choices(['deny', 'warn', 'none'])
+        .default('deny'),
+    )
       }, noCluster),
     );
 

@@ -9,6 +9,7 @@ import {
   renderManifestsYaml,
   type ManifestOptions,
 } from '../core/deploy/manifests.js';
+import type { AdmissionMode } from '../core/deploy/admission-policy.js';
 import { UsageError } from '../core/errors.js';
 import { formatSeconds } from '../core/lb/budget.js';
 import type { MaintenanceWindow } from '../core/lb/budget-window.js';
@@ -30,6 +31,8 @@ export interface ManifestsCommandOptions {
   pushgateway?: string;
   /** --watch-for in milliseconds (the CLI parses the duration): each Job's `run --watch-for`. */
   watchForMs?: number;
+  /** --admission-policy (commander checks the choice): deny, warn or none; default deny. */
+  admissionPolicy?: AdmissionMode;
 }
 
 const DEFAULT_API_SERVER_PORT = 6443;
@@ -84,6 +87,7 @@ export function manifestOptionsFrom(options: ManifestsCommandOptions): ManifestO
     ...(options.watchForMs === undefined ? {} : { watchForSeconds: options.watchForMs / 1000 }),
     ...(options.image === undefined ? {} : { image: options.image }),
     ...(options.apiServerHost === undefined ? {} : { apiServer: { host: options.apiServerHost, port } }),
+    ...(options.admissionPolicy === undefined ? {} : { admissionPolicy: options.admissionPolicy }),
   };
 }
 

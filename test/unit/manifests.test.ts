@@ -205,6 +205,8 @@ describe('RBAC', () => {
       'RoleBinding/kube-system/cloudscale-ccm',
       'CronJob/kube-system/cloudscale-ccm',
       'ConfigMap/kube-system/cloudscale-ccm-status',
+      'ValidatingAdmissionPolicy//cloudscale-ccm-annotations',
+      'ValidatingAdmissionPolicyBinding//cloudscale-ccm-annotations',
     ]);
   });
 
@@ -277,7 +279,7 @@ describe('manifests command', () => {
     const list = JSON.parse(text()) as { apiVersion: string; kind: string; items: { kind: string; spec?: { schedule?: string } }[] };
     expect(list.apiVersion).toBe('v1');
     expect(list.kind).toBe('List');
-    expect(list.items.map((i) => i.kind)).toEqual(['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'CronJob', 'ConfigMap']);
+    expect(list.items.map((i) => i.kind)).toEqual(['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'CronJob', 'ConfigMap', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
     expect(list.items[5]?.spec?.schedule).toBe('0 * * * *');
   });
 

@@ -170,3 +170,15 @@ The arguments of `run` in each Job, as `manifests` writes them: the watch (watch
 {{- end }}
 {{- toJson $args }}
 {{- end }}
+
+{{/*
+The admission policy of load-balancer annotations (manifests --admission-policy): deny, warn or
+none, as `manifests` takes it. templates/admission-policy.yaml is generated and uses this.
+*/}}
+{{- define "cloudscale-ccm.admissionPolicy" -}}
+{{- $mode := trim (toString .Values.admissionPolicy) }}
+{{- if not (has $mode (list "deny" "warn" "none")) }}
+{{- fail (printf "admissionPolicy %q is not one of the allowed choices deny, warn, none: e.g. --set admissionPolicy=warn to only warn at kubectl apply" $mode) }}
+{{- end }}
+{{- $mode }}
+{{- end }}

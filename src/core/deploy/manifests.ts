@@ -18,6 +18,13 @@ import type {
 import { Document, isMap, isNode, isScalar, isSeq, visit, type Node } from 'yaml';
 import { InternalError } from '../errors.js';
 import { UNINITIALIZED_TAINT_KEY } from '../nodes/well-known.js';
+import {
+  buildAdmissionPolicy,
+  buildAdmissionPolicyBinding,
+  DEFAULT_ADMISSION_MODE,
+  toolOnlyAnnotations,
+  type AdmissionMode,
+} from './admission-policy.js';
 
 /** Everything the tool deploys lives here; the Leases it takes and reads too. */
 export const CCM_NAMESPACE = 'kube-system';
@@ -89,6 +96,11 @@ export interface ManifestOptions {
    * runs (clusters without kube-proxy). The serving certificate must name `host`.
    */
   apiServer?: { host: string; port: number };
+  /**
+   * The admission policy refusing malformed load-balancer annotations: `deny` (default), `warn`
+   * (accepted with a warning), `none` (not deployed).
+   */
+  admissionPolicy?: AdmissionMode;
 }
 
 /** A rule of the tool's RBAC with the reason it exists; the docs and the RBAC test use both. */
@@ -184,8 +196,12 @@ export function defaultImage(version: string): string {
   return `localhost/cloudscale-ccm:${version}`;
 }
 
-/** ServiceAccount, ClusterRole and binding, Role and binding, CronJob, status ConfigMap: in apply order. */
+/**
+ * ServiceAccount, ClusterRole and binding, Role and binding, CronJob, status ConfigMap, and the
+ * admission policy with its binding (unless `admissionPolicy: none`): in apply order.
+ */
 export function buildManifests(options: ManifestOptions): readonly Manifest[] {
+  const admission = options.admissionPolicy ?? DEFAULT_ADMISSION_MODE;
   return [
     { object: serviceAccount(), comments: [] },
     withRuleComments(clusterRole(), CLUSTER_RULES),
@@ -194,6 +210,49 @@ export function buildManifests(options: ManifestOptions): readonly Manifest[] {
     { object: roleBinding(), comments: [] },
     cronJob(options),
     statusConfigMap(),
+    ...(admission === 'none' ? [] : admissionPolicyManifests(admission)),
+  ];
+}
+
+/** Where the chart takes the policy from: generated, kept up to date by test/unit/admission-policy.test.ts. */
+export const CHART_ADMISSION_TEMPLATE = 'deploy/chart/templates/admission-policy.yaml';
+
+/**
+ * deploy/chart/templates/admission-policy.yaml: the policy and binding `manifests` prints, with
+ * the binding's action and whether both are there from the chart value `admissionPolicy`.
+ */
+export function renderAdmissionPolicyChartTemplate(): string {
+  const rendered = renderManifestsYaml(admissionPolicyManifests('deny'));
+  if (rendered.includes('{{') || rendered.includes('}}')) {
+    throw new InternalError('the admission policy contains "{{" or "}}", which helm would read as a template action');
+  }
+  const deny = 'validationActions: [Deny]';
+  if (rendered.split(deny).length !== 2) throw new InternalError(`the admission policy binding has no single "${deny}"`);
+  return [
+    `{{- /* Generated from src/core/lb/annotations.ts (renderAdmissionPolicyChartTemplate in src/core/deploy/manifests.ts); do not edit: UPDATE_DEPLOY=1 npx vitest run test/unit/admission-policy.test.ts rewrites it. */}}`,
+    '{{- if ne (include "cloudscale-ccm.admissionPolicy" .) "none" }}',
+    rendered.replace(deny, 'validationActions: [{{ include "cloudscale-ccm.admissionPolicy" . | title }}]').trimEnd(),
+    '{{- end }}',
+    '',
+  ].join('\n');
+}
+
+/** The policy and its binding, each explained in comments. */
+export function admissionPolicyManifests(mode: Exclude<AdmissionMode, 'none'>): readonly Manifest[] {
+  const toolOnly = toolOnlyAnnotations().map(({ key, reason }) => `${key} (${reason})`);
+  return [
+    {
+      object: buildAdmissionPolicy(LABELS),
+      comments: [
+        { path: ['metadata'], text: 'refuses a Service of type LoadBalancer whose load-balancer annotations the tool would refuse, with its message (generated from src/core/lb/annotations.ts)' },
+        { path: ['spec', 'variables', 2], text: "only values new or changed by the request: a value the Service already had is left to the tool's check, so the tool's own writes to it keep being accepted" },
+        { path: ['spec', 'validations'], text: `one per checked annotation; only the tool checks ${toolOnly.join(', ')}` },
+      ],
+    },
+    {
+      object: buildAdmissionPolicyBinding(mode, LABELS),
+      comments: [{ path: ['spec', 'validationActions'], text: 'Deny: refused at kubectl apply; Warn (manifests --admission-policy warn): accepted, kubectl prints the message' }],
+    },
   ];
 }
 
@@ -224,6 +283,8 @@ export function manifestsHeader(version: string): string[] {
   return [
     `cloudscale-ccm ${version}: ServiceAccount, RBAC and the CronJob running \`cloudscale-ccm run\` in ${CCM_NAMESPACE}.`,
     'Printed by `cloudscale-ccm manifests`; apply with `kubectl apply -f -`. docs/deploy.md explains each part.',
+    'The admission policy at the end refuses Services with malformed load-balancer annotations at',
+    '`kubectl apply` (`manifests --admission-policy warn` only warns, `none` leaves it out).',
     '',
     `The CronJob reads the cloudscale API token from Secret ${CCM_NAMESPACE}/${TOKEN_SECRET_NAME}, key ${TOKEN_SECRET_KEY}`,
     '(the Secret the Go CCM uses). It is not included here, so applying never replaces a token.',
