@@ -462,18 +462,41 @@ describe('changes on a converged Service: planned actions and their impact', () 
     expect(move.reason).toEqual({
       text: expect.stringContaining('the monitor type or HTTP version cannot change in place'),
       field: 'spec.externalTrafficPolicy',
-      from: 'tcp, HTTP 1.1',
-      to: 'http, HTTP 1.0',
+      from: 'type tcp',
+      to: 'type http, http.version 1.0, http.url_path /livez, http.method GET, http.expected_codes ["200"]',
     });
     expect(move.downtime).toEqual({ class: 'short', minSeconds: 0, maxSeconds: 20, text: expect.any(String) });
     const monitorCreate = plan.actions.find((a) => a.kind === 'create-monitor')!;
     expect(monitorCreate).toMatchObject({
-      reason: { field: 'spec.externalTrafficPolicy', from: 'tcp, HTTP 1.1', to: 'http, HTTP 1.0' },
+      reason: { field: 'spec.externalTrafficPolicy', from: 'type tcp', to: 'type http, http.version 1.0, http.url_path /livez, http.method GET, http.expected_codes ["200"]' },
       body: { type: 'http', http: { expected_codes: ['200'], method: 'GET', url_path: '/livez', version: '1.0' } },
     });
     // The successor's members check the health-check port before the listener moves to them.
     expect(plan.actions.filter((a) => a.kind === 'create-member').map((a) => a.body.monitor_port)).toEqual([31999, 31999]);
     expect(worstDowntime([plan])).toEqual({ service: plan.service, action: move, downtime: move.downtime });
+  });
+
+  test.each([
+    {
+      name: 'an http check on /healthz becomes the /livez check of ETP Local: the path and the version are named',
+      before: { 'loadbalancer-health-monitor-type': 'http', 'loadbalancer-health-monitor-http': '{"url_path":"/healthz"}' },
+      after: { 'loadbalancer-health-monitor-type': null, 'loadbalancer-health-monitor-http': null },
+      from: 'http.version 1.1, http.url_path /healthz',
+      to: 'http.version 1.0, http.url_path /livez',
+    },
+    {
+      name: 'a tcp check becomes /livez with a longer delay: the delay is named with the type',
+      before: {},
+      after: { 'loadbalancer-health-monitor-delay-s': '5' },
+      from: 'type tcp, delay_s 2',
+      to: 'type http, delay_s 5, http.version 1.0, http.url_path /livez, http.method GET, http.expected_codes ["200"]',
+    },
+  ])('a monitor recreation names every field that differs: $name', ({ before, after, from, to }) => {
+    const w = converged(svc(undefined, Object.fromEntries(Object.entries(before).map(([key, value]) => [P + key, value]))));
+    w.annotate(after);
+    Object.assign(w.service.spec!, { externalTrafficPolicy: 'Local', healthCheckNodePort: 31999 });
+    const move = w.plan().actions.find((a) => a.kind === 'delete-listener')!;
+    expect(move.reason).toMatchObject({ field: 'spec.externalTrafficPolicy', from, to });
   });
 
   test('monitor http options change in place, all in one update, each field with its reason', () => {

@@ -539,3 +539,17 @@ describe('renderPlanText: what waits for its time is shown, never "No changes"',
   });
 });
 
+describe('renderPlanText names every field of a monitor change', () => {
+  test('an http check on /healthz swapped for the /livez check of ETP Local: the path change is in the reason, not only type and version', () => {
+    const world = converged(svc(undefined, { [`${P}loadbalancer-health-monitor-type`]: 'http', [`${P}loadbalancer-health-monitor-http`]: '{"url_path":"/healthz"}' }));
+    world.annotate({ 'loadbalancer-health-monitor-type': null, 'loadbalancer-health-monitor-http': null });
+    Object.assign(world.service.spec!, { externalTrafficPolicy: 'Local', healthCheckNodePort: 31999 });
+    const output = text(doc([world.plan()]));
+    expect(output).toContain(
+      '      because the monitor type or HTTP version cannot change in place: pool tcp/http is swapped for one with the new monitor (spec.externalTrafficPolicy: http.version 1.1, http.url_path /healthz → http.version 1.0, http.url_path /livez)\n',
+    );
+    // The new monitor lists what differs from the one it replaces, field by field.
+    expect(output).toContain('  + create-monitor   health monitor of pool tcp/http\n        http.url_path: /healthz → /livez\n        http.version: 1.1 → 1.0\n');
+  });
+});
+

@@ -1612,9 +1612,19 @@ function memberChangeReason(have: MemberState, want: DesiredMember, pool: Desire
   };
 }
 
+/**
+ * Why a monitor is recreated, its `from` and `to` naming every field that differs, each as
+ * `name value` (`type tcp` → `type http, http.url_path /livez, …`): a path or a timing that
+ * changes with the type is said, not only the type and HTTP version that force the recreation.
+ */
 function monitorRecreationReason(have: HealthMonitor, want: DesiredMonitor): Reason {
-  const from = `${have.type}, HTTP ${have.http?.version || '1.1'}`;
-  const to = `${want.type}, HTTP ${want.http?.version || '1.1'}`;
+  const before = monitorFields(have);
+  const after = monitorFields(want);
+  const differing = [...new Set([...before.keys(), ...after.keys()])].filter((key) => before.get(key) !== after.get(key));
+  const side = (fields: ReadonlyMap<string, string>) =>
+    differing.flatMap((key) => (fields.has(key) ? [`${key} ${fields.get(key)}`] : [])).join(', ') || '(none)';
+  const from = side(before);
+  const to = side(after);
   const livez = (m: { type: string; http: { url_path: string } | null }) => m.type === 'http' && m.http?.url_path === '/livez';
   const field =
     livez(have) !== livez(want)
@@ -1623,6 +1633,26 @@ function monitorRecreationReason(have: HealthMonitor, want: DesiredMonitor): Rea
         ? LB_ANNOTATIONS.healthMonitorType.key
         : LB_ANNOTATIONS.healthMonitorHttp.key;
   return { text: 'the monitor type or HTTP version cannot change in place: the monitor is recreated', field, from, to };
+}
+
+/** A monitor's fields by name (`http.<name>` for its http options; a missing version is 1.1, as the API answers). */
+function monitorFields(monitor: Pick<DesiredMonitor, 'type' | 'delay_s' | 'timeout_s' | 'up_threshold' | 'down_threshold' | 'http'>): Map<string, string> {
+  const fields = new Map<string, string>([
+    ['type', monitor.type],
+    ['delay_s', String(monitor.delay_s)],
+    ['timeout_s', String(monitor.timeout_s)],
+    ['up_threshold', String(monitor.up_threshold)],
+    ['down_threshold', String(monitor.down_threshold)],
+  ]);
+  const { http } = monitor;
+  if (http !== null) {
+    fields.set('http.version', http.version || '1.1');
+    fields.set('http.url_path', http.url_path);
+    fields.set('http.method', http.method);
+    fields.set('http.expected_codes', JSON.stringify(http.expected_codes));
+    if (http.host) fields.set('http.host', http.host);
+  }
+  return fields;
 }
 
 /**
