@@ -25,6 +25,16 @@ if (major < 22) {
 const { setFlagsFromString } = await import('node:v8');
 setFlagsFromString('--semi-space-growth-factor=1');
 
+// A reader that closes the pipe early (`plan | head`) ends the output, not the command: what
+// is written after is dropped, and a writing pass still ends between steps as it would have
+// (Lease released, record written), with its own exit code. Node reports the closed pipe as an
+// 'error' event (EPIPE), which unhandled would end the process with a stack trace.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error) => {
+    if (error.code !== 'EPIPE') throw error;
+  });
+}
+
 // A Tab asking for Service or namespace names is served with one GET when the kubeconfig allows
 // it, before the CLI and the Kubernetes client load (src/commands/completion.ts); otherwise the
 // CLI runs.
