@@ -1,88 +1,79 @@
-// vitest globalSetup of the `integration` project: one Kubernetes control plane per test run.
+// vitest globalSetup of the projects that talk to Kubernetes (`integration`, `fault-race`): the
+// run's directory of control planes, one per test worker (test/support/worker-cluster.ts starts
+// each when its worker's first file begins).
 //
 // With TEST_KUBECONFIG set, that existing cluster is used as it is (TEST_KUBECONFIG_NOACCESS
-// optionally names a kubeconfig of a user without rights). Otherwise helpers/test-cluster starts
-// etcd + kube-apiserver in a temporary directory and stops them in teardown. Test files read the
-// paths with inject('kubeconfig') (see test/support/kube.ts); spawned CLI processes get them from
-// CCM_TEST_KUBECONFIG / CCM_TEST_KUBECONFIG_NOACCESS, which workers inherit.
+// optionally names a kubeconfig of a user without rights), and vitest.config.ts runs those
+// projects in a single worker. Otherwise this setup builds the binaries the workers start (once,
+// here, so that no two workers build at the same time), and in teardown stops every worker's
+// control plane and copies its logs to .tmp/test-cluster-logs/worker-N/ (or $TEST_CLUSTER_LOGS/worker-N/),
+// where test/run-tests.sh shows their tails after a failure.
 //
-// The apiserver and etcd logs of the last run are copied to .tmp/test-cluster-logs/ so that
-// test/run-tests.sh can show their tails after a failure.
+// Both projects call this setup; they share one directory (named after this process), so a worker
+// that runs files of both uses one control plane. The first teardown stops them all; the second
+// finds nothing left.
 import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { TestProject } from 'vitest/node';
-
-declare module 'vitest' {
-  export interface ProvidedContext {
-    /** Admin kubeconfig of the test cluster. */
-    kubeconfig: string;
-    /** Kubeconfig of an authenticated user without any RBAC binding; '' if unavailable. */
-    kubeconfigNoAccess: string;
-    /** True when the cluster was started for this run (not TEST_KUBECONFIG). */
-    kubeClusterOwned: boolean;
-    /**
-     * The helpers/test-cluster directory of that cluster ('' for TEST_KUBECONFIG): what
-     * `helpers/test-cluster start-controllers` needs to add a kube-controller-manager.
-     */
-    kubeClusterDir: string;
-  }
-}
+import { clusterRootOf, TEST_CLUSTER_ENV } from './support/worker-cluster-paths.js';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const helper = join(repo, 'helpers', 'test-cluster');
-const clusterLogsDir = join(repo, '.tmp', 'test-cluster-logs');
+/** Where teardown copies the logs; test/run-tests.sh names one per Kubernetes version. */
+const clusterLogsDir = process.env.TEST_CLUSTER_LOGS ?? join(repo, '.tmp', 'test-cluster-logs');
 
-export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+export default async function setup(): Promise<() => Promise<void>> {
   const existing = process.env.TEST_KUBECONFIG;
   if (existing !== undefined && existing !== '') {
-    if (!existsSync(existing)) throw new Error(`TEST_KUBECONFIG=${existing} does not exist`);
-    const noAccess = process.env.TEST_KUBECONFIG_NOACCESS ?? '';
-    publish(project, existing, noAccess, '');
+    if (!existsSync(existing)) throw new Error(`TEST_KUBECONFIG=${existing} does not exist; name an admin kubeconfig of a throw-away cluster`);
+    // Workers inherit these; test/support/worker-cluster.ts then starts nothing.
+    process.env[TEST_CLUSTER_ENV.kubeconfig] = existing;
+    process.env[TEST_CLUSTER_ENV.kubeconfigNoAccess] = process.env.TEST_KUBECONFIG_NOACCESS ?? '';
+    process.env[TEST_CLUSTER_ENV.clusterDir] = '';
     return async () => {};
   }
 
-  const dir = mkdtempSync(join(tmpdir(), 'ccm-test-cluster-'));
-  const stopSync = (): void => {
-    spawnSync('bash', [helper, 'stop', dir], { stdio: 'inherit' });
-  };
-  // Last resort if the runner exits without teardown (e.g. an uncaught error in vitest itself).
-  process.once('exit', stopSync);
+  const root = clusterRootOf(process.pid);
+  mkdirSync(root, { recursive: true });
+  process.env[TEST_CLUSTER_ENV.root] = root;
+  const kube = process.env.TEST_CLUSTER_KUBE ?? '';
   try {
-    await run('bash', [helper, 'start', dir]);
+    await run('bash', [join(repo, 'test', 'cluster', 'build.sh'), ...(kube === '' ? [] : [kube])]);
   } catch (error) {
-    keepLogs(dir);
-    stopSync();
-    process.removeListener('exit', stopSync);
-    throw new Error(`could not start the test cluster (logs in ${clusterLogsDir}): ${String(error)}`, {
-      cause: error,
-    });
+    throw new Error(`could not build the test control plane (test/cluster/build.sh ${kube}): ${String(error)}`, { cause: error });
   }
-  publish(project, join(dir, 'kubeconfig'), join(dir, 'kubeconfig-noaccess'), dir);
+  // Last resort if the runner exits without teardown (e.g. an uncaught error in vitest itself).
+  const stopSync = (): void => {
+    for (const dir of workerDirs(root)) spawnSync('bash', [helper, 'stop', dir], { stdio: 'inherit' });
+    rmSync(root, { recursive: true, force: true });
+  };
+  process.once('exit', stopSync);
 
   return async () => {
-    keepLogs(dir);
-    await run('bash', [helper, 'stop', dir]);
+    const dirs = workerDirs(root);
+    if (dirs.length > 0) keepLogs(dirs);
+    await Promise.all(dirs.map((dir) => run('bash', [helper, 'stop', dir])));
+    rmSync(root, { recursive: true, force: true });
     process.removeListener('exit', stopSync);
   };
 }
 
-function publish(project: TestProject, kubeconfig: string, noAccess: string, clusterDir: string): void {
-  project.provide('kubeconfig', kubeconfig);
-  project.provide('kubeconfigNoAccess', noAccess);
-  project.provide('kubeClusterOwned', clusterDir !== '');
-  project.provide('kubeClusterDir', clusterDir);
-  process.env.CCM_TEST_KUBECONFIG = kubeconfig;
-  process.env.CCM_TEST_KUBECONFIG_NOACCESS = noAccess;
+function workerDirs(root: string): string[] {
+  if (!existsSync(root)) return [];
+  return readdirSync(root)
+    .filter((name) => name.startsWith('worker-'))
+    .map((name) => join(root, name));
 }
 
-function keepLogs(dir: string): void {
+function keepLogs(dirs: readonly string[]): void {
   rmSync(clusterLogsDir, { recursive: true, force: true });
-  mkdirSync(clusterLogsDir, { recursive: true });
-  for (const log of ['apiserver.log', 'etcd.log', 'controller-manager.log']) {
-    if (existsSync(join(dir, log))) copyFileSync(join(dir, log), join(clusterLogsDir, log));
+  for (const dir of dirs) {
+    const target = join(clusterLogsDir, dir.slice(dir.lastIndexOf('/') + 1));
+    mkdirSync(target, { recursive: true });
+    for (const log of ['apiserver.log', 'etcd.log', 'controller-manager.log']) {
+      if (existsSync(join(dir, log))) copyFileSync(join(dir, log), join(target, log));
+    }
   }
 }
 

@@ -1,4 +1,5 @@
-// Helpers for test files that talk to the run's Kubernetes control plane (test/global-setup.ts).
+// Helpers for test files that talk to this worker's Kubernetes control plane
+// (test/support/worker-cluster.ts starts one per vitest worker; test/global-setup.ts stops them).
 //
 // The control plane is kube-apiserver + etcd only: no kube-controller-manager (namespace deletion
 // and garbage collection never finish), no kubelet (Nodes stay exactly as tests write them).
@@ -15,19 +16,23 @@ import {
   type V1Taint,
 } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
-import { inject } from 'vitest';
 import { connectKube, type KubeConnection } from '../../src/core/kube/connection.js';
+import { TEST_CLUSTER_ENV } from './worker-cluster-paths.js';
 
 export const UNINITIALIZED_TAINT_KEY = 'node.cloudprovider.kubernetes.io/uninitialized';
 /** Added to every new Node by the apiserver's TaintNodesByCondition admission plugin. */
 export const NOT_READY_TAINT_KEY = 'node.kubernetes.io/not-ready';
 
-/** Path of the admin kubeconfig of the test cluster. */
+/**
+ * Path of the admin kubeconfig of this worker's test cluster. Spawned processes inherit it as
+ * CCM_TEST_KUBECONFIG.
+ */
 export function testKubeconfig(): string {
-  const path = injected('kubeconfig') ?? process.env.CCM_TEST_KUBECONFIG;
+  const path = process.env[TEST_CLUSTER_ENV.kubeconfig];
   if (path === undefined || path === '') {
     throw new Error(
-      'no test cluster: run through the vitest `integration` project (test/global-setup.ts) or set CCM_TEST_KUBECONFIG',
+      `no test cluster: run the file through a vitest project with test/support/worker-cluster.ts ` +
+        `(\`integration\`, \`fault-race\`), or set ${TEST_CLUSTER_ENV.kubeconfig}`,
     );
   }
   return path;
@@ -38,17 +43,17 @@ export function testKubeconfig(): string {
  * the cluster came from TEST_KUBECONFIG without TEST_KUBECONFIG_NOACCESS.
  */
 export function testNoAccessKubeconfig(): string | undefined {
-  const path = injected('kubeconfigNoAccess') ?? process.env.CCM_TEST_KUBECONFIG_NOACCESS;
+  const path = process.env[TEST_CLUSTER_ENV.kubeconfigNoAccess];
   return path === undefined || path === '' ? undefined : path;
 }
 
-function injected(key: 'kubeconfig' | 'kubeconfigNoAccess'): string | undefined {
-  try {
-    return inject(key);
-  } catch {
-    // Outside a vitest worker (e.g. a script importing this file): fall back to the environment.
-    return undefined;
-  }
+/**
+ * The helpers/test-cluster directory of this worker's cluster (what `helpers/test-cluster
+ * start-controllers` needs), or undefined for a cluster from TEST_KUBECONFIG.
+ */
+export function testClusterDir(): string | undefined {
+  const dir = process.env[TEST_CLUSTER_ENV.clusterDir];
+  return dir === undefined || dir === '' ? undefined : dir;
 }
 
 let sharedConnection: KubeConnection | undefined;
