@@ -1,7 +1,9 @@
 // Two clusters configured with one --cluster-id, in one cloudscale project: the run's control
 // plane (cluster A) and a second one started here (cluster B), both against one simulator. The
 // cluster id is only a string; the kube-system uid tag tells the clusters apart, so B's cleanup
-// lists none of A's load balancers as orphans and deletes none, and B's sync-lb warns.
+// lists none of A's load balancers as orphans and deletes none, and B's sync-lb warns. A load
+// balancer of A without the tag (an older version's) is kept too, even when B has Nodes for A's
+// servers: only --include-untagged lets cleanup take it for its own.
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
@@ -165,19 +167,16 @@ servers:
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
     await connB.core.deleteNamespacedService({ namespace: 'default', name: 'gone' });
-    // A's api and B's orphan as an older version left them: no kube-system uid tag. Their
-    // members tell them apart: A's are on A's Nodes, B's on B's.
-    for (const uuid of [lbsOfA.api, orphanOfB]) {
-      const { [OWNER_KUBE_SYSTEM_UID_TAG]: _dropped, ...olderTags } = (await harness.cloud.loadBalancers.get(uuid)).tags;
-      await harness.cloud.loadBalancers.update(uuid, { tags: olderTags });
-    }
+    // A's api as an older version left it: no kube-system uid tag.
+    const { [OWNER_KUBE_SYSTEM_UID_TAG]: _dropped, ...olderTags } = (await harness.cloud.loadBalancers.get(lbsOfA.api)).tags;
+    await harness.cloud.loadBalancers.update(lbsOfA.api, { tags: olderTags });
 
     const b = await inClusterB('text');
     const report = await cleanupCommand({ all: false, yes: false, dryRun: true }, b.ctx);
     expect(report.candidates.map((c) => c.uuid)).toEqual([orphanOfB]);
     expect(Object.fromEntries(report.withoutProof.map((k) => [k.uuid, k.why]))).toEqual({
       [lbsOfA.web]: expect.stringMatching(`^belongs to another cluster that shares the cluster id ${SHARED_ID} \\(its kube-system UID `),
-      [lbsOfA.api]: expect.stringMatching(`^has no ${OWNER_KUBE_SYSTEM_UID_TAG} tag .*a member is on a server that is no Node of this cluster`),
+      [lbsOfA.api]: expect.stringMatching(`^has no ${OWNER_KUBE_SYSTEM_UID_TAG} tag, so nothing proves it is this cluster's: .*--include-untagged$`),
     });
     expect(b.out()).toContain(`kept load balancer k8s-service-`);
     expect(b.out()).toMatch(new RegExp(`\\(${lbsOfA.web}\\): belongs to another cluster that shares the cluster id ${SHARED_ID}`));
@@ -192,11 +191,22 @@ servers:
     expect(await lbUuids()).toEqual(expect.arrayContaining(Object.values(lbsOfA)));
   });
 
-  it("B's cleanup --all deletes only B's own load balancers", async () => {
+  it("B with Nodes for A's servers too: B's cleanup --all deletes only B's own, A's load balancer without the uid tag stays", async () => {
+    // Every member of A's api is now on a server of one of B's Nodes, and on no other server.
+    await createInB('node', `${prefix}-a1`);
+    await createInB('node', `${prefix}-a2`);
     const b = await inClusterB();
     const report = await cleanupCommand({ all: true, yes: true, dryRun: false }, b.ctx);
     expect(report.deleted).toHaveLength(1);
     expect(report.withoutProof.map((k) => k.uuid).sort()).toEqual(Object.values(lbsOfA).sort());
+    expect(await lbUuids()).toEqual(Object.values(lbsOfA).sort());
+  });
+
+  it("--include-untagged is the operator's word: B's cleanup --all --dry-run then lists A's api, never A's web", async () => {
+    const b = await inClusterB();
+    const report = await cleanupCommand({ all: true, includeUntagged: true, yes: false, dryRun: true }, b.ctx);
+    expect(report.candidates.map((c) => c.uuid)).toEqual([lbsOfA.api]);
+    expect(report.withoutProof.map((k) => k.uuid)).toEqual([lbsOfA.web]);
     expect(await lbUuids()).toEqual(Object.values(lbsOfA).sort());
   });
 

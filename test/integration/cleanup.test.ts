@@ -1,6 +1,7 @@
 // @kube-versions: all — finalizers removed from Services the server is deleting
 // `cleanup`: deletes only load balancers tagged for this cluster whose Service is gone (or, with
-// --all, every one of this cluster); never untagged or foreign ones, never Floating IPs.
+// --all, every one of this cluster); never untagged or foreign ones, never Floating IPs, and one
+// without this cluster's kube-system-uid tag only with --include-untagged.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanupCommand } from '../../src/commands/cleanup.js';
 import { syncLbCommand } from '../../src/commands/sync-lb.js';
@@ -78,6 +79,27 @@ floating_ips:
     expect(left).toEqual(expect.arrayContaining(['foreign', 'untagged']));
     const fip = await harness.cloud.floatingIps.get('5.102.151.7');
     expect(fip.load_balancer).toBeNull();
+  });
+
+  it("an orphan without this cluster's kube-system-uid tag (an older version's) is kept, and deleted with --include-untagged", async () => {
+    await createLoadBalancerService(namespace, 'older');
+    const synced = await syncLbCommand(['service/older'], sync, harness.context());
+    const older = synced.services[0]!.loadBalancer!.uuid!;
+    await deleteServiceForced(namespace, 'older');
+    const { 'k8s.cloudscale.ch/kube-system-uid': _dropped, ...olderTags } = (await harness.cloud.loadBalancers.get(older)).tags;
+    await harness.cloud.loadBalancers.update(older, { tags: olderTags });
+    const before = await names();
+
+    const ctx = harness.context();
+    const kept = await cleanupCommand({ all: false, yes: true, dryRun: false }, ctx);
+    expect(kept.deleted).toEqual([]);
+    expect(kept.withoutProof).toEqual([expect.objectContaining({ uuid: older, why: expect.stringContaining('--include-untagged') })]);
+    expect(ctx.out()).toMatch(new RegExp(`kept load balancer \\S+ \\(${older}\\): has no k8s.cloudscale.ch/kube-system-uid tag`));
+    expect(await names()).toEqual(before);
+
+    const deleted = await cleanupCommand({ all: false, includeUntagged: true, yes: true, dryRun: false }, harness.context());
+    expect(deleted.deleted).toEqual([older]);
+    expect(await names()).toEqual(before.filter((name) => name !== (synced.services[0]!.loadBalancer!.name)));
   });
 
   it('with --all deletes every load balancer of this cluster, and only those', async () => {
