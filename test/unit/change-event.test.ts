@@ -82,7 +82,7 @@ describe('describeChanges', () => {
     const plan = new World(svc()).plan();
     const kube = plan.actions.filter((a) => a.verb === 'kube' && a.kind === 'write-status');
     expect(describeChanges(kube.map((action) => ({ action, ms: 1 })), 50)).toBe(
-      "Service update of status.loadBalancer (publish the new load balancer's VIP addresses), 1 step in 0.1 s",
+      "Service update of status.loadBalancer (publish the new load balancer's VIP addresses), 1 step in 50 ms",
     );
   });
 

@@ -26,7 +26,7 @@ export function describeChanges(executed: readonly ExecutedAction[], elapsedMs: 
   // Everything on a load balancer this pass created is part of its creation.
   const created = described.find((a) => a.kind === 'create-lb');
   const groups = created === undefined ? groupByReason(described) : [[created]];
-  return `${groups.map(describeGroup).join('; ')}, ${counted(described.length, 'step')} in ${seconds(elapsedMs)}`;
+  return `${groups.map(describeGroup).join('; ')}, ${counted(described.length, 'step')} in ${elapsed(elapsedMs)}`;
 }
 
 function groupByReason(actions: readonly PlannedAction[]): PlannedAction[][] {
@@ -116,8 +116,9 @@ function whatOf(group: readonly PlannedAction[]): string {
   return said.join(', ');
 }
 
-function seconds(ms: number): string {
-  return `${(ms / 1000).toFixed(1)} s`;
+/** `40 ms` under a second (a tenth would round it to `0.0 s`), else `4.2 s`. */
+function elapsed(ms: number): string {
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
 }
 
 /** Whether an execution wrote to the load balancer (not only to the Service, nor only waited). */
