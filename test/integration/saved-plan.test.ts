@@ -207,11 +207,11 @@ describe('saved plans: plan --out, apply FILE', () => {
       expect(drained.length).toBeGreaterThan(0);
       for (const member of drained) expect(Date.parse(member.tags[MEMBER_DRAINING_TAG]!)).toBeGreaterThanOrEqual(applying - 1000);
 
-      // Planned while the drain still runs (nothing to do yet); applied after it ended: the member
-      // would be deleted now, which the plan did not show.
+      // Planned while the drain still runs (no step yet, the deletion pending: exit 2, a change);
+      // applied after it ended: the member would be deleted now, a step the plan did not have.
       const early = join(dir, 'drain-early.json');
       const planning = harness.context();
-      expect((await planCommand(['service/web'], { namespace, detailedExitcode: true, drainSeconds: 2, out: early }, planning)).exitCode, planning.err()).toBe(0);
+      expect((await planCommand(['service/web'], { namespace, detailedExitcode: true, drainSeconds: 2, out: early }, planning)).exitCode, planning.err()).toBe(2);
       await new Promise((resolve) => setTimeout(resolve, 2100));
       await stalePlanIsRefused(early, /service .*\/web: step 1 was nothing, is now delete-member/);
     } finally {
