@@ -54,7 +54,7 @@ _cloudscale_ccm_command_flags() {
     apply) echo '--concurrency --wait-timeout --settle-seconds --poll-seconds --wait --lease-seconds' ;;
     cleanup) echo '--all --include-untagged --yes --dry-run --wait --lease-seconds --metrics-file --pushgateway' ;;
     run) echo '--wait --lease-seconds --metrics-file --pushgateway --force --max-downtime --window --concurrency --max-node-deletions --wait-timeout --settle-seconds --poll-seconds --drain-seconds --watch-for' ;;
-    status) echo '--fail-if-older-than' ;;
+    status) echo '-n --namespace --fail-if-older-than --drain-seconds' ;;
     sim) echo '--seed --port --lb-provision-seconds --token --latency-ms --pool-delete-keeps-listeners' ;;
     manifests) echo '--image --schedule --api-server-host --api-server-port --max-downtime --window --pushgateway --watch-for' ;;
   esac
@@ -150,7 +150,7 @@ _cloudscale_ccm() {
         mapfile -t COMPREPLY < <(compgen -d -- "$cur"; compgen -f -X '!*.json' -- "$cur")
       fi
       ;;
-    plan | sync-lb)
+    plan | sync-lb | status)
       local services
       services=$(_cloudscale_ccm_lookup "${COMP_WORDS[0]}" services -n "$namespace" "${cluster_args[@]}" 2>/dev/null)
       mapfile -t COMPREPLY < <(compgen -W "$services" -- "$cur")

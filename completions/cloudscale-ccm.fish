@@ -144,8 +144,8 @@ complete -c cloudscale-ccm -n '__fish_seen_subcommand_from init-nodes' -s l -l s
 complete -c cloudscale-ccm -n '__fish_seen_subcommand_from init-nodes run' -l max-node-deletions -x -d 'refuse to delete more Nodes than this'
 
 # sync-lb and plan
-complete -c cloudscale-ccm -n '__fish_seen_subcommand_from sync-lb plan' -s n -l namespace -x -a '(__cloudscale_ccm_namespaces)' -d 'namespace of the named Services'
-complete -c cloudscale-ccm -n '__fish_seen_subcommand_from sync-lb plan' -a '(__cloudscale_ccm_services)' -d 'LoadBalancer Service'
+complete -c cloudscale-ccm -n '__fish_seen_subcommand_from sync-lb plan status' -s n -l namespace -x -a '(__cloudscale_ccm_namespaces)' -d 'namespace of the named Services'
+complete -c cloudscale-ccm -n '__fish_seen_subcommand_from sync-lb plan status' -a '(__cloudscale_ccm_services)' -d 'LoadBalancer Service'
 complete -c cloudscale-ccm -n '__fish_seen_subcommand_from sync-lb' -l dry-run -d 'plan only, write nothing'
 complete -c cloudscale-ccm -n '__fish_seen_subcommand_from plan' -s f -l filename -r -F -d 'plan a proposed Service manifest'
 complete -c cloudscale-ccm -n '__fish_seen_subcommand_from plan' -l detailed-exitcode -d 'exit 2 when changes are pending'
@@ -184,6 +184,7 @@ complete -c cloudscale-ccm -n '__fish_seen_subcommand_from run manifests' -l wat
 
 # status
 complete -c cloudscale-ccm -n '__fish_seen_subcommand_from status' -l fail-if-older-than -x -d 'exit 1 when the last successful pass is older (e.g. 5m)'
+complete -c cloudscale-ccm -n '__fish_seen_subcommand_from status' -l drain-seconds -x -d "the passes' --drain-seconds: when a draining member is removed"
 
 # sim
 complete -c cloudscale-ccm -n '__fish_seen_subcommand_from sim' -l seed -r -F -d 'seed file (YAML or JSON)'

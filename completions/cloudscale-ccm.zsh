@@ -187,8 +187,10 @@ _cloudscale_ccm() {
         '--watch-for=[after the pass, watch and react to changes until this long after the start]:duration (e.g. 50s, 0\: one pass):' && ret=0
       ;;
     status)
-      _arguments $global_opts \
-        '--fail-if-older-than=[exit 1 when the last successful pass is older than this]:duration (e.g. 5m):' && ret=0
+      _arguments $global_opts $namespace_opt \
+        '--fail-if-older-than=[exit 1 when the last successful pass is older than this]:duration (e.g. 5m):' \
+        "--drain-seconds=[the passes' --drain-seconds\: when a draining member is removed]:seconds:" \
+        '*:service:_cloudscale_ccm_services' && ret=0
       ;;
     sim)
       _arguments $global_opts \

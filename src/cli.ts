@@ -295,12 +295,24 @@ function buildProgram(
 
   program
     .command('status')
-    .description('print what the last passes recorded (kube-system/cloudscale-ccm-status) and how long ago one succeeded')
+    .description('print what the last passes recorded (kube-system/cloudscale-ccm-status) and how long ago one succeeded; with service/NAME, its load balancer as it serves')
+    .argument('[service...]', "service/NAME (in --namespace): its load balancer's listeners, pools and members as they serve now")
     .option('--fail-if-older-than <duration>', 'exit 1 when the last successful pass is older than this (e.g. 5m) or the last pass did not succeed: a probe or an alert')
+    .option('-n, --namespace <ns>', "namespace of the named Service (default: the kubeconfig context's namespace, else default)")
+    .addOption(
+      new Option('--drain-seconds <s>', "the passes' --drain-seconds: when a draining member is removed")
+        .argParser(nonNegativeNumber('--drain-seconds'))
+        .default(60),
+    )
     .action(
       run(async (command, ctx) => {
-        const { statusCommand } = await import('./commands/status.js');
-        await statusCommand(command.opts<{ failIfOlderThan?: string }>(), ctx);
+        const { statusCommand, statusServiceCommand } = await import('./commands/status.js');
+        const o = command.opts<{ failIfOlderThan?: string; namespace?: string; drainSeconds: number }>();
+        if (command.args.length === 0) return void (await statusCommand(o, ctx));
+        if (o.failIfOlderThan !== undefined) {
+          throw new UsageError('--fail-if-older-than is about the recorded passes, not a Service', { hint: 'leave out service/NAME for the probe' });
+        }
+        await statusServiceCommand(command.args, o, ctx);
       }),
     );
 

@@ -2,7 +2,7 @@
 // (kubectl's plugin convention; kubectl passes its own flags through only when they follow the
 // plugin name). The plugin is the same CLI; only the kubectl habit of giving -n/--namespace
 // before the subcommand needs help, because for cloudscale-ccm it is an option of the
-// subcommands that take Services (plan, sync-lb).
+// subcommands that take Services (plan, sync-lb, status service/NAME).
 
 /** The global options of src/cli.ts that take a value: their value is not the subcommand. */
 const GLOBAL_VALUE_OPTIONS = new Set(['--kubeconfig', '--context', '-o', '--output', '--api-url', '--token-file', '--cluster-id']);

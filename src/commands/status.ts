@@ -13,6 +13,10 @@ import { plainYaml, resultDocument } from '../core/render/document.js';
 import { escapeUnprintable } from '../core/render/untrusted.js';
 import type { CommandContext } from './context.js';
 import { didText } from './run-watch.js';
+import { parseServiceArgs } from './service-args.js';
+import { readServiceLb } from '../core/status/service-read.js';
+import { serviceLbView, type ServiceLbView } from '../core/status/service-view.js';
+import { serviceLbText } from '../core/render/status-service.js';
 
 export const STATUS_JSON_VERSION = 1;
 
@@ -62,6 +66,35 @@ export async function statusCommand(options: StatusOptions, ctx: CommandContext)
     });
   }
   return report;
+}
+
+export interface StatusServiceOptions {
+  /** -n; unset: the kubeconfig context's namespace (service-args.ts). */
+  namespace?: string;
+  /** --drain-seconds of the passes: when a draining member is removed. */
+  drainSeconds: number;
+}
+
+/**
+ * `status service/NAME`: the Service's load balancer as it serves now: listeners, pools,
+ * members with their Node, `enabled` and monitor status, drains, and why a port does not serve.
+ * Read-only like `status`: no Lease, GETs only.
+ */
+export async function statusServiceCommand(args: readonly string[], options: StatusServiceOptions, ctx: CommandContext): Promise<ServiceLbView> {
+  const names = parseServiceArgs(args, () => options.namespace ?? ctx.kube().namespace);
+  if (names.length !== 1) {
+    throw new UsageError(`status takes one Service, not ${names.length}: ${args.join(' ')}`, {
+      hint: 'name one Service: cloudscale-ccm status -n NAMESPACE service/NAME',
+    });
+  }
+  const [cloud, clusterId] = await Promise.all([ctx.cloudscale(), ctx.clusterId()]);
+  const input = await readServiceLb(ctx.kube(), cloud, clusterId, names[0]!);
+  const view = serviceLbView({ ...input, drainSeconds: options.drainSeconds, nowMs: Date.now() });
+  const document = resultDocument('ServiceStatus', STATUS_JSON_VERSION, view);
+  if (ctx.globals.output === 'json') ctx.stdout.write(`${JSON.stringify(document, null, 2)}\n`);
+  else if (ctx.globals.output === 'yaml') ctx.stdout.write(plainYaml(document));
+  else ctx.stdout.write(serviceLbText(view));
+  return view;
 }
 
 function thresholdMs(text: string): number {

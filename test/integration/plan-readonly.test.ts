@@ -20,33 +20,12 @@ import {
   uniqueName,
   UNINITIALIZED_TAINT_KEY,
 } from '../support/kube.js';
+import { kubeState } from '../support/kube-state.js';
 
 const P = 'k8s.cloudscale.ch/';
 
 const seed = (prefix: string) =>
   nodesSeed({ prefix, count: 3, privateNet: '10.40.0', publicNet: '5.102.148', floatingIps: ['5.102.151.20/32'] });
-
-/** What could change on the Kubernetes side, as comparable strings. */
-async function kubeState(namespace: string, nodes: readonly string[]) {
-  const conn = testConnection();
-  const [services, allNodes, events, systemLeases, namespaceLeases] = await Promise.all([
-    conn.core.listNamespacedService({ namespace }),
-    conn.core.listNode(),
-    conn.core.listNamespacedEvent({ namespace }),
-    conn.coordination.listNamespacedLease({ namespace: 'kube-system' }),
-    conn.coordination.listNamespacedLease({ namespace }),
-  ]);
-  return {
-    services: services.items.map((s) => `${s.metadata!.name}@${s.metadata!.resourceVersion}`).sort(),
-    nodes: allNodes.items.filter((n) => nodes.includes(n.metadata!.name!)).map((n) => `${n.metadata!.name}@${n.metadata!.resourceVersion}`).sort(),
-    events: events.items.map((e) => e.metadata!.name).sort(),
-    // The API server renews its own identity Lease on a timer: compare ours only.
-    leases: [...systemLeases.items, ...namespaceLeases.items]
-      .filter((l) => !l.metadata!.name!.startsWith('apiserver-') && l.metadata!.name !== 'kube-apiserver')
-      .map((l) => `${l.metadata!.namespace}/${l.metadata!.name}@${l.metadata!.resourceVersion}`)
-      .sort(),
-  };
-}
 
 describe('plan is strictly read-only', () => {
   let harness: Harness;

@@ -6,6 +6,7 @@ describe('kubectlPluginArgs', () => {
   test.each([
     [['plan', '-n', 'shop', 'service/web'], ['plan', '-n', 'shop', 'service/web']],
     [['-n', 'shop', 'plan', 'service/web'], ['plan', '-n', 'shop', 'service/web']],
+    [['-n', 'shop', 'status', 'service/web'], ['status', '-n', 'shop', 'service/web']],
     [['--namespace', 'shop', 'sync-lb'], ['sync-lb', '--namespace', 'shop']],
     [['--namespace=shop', 'plan'], ['plan', '--namespace=shop']],
     [['-nshop', 'plan'], ['plan', '-nshop']],
