@@ -226,11 +226,12 @@ spec:
       `  - delete-listener  listener tcp/80\n  + create-listener  listener tcp/80\n      because ${because} ${change}\n` +
         `      impact: pool-swap, the port is unreachable only while its listener moves to the new, already healthy pool (up to ~20 s)\n`,
     );
-    // The pool, its members and monitor, old and new, read as one replacement: both reasons once.
-    expect(cli.stdout).toContain('  + create-pool      pool tcp/http\n  - delete-pool      pool tcp/http\n        algorithm: round_robin → source_ip\n');
-    expect(cli.stdout).toContain(
-      `      because ${because}: a successor pool is built beside it ${change}\n      because ${because}: the old pool serves no port any more ${change}\n      impact: none, no interruption\n`,
-    );
+    // In the order the steps run: the successor pool built first (what differs from the old one
+    // named), the old pool retired after the listener moved; each run of steps with its reason once.
+    expect(cli.stdout).toContain('  + create-pool      pool tcp/http\n        algorithm: round_robin → source_ip\n');
+    expect(cli.stdout).toContain(`      because ${because}: a successor pool is built beside it ${change}\n      impact: none, no interruption\n`);
+    expect(cli.stdout).toContain(`  - delete-pool      pool tcp/http\n      because ${because}: the old pool serves no port any more ${change}\n      impact: none, no interruption\n`);
+    expect(cli.stdout.indexOf('  - delete-pool      pool tcp/http')).toBeGreaterThan(cli.stdout.indexOf('  + create-listener  listener tcp/80'));
     expect(cli.stdout).toMatch(
       new RegExp(`Plan: 11 to create, 0 to update, 5 to delete, 1 wait for healthy members, 3 Service writes\\. Worst expected downtime: ${namespace}/web, listener tcp/80 \\(pool-swap\\): the port is unreachable only while its listener moves to the new, already healthy pool \\(up to ~20 s\\)\\.\\n$`),
     );
