@@ -1,26 +1,29 @@
 #!/usr/bin/env bash
-# `npm test`: everything a fresh clone needs, then all tests (unit + integration).
+# `npm test`: everything a fresh clone needs, then all tests (docs/testing.md).
 #
 #   1. npm ci when node_modules is missing or older than package-lock.json
 #   2. Debian tools the tests use (openssl, curl, script, faketime, zsh, fish, bash-completion,
-#      prometheus-pushgateway),
-#      installed with apt-get when root
-#   3. kube-apiserver, kube-controller-manager + etcd from test/cluster, helm, and kube-apiserver +
-#      etcd of every further supported Kubernetes (test/cluster/v1.*) (Go >= 1.26 and the module
-#      proxy; cached)
-#   4. npm run build (dist/ is what the CLI tests run), typecheck of src + tests
-#   5. vitest run; on failure the tails of the control-plane logs, then vitest's summary again
-#   6. the kube-facing integration files once more against each further Kubernetes version
-#   7. one closing line "N passed, N failed" over all runs
+#      prometheus-pushgateway, flock), installed with apt-get when root
+#   3. the selection: the files vitest would run (`vitest list --filesOnly`), and what they
+#      declare at their top: `// @kube-versions: all` (runs on every further Kubernetes
+#      version) and `// @test-tools: helm|kube-controller-manager`
+#   4. what the selection needs, and nothing else (Go >= 1.26 and the module proxy; each binary
+#      cached by its module's go.sum): kube-apiserver + etcd when a file talks to Kubernetes,
+#      the tools the files name, and kube-apiserver + etcd of each further version
+#      (test/cluster/v1.*) when a selected file runs there
+#   5. npm run build (dist/ is what the CLI tests run), typecheck of src + tests
+#   6. vitest run; on failure the tails of the control-plane logs, then vitest's summary again
+#   7. the files marked `@kube-versions: all` once more against each further version
+#   8. a line per run, then one closing line "N passed, N failed" over all runs
 #
 # Extra arguments go to vitest, e.g. `npm test -- --project unit` or a file filter; with them,
-# step 6 runs only for the versions named in TEST_KUBE_VERSIONS. TEST_KUBE_VERSIONS="v1.30 v1.34"
-# picks versions, "none" skips step 6. With TEST_KUBECONFIG (an existing cluster) there is no
-# step 6.
+# step 7 runs only for the versions named in TEST_KUBE_VERSIONS. TEST_KUBE_VERSIONS="v1.30 v1.34"
+# picks versions, "none" skips step 7. With TEST_KUBECONFIG (an existing cluster) there is no
+# step 7, and nothing of step 4 but helm.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-step() { printf '\n==> %s\n' "$*" >&2; }
+step() { printf '\n==> %s (at %d s)\n' "$*" "$SECONDS" >&2; }
 fail() { printf '\nrun-tests: %s\n' "$*" >&2; exit 1; }
 
 # ---- 1. npm dependencies --------------------------------------------------------------------
@@ -31,7 +34,7 @@ fi
 
 # ---- 2. Debian tools ------------------------------------------------------------------------
 missing=()
-for tool in openssl:openssl curl:curl script:bsdutils faketime:faketime zsh:zsh fish:fish prometheus-pushgateway:prometheus-pushgateway; do
+for tool in openssl:openssl curl:curl script:bsdutils faketime:faketime zsh:zsh fish:fish prometheus-pushgateway:prometheus-pushgateway flock:util-linux; do
   command -v "${tool%%:*}" >/dev/null || missing+=("${tool#*:}")
 done
 # kubectl's bash completion script needs it (test/cli/completion-shells.test.ts).
@@ -46,73 +49,104 @@ if ((${#missing[@]} > 0)); then
   fi
 fi
 
-# ---- 3. the test control plane ----------------------------------------------------------------
-if [[ -z ${TEST_KUBECONFIG:-} ]]; then
-  go_version=$(go env GOVERSION 2>/dev/null || true)
-  if [[ ! $go_version =~ ^go([0-9]+)\.([0-9]+) ]] ||
-    ((BASH_REMATCH[1] < 1 || (BASH_REMATCH[1] == 1 && BASH_REMATCH[2] < 26))); then
-    fail "the integration tests build kube-apiserver and etcd from Go modules and need Go >= 1.26 \
-(found: ${go_version:-no go on PATH}). Install Go from https://go.dev/dl, or run against an existing \
-cluster with TEST_KUBECONFIG=..., or run only the unit tests: npm run test:unit"
-  fi
-  step "kube-apiserver, kube-controller-manager + etcd (test/cluster/build.sh; cached after the first build)"
-  bash test/cluster/build.sh
-fi
-# helm for the chart test (test/integration/helm-chart.test.ts), also against TEST_KUBECONFIG when
-# Go is there; without it that test fails naming this script.
-if [[ -z ${TEST_KUBECONFIG:-} ]] || command -v go >/dev/null; then
-  step "helm (test/cluster/build-helm.sh; cached after the first build)"
-  bash test/cluster/build-helm.sh
-fi
+# ---- 3. the selection -------------------------------------------------------------------------
+step "the selection (vitest list --filesOnly $*)"
+listing=$(npx vitest list --filesOnly "$@" | sed 's/\x1b\[[0-9;]*m//g')
+# Lines are "[project] path"; the projects with a control plane per worker (vitest.config.ts).
+mapfile -t selected < <(awk '{ print $NF }' <<<"$listing" | grep -E '\.test\.tsx?$' || true)
+mapfile -t kube_selected < <(awk '$1 ~ /^\[(integration|fault-race|fault-race-soak)\]$/ { print $NF }' <<<"$listing")
+((${#selected[@]} > 0)) || fail "vitest selects no test file for: $*"
+# Markers sit in the first lines of a file: `// @kube-versions: all — why`, `// @test-tools: helm`.
+# The files among $2… whose first five lines match $1.
+marked() {
+  local pattern=$1 file
+  shift
+  for file in "$@"; do head -n 5 "$file" | grep -qE "$pattern" && echo "$file"; done
+  return 0
+}
+mapfile -t versioned < <(marked '^// @kube-versions: all( |$)' "${kube_selected[@]}")
+tools=" $(for file in "${selected[@]}"; do head -n 5 "$file" | sed -n 's|^// @test-tools: *||p'; done | tr ',\n' '  ') "
+printf '%d files, %d with a control plane, %d on every Kubernetes version; tools:%s\n' \
+  "${#selected[@]}" "${#kube_selected[@]}" "${#versioned[@]}" "${tools% }" >&2
 
 # The further versions: every module test/cluster/v1.MINOR, newest first.
 kube_versions=()
-if [[ -z ${TEST_KUBECONFIG:-} ]]; then
+if [[ -z ${TEST_KUBECONFIG:-} && ${#versioned[@]} -gt 0 ]]; then
   if [[ -n ${TEST_KUBE_VERSIONS:-} ]]; then
     [[ $TEST_KUBE_VERSIONS == none ]] || read -r -a kube_versions <<<"$TEST_KUBE_VERSIONS"
   elif (($# == 0)); then
     mapfile -t kube_versions < <(cd test/cluster && ls -d v1.* 2>/dev/null | sort -t. -k2,2nr)
   fi
 fi
+
+# ---- 4. what the selection needs --------------------------------------------------------------
+# Against TEST_KUBECONFIG, helm is built when Go is there; without it the chart test fails naming
+# test/cluster/build-helm.sh.
+build_helm=false
+[[ $tools == *" helm "* ]] && { [[ -z ${TEST_KUBECONFIG:-} ]] || command -v go >/dev/null; } && build_helm=true
+needs_go=$build_helm
+[[ -z ${TEST_KUBECONFIG:-} && ${#kube_selected[@]} -gt 0 ]] && needs_go=true
+if $needs_go; then
+  go_version=$(go env GOVERSION 2>/dev/null || true)
+  if [[ ! $go_version =~ ^go([0-9]+)\.([0-9]+) ]] ||
+    ((BASH_REMATCH[1] < 1 || (BASH_REMATCH[1] == 1 && BASH_REMATCH[2] < 26))); then
+    fail "the integration tests build kube-apiserver and etcd (and helm) from Go modules and need Go >= 1.26 \
+(found: ${go_version:-no go on PATH}). Install Go from https://go.dev/dl, or run against an existing \
+cluster with TEST_KUBECONFIG=..., or run only the unit tests: npm run test:unit"
+  fi
+fi
+if [[ -z ${TEST_KUBECONFIG:-} && ${#kube_selected[@]} -gt 0 ]]; then
+  commands=(kube-apiserver etcd)
+  [[ $tools == *" kube-controller-manager "* ]] && commands+=(kube-controller-manager)
+  step "${commands[*]} (test/cluster/build.sh; cached by go.sum)"
+  bash test/cluster/build.sh "${commands[@]}"
+fi
+if $build_helm; then
+  step "helm (test/cluster/build-helm.sh; cached by go.sum)"
+  bash test/cluster/build-helm.sh
+fi
 for version in "${kube_versions[@]}"; do
-  step "kube-apiserver + etcd $version (test/cluster/build.sh $version; cached after the first build)"
+  step "kube-apiserver + etcd $version (test/cluster/build.sh $version; cached by go.sum)"
   bash test/cluster/build.sh "$version"
 done
 
-# ---- 4. build and typecheck -------------------------------------------------------------------
+# ---- 5. build and typecheck -------------------------------------------------------------------
 step "npm run build"
 npm run build --silent
 step "typecheck of sources and tests (tsconfig.test.json)"
 npx tsc -p tsconfig.test.json
 
-# ---- 5. tests ---------------------------------------------------------------------------------
-logs=.tmp/test-cluster-logs # global-setup copies the logs of the main run here
+# ---- 6. tests ---------------------------------------------------------------------------------
+logs=.tmp/test-cluster-logs # test/global-setup.ts copies each worker's logs to $TEST_CLUSTER_LOGS/worker-N
 rm -rf "$logs"
 output=$(mktemp)
 trap 'rm -f "$output"' EXIT
 total_passed=0 total_failed=0 total_skipped=0 overall=0
 summaries=()
 
-# Tails of the control-plane logs in $1: the last warnings and errors (klog info lines and etcd
-# info entries are mostly allocation noise), then the plain tail.
+# Tails of the control-plane logs under $1 (one directory per worker): the last warnings and
+# errors (klog info lines and etcd info entries are mostly allocation noise), then the plain tail.
 show_logs() {
-  for log in apiserver.log etcd.log controller-manager.log; do
-    [[ -f $1/$log ]] || continue
-    printf '\n---- last warnings/errors in %s ----\n' "$1/$log"
-    grep -E '^[WEF][0-9]{4} |"level":"(warn|error|fatal|panic)"' "$1/$log" | tail -n 40 || true
-    printf -- '---- last 20 lines of %s ----\n' "$1/$log"
-    tail -n 20 "$1/$log"
+  local dir log
+  for dir in "$1"/worker-*; do
+    for log in apiserver.log etcd.log controller-manager.log; do
+      [[ -f $dir/$log ]] || continue
+      printf '\n---- last warnings/errors in %s ----\n' "$dir/$log"
+      grep -E '^[WEF][0-9]{4} |"level":"(warn|error|fatal|panic)"' "$dir/$log" | tail -n 40 || true
+      printf -- '---- last 20 lines of %s ----\n' "$dir/$log"
+      tail -n 20 "$dir/$log"
+    done
   done
 }
 
-# Runs vitest with the given arguments (label first), adds its counts to the totals, and on
-# failure shows the logs in $logs_dir and vitest's summary again.
+# Runs vitest with the given arguments (label and logs directory first), adds its counts to the
+# totals, and on failure shows the logs and vitest's summary again.
 run_vitest() {
-  local label=$1 logs_dir=$2 status tests_line
+  local label=$1 logs_dir=$2 status tests_line started=$SECONDS
   shift 2
   step "vitest run $* ($label)"
   set +e
-  npx vitest run "$@" 2>&1 | tee "$output"
+  TEST_CLUSTER_LOGS=$logs_dir npx vitest run "$@" 2>&1 | tee "$output"
   status=${PIPESTATUS[0]}
   set -e
   if ((status != 0)); then
@@ -127,7 +161,7 @@ run_vitest() {
   # A run that failed without a single failed test (a setup error) still counts as a failure.
   if ((status != 0 && failed == 0)); then failed=1; fi
   total_passed=$((total_passed + passed)) total_failed=$((total_failed + failed)) total_skipped=$((total_skipped + skipped))
-  summaries+=("$label: $(counts_line "$passed" "$failed" "$skipped")")
+  summaries+=("$label: $(counts_line "$passed" "$failed" "$skipped") in $((SECONDS - started)) s")
 }
 
 count() { [[ $2 =~ ([0-9]+)\ $1 ]] && echo "${BASH_REMATCH[1]}" || echo 0; }
@@ -140,33 +174,22 @@ main_label="Kubernetes $(awk '$1 == "k8s.io/kubernetes" { print $2 }' test/clust
 if (($# == 0)); then main_label+=", all tests"; else main_label+=", vitest $*"; fi
 run_vitest "$main_label" "$logs" "$@"
 
-# ---- 6. the further Kubernetes versions ---------------------------------------------------------
-# The files that talk to kube-apiserver, against a control plane of that version. The CronJob test
-# needs kube-controller-manager, built for the default version only.
-kube_facing=(test/integration/{kube-*,init-nodes,sync-lb-*,plan-*,rbac,run,cleanup,sandbox-pass}.test.ts)
+# ---- 7. the further Kubernetes versions ---------------------------------------------------------
+# The files marked `@kube-versions: all`, against control planes of that version (one per worker,
+# as in the main run: TEST_CLUSTER_KUBE reaches helpers/test-cluster through the workers).
 for version in "${kube_versions[@]}"; do
-  cluster=$(mktemp -d "${TMPDIR:-/tmp}/ccm-test-cluster-$version-XXXXXX")
-  version_logs="$logs/$version"
-  step "control plane $version (helpers/test-cluster start, TEST_CLUSTER_KUBE=$version)"
-  if TEST_CLUSTER_KUBE=$version bash helpers/test-cluster start "$cluster/cluster"; then
-    TEST_CLUSTER_KUBE=$version TEST_KUBECONFIG=$cluster/cluster/kubeconfig \
-      TEST_KUBECONFIG_NOACCESS=$cluster/cluster/kubeconfig-noaccess \
-      run_vitest "Kubernetes $version, kube-facing tests" "$cluster/cluster" --project integration "${kube_facing[@]}"
-  else
-    overall=1 total_failed=$((total_failed + 1))
-    summaries+=("Kubernetes $version: the control plane did not start")
-  fi
-  mkdir -p "$version_logs"
-  cp "$cluster"/cluster/*.log "$version_logs/" 2>/dev/null || true
-  bash helpers/test-cluster stop "$cluster/cluster"
-  rmdir "$cluster" 2>/dev/null || true
+  export TEST_CLUSTER_KUBE=$version
+  run_vitest "Kubernetes $version, the ${#versioned[@]} files marked @kube-versions: all" \
+    "$logs/$version" "${versioned[@]}"
+  unset TEST_CLUSTER_KUBE
 done
 
-# ---- 7. the closing line ------------------------------------------------------------------------
+# ---- 8. the closing line ------------------------------------------------------------------------
 if ((${#summaries[@]} > 1)); then
   printf '\n'
   printf '%s\n' "${summaries[@]}"
 fi
+printf 'whole run: %d s\n' "$SECONDS"
 # The plain closing line CI reads, over all runs.
 printf '\n%s\n' "$(counts_line "$total_passed" "$total_failed" "$total_skipped")"
 exit "$overall"

@@ -1,6 +1,7 @@
 // @kube-versions: all — what every versioned file relies on: admission plugins (TaintNodesByCondition), status subresources, the control plane of that version
-// The test control plane itself: what test/global-setup.ts promises to every integration test.
+// The test control plane itself: what test/support/worker-cluster.ts promises to every integration test.
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import {
   createNode,
@@ -9,6 +10,7 @@ import {
   NOT_READY_TAINT_KEY,
   testConnection,
   testKubeconfig,
+  testClusterDir,
   uniqueName,
 } from '../support/kube.js';
 
@@ -20,6 +22,15 @@ describe('test cluster', () => {
     const names = (await conn.core.listNamespace()).items.map((n) => n.metadata?.name);
     expect(names).toEqual(expect.arrayContaining(['default', 'kube-system', 'kube-public', 'kube-node-lease']));
     expect(process.env.CCM_TEST_KUBECONFIG).toBe(testKubeconfig());
+  });
+
+  // Files of different workers run at the same time; each worker's whole-cluster passes must
+  // see only its own files' objects.
+  test.skipIf(testClusterDir() === undefined)('this worker has a control plane of its own: worker-<VITEST_POOL_ID> of the run', () => {
+    const root = process.env.CCM_TEST_CLUSTER_ROOT;
+    expect(root).toBeTruthy();
+    expect(testClusterDir()).toBe(join(root!, `worker-${process.env.VITEST_POOL_ID}`));
+    expect(testKubeconfig()).toBe(join(testClusterDir()!, 'kubeconfig'));
   });
 
   test('every new Node gets the not-ready taint (TaintNodesByCondition), even one created Ready', async () => {

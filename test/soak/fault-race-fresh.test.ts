@@ -1,0 +1,18 @@
+// The long random soak of the fault-and-race suite (`npm run soak:race`): new seeds on every run,
+// 200 seeded runs and 20 pool-swap runs from random starting seeds. The seeds are printed first,
+// and a run that breaks an invariant prints its seed and how to rerun it alone.
+// FAULT_RACE_SEED/_RUNS and FAULT_RACE_SWAP_SEED/_RUNS choose other seeds
+// (test/support/fault-race/suite.ts).
+import { randomInt } from 'node:crypto';
+import { seedRange } from '../support/fault-race/seeds.js';
+import { faultRaceSuite, seedsFromEnv } from '../support/fault-race/suite.js';
+
+const seeds = seedsFromEnv(process.env, {
+  seeds: seedRange(randomInt(1, 2 ** 31 - 1000), 200),
+  swapSeeds: seedRange(randomInt(1, 2 ** 31 - 1000), 20),
+  summary: 'soak-fresh',
+});
+const span = (list: readonly number[]) => (list.length === 0 ? 'none' : `${list[0]}…${list.at(-1)} (${list.length})`);
+console.log(`fault-race soak: seeds ${span(seeds.seeds)}, pool-swap seeds ${span(seeds.swapSeeds)}`);
+
+faultRaceSuite('fault-and-race soak: fresh seeds', seeds);

@@ -1,0 +1,83 @@
+// What a fault-and-race scenario exercises, as named kinds: its case, each kind of fault, edit,
+// kill and adversary, each writer command, `--wait`, two writers at once, each step a pool swap
+// is killed at. The suite's fixed seeds must meet every kind (test/integration/fault-race.test.ts
+// asserts it), so `npm test` keeps every kind of run while the long random soak
+// (`npm run soak:race`) keeps the numbers.
+import {
+  CASES,
+  SWAP_KILL_POINTS,
+  type Adversary,
+  type EditSpec,
+  type FaultSpec,
+  type Scenario,
+  type WriterCommand,
+  type WriterSpec,
+} from './scenario.js';
+
+/** Every FaultSpec kind; the type below fails to compile when one is missing. */
+const FAULT_KINDS = [
+  'lb-list-empty',
+  'lb-list-short',
+  'server-list-drop',
+  'create-503-applied',
+  'reset',
+  'hang',
+  'error',
+  'latency',
+  'lb-error',
+  'storm-429',
+] as const satisfies readonly FaultSpec['kind'][];
+const EDIT_KINDS = ['not-ready', 'delete-server', 'restore', 'rename', 'add-service', 'swap'] as const satisfies readonly EditSpec['kind'][];
+const ADVERSARIES = ['429 storm', 'pause', 'clock skew'] as const satisfies readonly Adversary[];
+const COMMANDS = ['sync-lb', 'run', 'cleanup', 'init-nodes'] as const satisfies readonly WriterCommand[];
+
+/** Compiles only while `Listed` names every member of `All`. */
+type Complete<All, Listed extends All> = [Exclude<All, Listed>] extends [never] ? true : never;
+const listsComplete: [
+  Complete<FaultSpec['kind'], (typeof FAULT_KINDS)[number]>,
+  Complete<EditSpec['kind'], (typeof EDIT_KINDS)[number]>,
+  Complete<Adversary, (typeof ADVERSARIES)[number]>,
+  Complete<WriterCommand, (typeof COMMANDS)[number]>,
+] = [true, true, true, true];
+void listsComplete;
+
+/** Every kind a set of scenarios can exercise. */
+export const ALL_KINDS: readonly string[] = [
+  ...Object.keys(CASES).map((id) => `case ${id}`),
+  ...FAULT_KINDS.map((kind) => `fault ${kind}`),
+  ...EDIT_KINDS.map((kind) => `edit ${kind}`),
+  ...ADVERSARIES.map((adversary) => `adversary ${adversary}`),
+  ...COMMANDS.map((command) => `writer ${command}`),
+  'writer --wait',
+  'two writers at once',
+  'kill after a request',
+  'kill after some milliseconds',
+  ...SWAP_KILL_POINTS.map((point) => `pool swap killed ${point}`),
+];
+
+/** The kinds one scenario exercises (a subset of ALL_KINDS). */
+export function kindsOf(scenario: Scenario): Set<string> {
+  const kinds = new Set<string>([`case ${scenario.caseId}`, ...scenario.adversaries.map((a) => `adversary ${a}`)]);
+  for (const step of scenario.steps) {
+    if (step.kind === 'fault') kinds.add(`fault ${step.fault.kind}`);
+    if (step.kind === 'edit') kinds.add(`edit ${step.edit.kind}`);
+    if (step.kind !== 'writers') continue;
+    if (step.writers.length > 1) kinds.add('two writers at once');
+    for (const writer of step.writers) for (const kind of writerKinds(writer)) kinds.add(kind);
+  }
+  return kinds;
+}
+
+function writerKinds(writer: WriterSpec): string[] {
+  const kinds = [`writer ${writer.command}`];
+  if (writer.wait) kinds.push('writer --wait');
+  if (writer.kill !== undefined) kinds.push(writer.kill.after === 'ms' ? 'kill after some milliseconds' : 'kill after a request');
+  if (writer.swapKill !== undefined) kinds.push(`pool swap killed ${writer.swapKill}`);
+  return kinds;
+}
+
+/** The kinds of ALL_KINDS that none of `scenarios` exercises, in ALL_KINDS' order. */
+export function missingKinds(scenarios: readonly Scenario[]): string[] {
+  const met = new Set(scenarios.flatMap((scenario) => [...kindsOf(scenario)]));
+  return ALL_KINDS.filter((kind) => !met.has(kind));
+}
