@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyCommand } from '../../src/commands/apply.js';
 import { planCommand } from '../../src/commands/plan.js';
 import { runCommand } from '../../src/commands/run.js';
+import { MAX_ROUNDS } from '../../src/core/apply/lb-pass.js';
 import { LB_ANNOTATIONS } from '../../src/core/lb/annotations.js';
 import { startHarness, type Harness } from '../support/ccm.js';
 import { createLoadBalancerService, deleteCreatedObjects, ensureNamespace, testConnection, uniqueName, waitUntil } from '../support/kube.js';
@@ -21,7 +22,10 @@ import {
   expectConverged,
   key,
   lbSeed,
+  lbsNamed,
+  passFails,
   passOk,
+  runPass,
   patchService,
   readService,
   type EventSummary,
@@ -173,5 +177,75 @@ describe('an Event for every change to a load balancer', () => {
     const report = await run;
     expect(report.watch?.reactionPasses.some((p) => p.changes.includes(`service/${namespace}/watched`))).toBe(true);
     expect(words(await changeEventsSince(service, before))).toEqual([`Ensured load balancer: ${SWAP}, 11 steps`]);
+  });
+
+  /** Deletes the listeners of the Service's load balancer, as another client might between two rounds. */
+  async function deleteListenersOf(name: string): Promise<void> {
+    const service = await readService(namespace, name);
+    const [lb] = await lbsNamed(harness, `k8s-service-${service.metadata!.uid!}`);
+    for (const listener of await harness.cloud.listeners.list()) {
+      if (listener.load_balancer.uuid === lb!.uuid) await harness.cloud.deleteByHref(listener.href);
+    }
+  }
+
+  /** The SyncLoadBalancerFailed Warnings of a Service since `before`. */
+  async function failuresSince(service: V1Service, before: ReadonlySet<string>): Promise<string[]> {
+    return (await serviceEvents(service))
+      .filter((e) => !before.has(e.metadata!.name!) && e.reason === 'SyncLoadBalancerFailed')
+      .map((e) => e.message!);
+  }
+
+  it('a change repaired in a second round of the pass: one Event, with the steps of both rounds', async () => {
+    const service = await createLoadBalancerService(namespace, 'rounds');
+    await passOk(harness, ['rounds'], {
+      ...pass,
+      afterRound: async (round) => {
+        if (round === 1) await deleteListenersOf('rounds');
+      },
+    });
+    // Six steps build the load balancer; the second round creates the listener deleted meanwhile.
+    expect(words(await changeEventsSince(service, new Set()))).toEqual([
+      `Ensured load balancer: creation of load balancer k8s-service-${service.metadata!.uid!} (the Service has no load balancer yet), 7 steps`,
+    ]);
+  });
+
+  it(`a pass that fails after ${MAX_ROUNDS} rounds: its Warning says what it changed before`, async () => {
+    const service = await createLoadBalancerService(namespace, 'unsettled');
+    await passFails(harness, ['unsettled'], { ...pass, afterRound: () => deleteListenersOf('unsettled') });
+    const failures = await failuresSince(service, new Set());
+    expect(failures).toHaveLength(1);
+    expect(failures[0]).toMatch(
+      new RegExp(
+        `^Error syncing load balancer: the state read back after ${MAX_ROUNDS} rounds still differs: create-listener listener tcp/80; ` +
+          `changed before: creation of load balancer k8s-service-${service.metadata!.uid!} \\(the Service has no load balancer yet\\), 8 steps in (\\d+ ms|\\d+\\.\\d s)$`,
+      ),
+    );
+    expect(await changeEventsSince(service, new Set())).toEqual([]);
+  });
+
+  it('a pool swap that fails midway: the Warning says what was changed before; the next pass the rest', async () => {
+    const { service, before } = await existing('midway');
+    await annotate(namespace, 'midway', { [key('loadbalancer-pool-algorithm')]: 'least_connections' });
+    // The listener's create after the old one was deleted: its outcome unknown, the pass fails there.
+    harness.sim.admin.setFaults({ errorRate: { pathPattern: '/v1/load-balancers/listeners', methods: ['POST'], status: 500, count: 1 } });
+    try {
+      await passFails(harness, ['midway'], pass);
+    } finally {
+      harness.sim.admin.clearFaults();
+    }
+    const failures = await failuresSince(service, before);
+    expect(failures).toHaveLength(1);
+    expect(failures[0]).toMatch(/^Error syncing load balancer: create-listener listener tcp\/80: .*500/);
+    expect(failures[0]!.split('; changed before: ')[1]!.replace(MEASURED, '')).toBe(`${SWAP}, 6 steps`);
+    expect(await changeEventsSince(service, before)).toEqual([]);
+
+    const seen = await eventNames(service);
+    await passOk(harness, ['midway'], pass);
+    // The planner sees what is left: the old pool serves no port any more, the port has no listener.
+    expect(words(await changeEventsSince(service, seen))).toEqual([
+      'Ensured load balancer: removal of health monitor of pool tcp/http, 2 members of pool tcp/http, pool tcp/http ' +
+        '(no Service port maps to this pool any more (it serves no port)); ' +
+        'addition of listener tcp/80 (the listener of port http TCP 80 is missing), 5 steps',
+    ]);
   });
 });

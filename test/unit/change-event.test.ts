@@ -52,6 +52,15 @@ describe('describeChanges', () => {
     expect(describeChanges(executed(w.plan()), 4200)).toBe(words);
   });
 
+  test('a port removed: its members counted apart from their pool, objects past the third counted', () => {
+    const w = converged(svc([{ name: 'http', port: 80, nodePort: 30080 }, { name: 'https', port: 443, nodePort: 30443 }]));
+    w.service.spec!.ports = [w.service.spec!.ports![0]!];
+    expect(describeChanges(executed(w.plan()), 1000)).toBe(
+      'port removal of listener tcp/443, health monitor of pool tcp/https, 2 members of pool tcp/https and 1 more ' +
+        '(no Service port maps to this pool any more: port tcp/443 stops serving), 5 steps in 1.0 s',
+    );
+  });
+
   test('a new load balancer: its creation, the objects on it counted as steps', () => {
     const plan = new World(svc()).plan();
     expect(describeChanges(executed(plan), 3000)).toBe(

@@ -70,20 +70,21 @@ export function strategyOf(group: readonly PlannedAction[]): string {
 
 /** The objects, members counted per pool: `pool tcp/http`, `2 members of pool tcp/http`. */
 function subjectOf(group: readonly PlannedAction[]): string {
-  const names: string[] = [];
-  const membersByPool = new Map<string, Set<string>>();
+  // In order of first appearance; the members of a pool are one entry, apart from the pool itself.
+  const entries = new Map<string, { readonly name: string; readonly members?: Set<string> }>();
   for (const action of group) {
     if (action.verb === 'wait') continue;
     const member = /^member (.+) of (pool .+)$/.exec(action.object);
     if (member === null) {
-      if (!names.includes(action.object)) names.push(action.object);
+      if (!entries.has(action.object)) entries.set(action.object, { name: action.object });
       continue;
     }
-    if (!membersByPool.has(member[2]!)) names.push(member[2]!);
-    membersByPool.set(member[2]!, (membersByPool.get(member[2]!) ?? new Set()).add(member[1]!));
+    const key = `members of ${member[2]!}`;
+    const entry = entries.get(key) ?? { name: member[2]!, members: new Set<string>() };
+    entry.members!.add(member[1]!);
+    entries.set(key, entry);
   }
-  const named = names.map((name) => {
-    const members = membersByPool.get(name);
+  const named = [...entries.values()].map(({ name, members }) => {
     if (members === undefined) return name;
     return members.size === 1 ? `member ${[...members][0]!} of ${name}` : `${members.size} members of ${name}`;
   });
