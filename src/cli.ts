@@ -9,6 +9,7 @@ import { DEFAULT_POLL_SECONDS } from './core/apply/lb-watch.js';
 import { KubeApiError, UsageError } from './core/errors.js';
 import { parseDuration as parseBudgetDuration, parseWindow, type MaintenanceWindow } from './core/lb/budget-window.js';
 import { checkMetricsFilePath, parsePushgatewayUrl } from './core/metrics/publish.js';
+import { clusterIdValue, nonNegativeNumber as nonNegativeNumberOf, portNumber as portNumberOf, wholeNumberFrom } from './core/option-values.js';
 import { VERSION } from './version.js';
 
 export type { CliIo } from './commands/context.js';
@@ -90,6 +91,9 @@ function usageErrorOf(error: CommanderError, program: Command): UsageError {
 
 const hiddenCommands = new Set(['__complete']);
 
+/** Where -n comes from when it is not given: kubectl's rule (DefaultNamespace, service-args.ts). */
+const CONTEXT_NAMESPACE = "(default: the kubeconfig context's namespace, else default)";
+
 /** For sim, manifests and completion: they never load the Kubernetes client. */
 const noCluster: CommandUses = { cluster: false };
 
@@ -145,7 +149,7 @@ function buildProgram(
     .option('--dry-run', 'show what would be done, write nothing', false)
     .option('-l, --selector <selector>', 'only nodes with these labels (kubectl syntax)')
     .addOption(
-      new Option('--max-node-deletions <n>', 'refuse to delete more Nodes than this in one pass; 0 never deletes (default: 10 % of the nodes, at least 1)').argParser(wholeNumberFrom('--max-node-deletions', 0)),
+      new Option('--max-node-deletions <n>', 'refuse to delete more Nodes than this in one pass; 0 never deletes (default: 10 % of the nodes, at least 1)').argParser(wholeNumberAtLeast('--max-node-deletions', 0)),
     )
     .addOption(waitOption())
     .addOption(leaseSecondsOption())
@@ -163,7 +167,7 @@ function buildProgram(
     .command('sync-lb')
     .description('reconcile the cloudscale load balancers of Services of type LoadBalancer (one pass)')
     .argument('[service...]', 'only these Services: service/NAME (in --namespace)')
-    .option('-n, --namespace <ns>', 'namespace of the named Services', 'default')
+    .option('-n, --namespace <ns>', `namespace of the named Services ${CONTEXT_NAMESPACE}`)
     .addOption(new Option('--concurrency <n>', 'Services reconciled at once').argParser(positiveInt('--concurrency')).default(4))
     .addOption(new Option('--wait-timeout <seconds>', 'give up waiting for a load balancer after this long').argParser(positiveInt('--wait-timeout')).default(600))
     .addOption(new Option('--settle-seconds <s>', 'pause between deleting and re-creating similar objects (the API needs ~5 s)').argParser(nonNegativeNumber('--settle-seconds')).default(5))
@@ -179,7 +183,7 @@ function buildProgram(
     .action(
       run(async (command, ctx) => {
         const o = command.opts<{
-          namespace: string;
+          namespace?: string;
           concurrency: number;
           waitTimeout: number;
           settleSeconds: number;
@@ -205,7 +209,7 @@ function buildProgram(
     .command('plan')
     .description('show every change init-nodes and sync-lb would make, with impact and expected downtime; writes nothing')
     .argument('[service...]', 'only these Services: service/NAME (in --namespace)')
-    .option('-n, --namespace <ns>', 'namespace of the named Services and of -f manifests without one', 'default')
+    .option('-n, --namespace <ns>', `namespace of the named Services and of -f manifests without one ${CONTEXT_NAMESPACE}`)
     .option('-f, --filename <file>', 'plan a proposed Service manifest (YAML/JSON, several documents allowed; - for stdin)')
     .option('--detailed-exitcode', 'exit 0 when nothing would change, 2 when changes are pending, 1 on error', false)
     .option('--out <file>', 'also save the plan with a fingerprint of what it rests on, for `cloudscale-ccm apply FILE`')
@@ -215,7 +219,7 @@ function buildProgram(
     .action(
       run(async (command, ctx) => {
         const { planCommand } = await import('./commands/plan.js');
-        const o = command.opts<{ namespace: string; filename?: string; detailedExitcode: boolean; drainSeconds: number; out?: string; maxDowntime?: number; window?: MaintenanceWindow }>();
+        const o = command.opts<{ namespace?: string; filename?: string; detailedExitcode: boolean; drainSeconds: number; out?: string; maxDowntime?: number; window?: MaintenanceWindow }>();
         const result = await planCommand(command.args, o, ctx);
         return result.exitCode;
       }),
@@ -268,7 +272,7 @@ function buildProgram(
     .addOption(maxDowntimeOption())
     .addOption(windowOption())
     .addOption(new Option('--concurrency <n>', 'Services reconciled at once').argParser(positiveInt('--concurrency')).default(4))
-    .addOption(new Option('--max-node-deletions <n>', 'refuse to delete more Nodes than this in one pass; 0 never deletes (default: 10 % of the nodes, at least 1)').argParser(wholeNumberFrom('--max-node-deletions', 0)))
+    .addOption(new Option('--max-node-deletions <n>', 'refuse to delete more Nodes than this in one pass; 0 never deletes (default: 10 % of the nodes, at least 1)').argParser(wholeNumberAtLeast('--max-node-deletions', 0)))
     .addOption(new Option('--wait-timeout <seconds>', 'give up waiting for a load balancer after this long').argParser(positiveInt('--wait-timeout')).default(600))
     .addOption(new Option('--settle-seconds <s>', 'pause between deleting and re-creating similar objects (the API needs ~5 s)').argParser(nonNegativeNumber('--settle-seconds')).default(5))
     .addOption(new Option('--poll-seconds <s>', 'interval between reads of a load balancer that is "changing"').argParser(nonNegativeNumber('--poll-seconds')).default(DEFAULT_POLL_SECONDS))
@@ -376,11 +380,11 @@ function buildProgram(
   program
     .command('__complete', { hidden: hiddenCommands.has('__complete') })
     .addArgument(new Argument('<kind>').choices(['services', 'namespaces']))
-    .option('-n, --namespace <ns>', 'namespace', 'default')
+    .option('-n, --namespace <ns>', `namespace ${CONTEXT_NAMESPACE}`)
     .action(
       run(async (command, ctx) => {
         const { completeCommand } = await import('./commands/completion.js');
-        await completeCommand(command.args[0] as 'services' | 'namespaces', command.opts<{ namespace: string }>(), ctx);
+        await completeCommand(command.args[0] as 'services' | 'namespaces', command.opts<{ namespace?: string }>(), ctx);
       }),
     );
 
@@ -502,61 +506,14 @@ function drainSecondsOption(): Option {
 
 function leaseSecondsOption(): Option {
   return new Option('--lease-seconds <s>', 'duration of the Lease held for the pass: renewed every sixth of it, writing stops after half of it unrenewed, a killed pass blocks others this long')
-    .argParser(wholeNumberFrom('--lease-seconds', 3))
+    .argParser(wholeNumberAtLeast('--lease-seconds', 3))
     .default(60);
 }
 
-/**
- * The ownership tag value: load balancers tagged with an empty one count as untagged (adopted
- * by any cluster), so a blank identity is refused rather than used.
- */
-function clusterId(value: string): string {
-  if (value.trim() === '') {
-    throw new InvalidArgumentError(
-      '--cluster-id must not be empty: it tags every load balancer this cluster owns (leave the flag out to use the uid of namespace kube-system)',
-    );
-  }
-  if (value !== value.trim()) {
-    throw new InvalidArgumentError(`--cluster-id ${JSON.stringify(value)} has spaces around it: the tag would not match the one written before`);
-  }
-  return value;
-}
-
-/** Digits only: Number() alone would also take "0x10", "1e3", " 7" and "" (as 0). */
-const wholeNumber = /^\d+$/;
-const decimalNumber = /^\d+(\.\d+)?$/;
-
-function positiveInt(flag: string) {
-  return wholeNumberFrom(flag, 1);
-}
-
-function wholeNumberFrom(flag: string, min: number) {
-  return (value: string): number => {
-    const n = wholeNumber.test(value) ? Number(value) : Number.NaN;
-    if (!Number.isInteger(n) || n < min) {
-      throw new InvalidArgumentError(`${flag} takes a whole number ≥ ${min}, got "${value}"`);
-    }
-    return n;
-  };
-}
-
-function nonNegativeNumber(flag: string) {
-  return (value: string): number => {
-    const n = decimalNumber.test(value) ? Number(value) : Number.NaN;
-    if (!Number.isFinite(n) || n < 0) {
-      throw new InvalidArgumentError(`${flag} takes a number ≥ 0, got "${value}"`);
-    }
-    return n;
-  };
-}
-
-/** A TCP port; `min` 0 where 0 means "any free port". */
-function portNumber(flag: string, min: 0 | 1) {
-  return (value: string): number => {
-    const n = wholeNumber.test(value) ? Number(value) : Number.NaN;
-    if (!Number.isInteger(n) || n < min || n > 65535) {
-      throw new InvalidArgumentError(`${flag} takes ${min}–65535, got "${value}"`);
-    }
-    return n;
-  };
-}
+// The values of flags, checked by the rules in src/core/option-values.ts (a saved plan's options
+// are checked by the same ones), reported by commander like its own invalid arguments.
+const clusterId = asArgumentError(clusterIdValue);
+const positiveInt = (flag: string) => asArgumentError(wholeNumberFrom(flag, 1));
+const wholeNumberAtLeast = (flag: string, min: number) => asArgumentError(wholeNumberFrom(flag, min));
+const nonNegativeNumber = (flag: string) => asArgumentError(nonNegativeNumberOf(flag));
+const portNumber = (flag: string, min: 0 | 1) => asArgumentError(portNumberOf(flag, min));

@@ -54,13 +54,13 @@ function fishQuote(word: string): string {
 /** Candidates for the shell scripts, one per line; nothing else is written to stdout. */
 export async function completeCommand(
   kind: CompletionKind,
-  options: { namespace: string },
+  options: { namespace?: string },
   ctx: CommandContext,
 ): Promise<void> {
   let candidates: string[];
   switch (kind) {
     case 'services':
-      candidates = await completeServiceNames(options.namespace, ctx);
+      candidates = await completeServiceNames(options.namespace ?? ctx.kube().namespace, ctx);
       break;
     case 'namespaces':
       candidates = await completeNamespaceNames(ctx);
@@ -102,13 +102,14 @@ export async function completeWithoutClient(
   }
   const [kind, ...rest] = parsed.positionals;
   if (rest.length > 0 || !COMPLETION_KINDS.includes(kind as CompletionKind)) return false;
-  const { namespace = 'default', kubeconfig, context } = parsed.values;
+  const { kubeconfig, context } = parsed.values;
   const credentials = directCredentials({
     env: io.env,
     ...(kubeconfig === undefined ? {} : { kubeconfig }),
     ...(context === undefined ? {} : { context }),
   });
   if (credentials === undefined) return false;
+  const namespace = parsed.values.namespace ?? credentials.namespace;
   const path =
     kind === 'services' ? `/api/v1/namespaces/${encodeURIComponent(namespace)}/services` : '/api/v1/namespaces';
   const list = (await directGetJson(credentials, path, DIRECT_TIMEOUT_MS)) as { items?: V1Service[] | V1Namespace[] };

@@ -22,7 +22,8 @@ import { readServiceManifests } from './service-manifests.js';
 import { parseServiceArgs, type ServiceName } from './service-args.js';
 
 export interface PlanOptions {
-  namespace: string;
+  /** -n; unset: the namespace of the kubeconfig's current context (DefaultNamespace). */
+  namespace?: string;
   filename?: string;
   detailedExitcode: boolean;
   maxNodeDeletions?: number;
@@ -78,16 +79,17 @@ async function planWithLookups(
   options: PlanOptions,
   ctx: CommandContext,
 ): Promise<PlanWithInputs> {
-  const names = parseServiceArgs(args, options.namespace);
-  const policy = budgetPolicy(options);
-  if (names.length > 0 && options.filename !== undefined) {
+  const namespace = () => options.namespace ?? ctx.kube().namespace;
+  if (args.length > 0 && options.filename !== undefined) {
     throw new UsageError('plan takes Service names or -f FILE, not both', {
       hint: 'to plan a proposed manifest, pass only -f; to plan live Services, only their names',
     });
   }
+  const names = parseServiceArgs(args, namespace);
+  const policy = budgetPolicy(options);
   // The manifest is checked before anything is asked of the cluster or the cloud.
   const manifests =
-    options.filename === undefined ? [] : await readServiceManifests(options.filename, options.namespace, (maxBytes) => ctx.readStdin(maxBytes));
+    options.filename === undefined ? [] : await readServiceManifests(options.filename, namespace, (maxBytes) => ctx.readStdin(maxBytes));
   const conn = ctx.kube();
   const [cloud, clusterId, kubeSystemUid] = await Promise.all([ctx.cloudscale(), ctx.clusterId(), ctx.kubeSystemUid()]);
 

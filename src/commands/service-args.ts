@@ -1,19 +1,25 @@
 import { UsageError } from '../core/errors.js';
+import { serviceName } from '../core/option-values.js';
 
 export interface ServiceName {
   readonly namespace: string;
   readonly name: string;
 }
 
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+/**
+ * The namespace of Service arguments and of manifests without one, read as kubectl reads -n:
+ * the flag, else the namespace of the kubeconfig's current context, else `default`. A function,
+ * asked only once the arguments are checked: a typo is reported before the kubeconfig is read.
+ */
+export type DefaultNamespace = () => string;
 
 /**
  * Reads Service arguments the way kubectl does: `service/NAME` (or `svc/NAME`, `services/NAME`)
  * or a bare `NAME`, in `namespace`; `NAMESPACE/NAME` is not kubectl syntax and is refused with
  * a hint, because `svc/NAME` would be ambiguous with it.
  */
-export function parseServiceArgs(args: readonly string[], namespace: string): ServiceName[] {
-  return args.map((arg) => {
+export function parseServiceArgs(args: readonly string[], namespace: DefaultNamespace): ServiceName[] {
+  const names = args.map((arg) => {
     const slash = arg.indexOf('/');
     const kind = slash === -1 ? 'service' : arg.slice(0, slash);
     const name = slash === -1 ? arg : arg.slice(slash + 1);
@@ -22,11 +28,9 @@ export function parseServiceArgs(args: readonly string[], namespace: string): Se
         hint: `write service/NAME and give the namespace with -n, e.g. -n ${kind} service/${name}`,
       });
     }
-    if (!DNS_LABEL.test(name)) {
-      throw new UsageError(`"${arg}": "${name}" is not a valid Service name`, {
-        hint: 'Service names are DNS labels: lower-case letters, digits and "-", at most 63 characters',
-      });
-    }
-    return { namespace, name };
+    return serviceName(arg, name);
   });
+  if (names.length === 0) return [];
+  const inNamespace = namespace();
+  return names.map((name) => ({ namespace: inNamespace, name }));
 }

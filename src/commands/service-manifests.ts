@@ -2,6 +2,7 @@ import type { V1Service } from '@kubernetes/client-node';
 import { open } from 'node:fs/promises';
 import { parseAllDocuments } from 'yaml';
 import { ConfigError } from '../core/errors.js';
+import type { DefaultNamespace } from './service-args.js';
 
 /**
  * The largest manifest `plan -f` reads. Parsing takes some 40 times the text in memory, and
@@ -24,7 +25,7 @@ const sizeHint =
  */
 export async function readServiceManifests(
   file: string,
-  defaultNamespace: string,
+  defaultNamespace: DefaultNamespace,
   readStdin: (maxBytes: number) => Promise<Buffer | string>,
 ): Promise<V1Service[]> {
   const source = file === '-' ? 'standard input' : file;
@@ -81,7 +82,7 @@ function manifestText(bytes: Buffer | string, source: string): string {
   return text;
 }
 
-export function parseServiceManifests(text: string, source: string, defaultNamespace: string): V1Service[] {
+export function parseServiceManifests(text: string, source: string, defaultNamespace: DefaultNamespace): V1Service[] {
   const services: V1Service[] = [];
   const seen = new Map<string, string>();
   parseAllDocuments(text).forEach((document, index) => {
@@ -116,7 +117,7 @@ export function parseServiceManifests(text: string, source: string, defaultNames
   return services;
 }
 
-function asService(value: unknown, where: string, defaultNamespace: string): V1Service {
+function asService(value: unknown, where: string, defaultNamespace: DefaultNamespace): V1Service {
   if (!isObject(value) || value.kind !== 'Service' || value.apiVersion !== 'v1') {
     const kind = isObject(value)
       ? `${typeof value.apiVersion === 'string' ? value.apiVersion : '(no apiVersion)'}/${typeof value.kind === 'string' ? value.kind : '(no kind)'}`
@@ -131,7 +132,7 @@ function asService(value: unknown, where: string, defaultNamespace: string): V1S
   }
   return {
     ...(value as V1Service),
-    metadata: { ...metadata, namespace: typeof metadata.namespace === 'string' ? metadata.namespace : defaultNamespace },
+    metadata: { ...metadata, namespace: typeof metadata.namespace === 'string' ? metadata.namespace : defaultNamespace() },
   } as V1Service;
 }
 

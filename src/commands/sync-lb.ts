@@ -22,7 +22,8 @@ import { asWriter } from './writer.js';
 import { DEFAULT_POLL_SECONDS } from '../core/apply/lb-watch.js';
 
 export interface SyncLbOptions extends PassReportingOptions, BudgetOptions {
-  namespace: string;
+  /** -n; unset: the namespace of the kubeconfig's current context (DefaultNamespace). */
+  namespace?: string;
   concurrency: number;
   /** Seconds to wait for a load balancer to leave `changing`. */
   waitTimeout: number;
@@ -89,7 +90,7 @@ export async function syncLbCommand(
     throw new InternalError('sync-lb was called with dryRun: a dry run is `plan` (planCommand)');
   }
   // Arguments are checked before the Lease is taken: a typo never waits for another pass.
-  const names = parseServiceArgs(args, options.namespace);
+  const names = parseServiceArgs(args, () => options.namespace ?? ctx.kube().namespace);
   budgetPolicy(options);
   return asWriter('sync-lb', ctx, options, (leased) => syncLbPass(names, options, leased), (report) =>
     report === undefined ? {} : serviceDetails(report),

@@ -132,7 +132,7 @@ describe('directGetJson', () => {
 
   test('GETs below the server URL’s path prefix, with the credentials', async () => {
     await withServer({ status: 200, body: '{"items":[]}' }, async (base, seen) => {
-      const credentials = { server: new URL(`${base}/k8s/clusters/c-1/`), insecure: false, authorization: 'Bearer t' };
+      const credentials = { server: new URL(`${base}/k8s/clusters/c-1/`), namespace: 'default', insecure: false, authorization: 'Bearer t' };
       expect(await directGetJson(credentials, '/api/v1/namespaces', 1000)).toEqual({ items: [] });
       expect(seen.url).toBe('/k8s/clusters/c-1/api/v1/namespaces');
       expect(seen.headers).toMatchObject({ authorization: 'Bearer t', accept: 'application/json' });
@@ -144,7 +144,7 @@ describe('directGetJson', () => {
     [200, 'not json', 'GET /api/v1/namespaces answered 200 with a body that is not JSON'],
   ])('%i %s: a KubeApiError', async (status, body, message) => {
     await withServer({ status, body }, async (base) => {
-      const error = await directGetJson({ server: new URL(base), insecure: false }, '/api/v1/namespaces', 1000).catch((e: unknown) => e);
+      const error = await directGetJson({ server: new URL(base), namespace: 'default', insecure: false }, '/api/v1/namespaces', 1000).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(KubeApiError);
       expect((error as KubeApiError).message).toBe(message);
       expect((error as KubeApiError).status).toBe(status);

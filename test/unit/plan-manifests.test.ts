@@ -18,12 +18,12 @@ describe('parseServiceManifests', () => {
     ['a v1 List', `apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Service, metadata: {name: a}}\n- {apiVersion: v1, kind: Service, metadata: {name: b}}\n`, ['shop/a', 'shop/b']],
     ['JSON', JSON.stringify({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'x' } }), ['x/web']],
   ])('%s', (_name, text, expected) => {
-    const services = parseServiceManifests(text, 'svc.yaml', 'shop');
+    const services = parseServiceManifests(text, 'svc.yaml', () => 'shop');
     expect(services.map((s) => `${s.metadata!.namespace}/${s.metadata!.name}`)).toEqual(expected);
   });
 
   test('the manifest is kept as written, only the namespace is filled in', () => {
-    const [service] = parseServiceManifests(`${svc('web')}`, 'svc.yaml', 'shop');
+    const [service] = parseServiceManifests(`${svc('web')}`, 'svc.yaml', () => 'shop');
     expect(service).toEqual({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'shop' }, spec: { type: 'LoadBalancer' } });
   });
 
@@ -37,13 +37,13 @@ describe('parseServiceManifests', () => {
     ['no Service at all', '---\n---\n', 'svc.yaml contains no Service'],
     ['one Service twice', `${svc('web')}---\n${svc('web', 'shop')}`, 'svc.yaml: document 2: Service shop/web is already defined in svc.yaml: document 1'],
   ])('%s → an error naming the file and the document', (_name, text, message) => {
-    expect(() => parseServiceManifests(text, 'svc.yaml', 'shop')).toThrow(ConfigError);
-    expect(() => parseServiceManifests(text, 'svc.yaml', 'shop')).toThrow(message);
+    expect(() => parseServiceManifests(text, 'svc.yaml', () => 'shop')).toThrow(ConfigError);
+    expect(() => parseServiceManifests(text, 'svc.yaml', () => 'shop')).toThrow(message);
   });
 
   test('every error has a hint', () => {
     try {
-      parseServiceManifests('apiVersion: apps/v1\nkind: Deployment\n', 'svc.yaml', 'shop');
+      parseServiceManifests('apiVersion: apps/v1\nkind: Deployment\n', 'svc.yaml', () => 'shop');
       expect.unreachable();
     } catch (error) {
       expect((error as ConfigError).hint).toBe('plan -f takes Service manifests only (apiVersion: v1, kind: Service)');
@@ -57,10 +57,10 @@ describe('readServiceManifests', () => {
     try {
       const file = join(dir, 'svc.yaml');
       await writeFile(file, svc('web'));
-      expect((await readServiceManifests(file, 'shop', async () => '')).map((s) => s.metadata!.name)).toEqual(['web']);
-      expect((await readServiceManifests('-', 'shop', async () => svc('api'))).map((s) => s.metadata!.name)).toEqual(['api']);
-      await expect(readServiceManifests('-', 'shop', async () => 'kind: Pod\n')).rejects.toThrow('standard input: document 1: is (no apiVersion)/Pod, not a v1 Service');
-      const missing = readServiceManifests(join(dir, 'missing.yaml'), 'shop', async () => '');
+      expect((await readServiceManifests(file, () => 'shop', async () => '')).map((s) => s.metadata!.name)).toEqual(['web']);
+      expect((await readServiceManifests('-', () => 'shop', async () => svc('api'))).map((s) => s.metadata!.name)).toEqual(['api']);
+      await expect(readServiceManifests('-', () => 'shop', async () => 'kind: Pod\n')).rejects.toThrow('standard input: document 1: is (no apiVersion)/Pod, not a v1 Service');
+      const missing = readServiceManifests(join(dir, 'missing.yaml'), () => 'shop', async () => '');
       await expect(missing).rejects.toThrow(`cannot read manifest ${join(dir, 'missing.yaml')}: ENOENT`);
       await expect(missing).rejects.toMatchObject({ hint: 'check the path given to -f (--filename); use -f - to read the manifest from standard input' });
     } finally {

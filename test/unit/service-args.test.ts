@@ -8,7 +8,7 @@ describe('parseServiceArgs', () => {
     ['services/hello', { namespace: 'web', name: 'hello' }],
     ['hello', { namespace: 'web', name: 'hello' }],
   ])('%s → %o', (arg, expected) => {
-    expect(parseServiceArgs([arg], 'web')).toEqual([expected]);
+    expect(parseServiceArgs([arg], () => 'web')).toEqual([expected]);
   });
 
   it.each([
@@ -18,7 +18,7 @@ describe('parseServiceArgs', () => {
   ])('refuses %s', (arg, message, hint) => {
     let error: unknown;
     try {
-      parseServiceArgs([arg], 'default');
+      parseServiceArgs([arg], () => 'default');
     } catch (e) {
       error = e;
     }

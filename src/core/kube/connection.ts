@@ -32,6 +32,11 @@ export interface KubeConnection {
   readonly version: VersionApi;
   /** Where the configuration came from, for messages (never contains credentials). */
   readonly source: string;
+  /**
+   * The namespace of the current context (in a Pod: the service account's), `default` when it
+   * names none: what -n means when it is not given, as for kubectl.
+   */
+  readonly namespace: string;
   /** What the user should know about the configuration (TLS verification off); printed once. */
   readonly warnings: readonly string[];
   /** Asked before every write (kubeWrite); absent for connections that never write under a Lease. */
@@ -107,6 +112,7 @@ export function connectKube(options: KubeConnectionOptions = {}): KubeConnection
     events: config.makeApiClient(EventsV1Api),
     version: config.makeApiClient(VersionApi),
     source,
+    namespace: config.getContextObject(config.getCurrentContext())?.namespace || 'default',
     ...(options.fence === undefined ? {} : { fence: options.fence }),
   };
 }

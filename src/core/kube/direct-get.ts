@@ -13,6 +13,8 @@ import { ConfigError, KubeApiError } from '../errors.js';
 
 export interface DirectCredentials {
   readonly server: URL;
+  /** The context's namespace, `default` when it names none (kubectl's default for -n). */
+  readonly namespace: string;
   readonly ca?: Buffer;
   readonly cert?: Buffer;
   readonly key?: Buffer;
@@ -76,6 +78,7 @@ export function directCredentials(options: {
   const servername = stringOf(cluster['tls-server-name']);
   return {
     server: new URL(server),
+    namespace: stringOf(context.namespace) || 'default',
     insecure: cluster['insecure-skip-tls-verify'] === true,
     ...(ca === undefined ? {} : { ca }),
     ...(cert === undefined ? {} : { cert }),
