@@ -12,6 +12,7 @@ import { applyCommand } from '../../src/commands/apply.js';
 import { planCommand } from '../../src/commands/plan.js';
 import { runCommand } from '../../src/commands/run.js';
 import { MAX_ROUNDS } from '../../src/core/apply/lb-pass.js';
+import { recordEvent } from '../../src/core/kube/events.js';
 import { LB_ANNOTATIONS } from '../../src/core/lb/annotations.js';
 import { startHarness, type Harness } from '../support/ccm.js';
 import { createLoadBalancerService, deleteCreatedObjects, ensureNamespace, testConnection, uniqueName, waitUntil } from '../support/kube.js';
@@ -247,5 +248,19 @@ describe('an Event for every change to a load balancer', () => {
         '(no Service port maps to this pool any more (it serves no port)); ' +
         'addition of listener tcp/80 (the listener of port http TCP 80 is missing), 5 steps',
     ]);
+  });
+
+  it('recordEvent: the same words twice are two Events with aggregate false, one counted Event by default', async () => {
+    const service = await createLoadBalancerService(namespace, 'words');
+    const subject = { kind: 'Service', apiVersion: 'v1', namespace, name: 'words', uid: service.metadata!.uid! };
+    const content = { type: 'Normal' as const, reason: 'EnsuredLoadBalancer', message: 'Ensured load balancer: the same words', component: 'service-controller' };
+    for (let i = 0; i < 2; i++) expect((await recordEvent(testConnection(), subject, content, { aggregate: false })).error).toBeUndefined();
+    expect((await serviceEvents(service)).map((e) => [e.message, e.count])).toEqual([
+      ['Ensured load balancer: the same words', 1],
+      ['Ensured load balancer: the same words', 1],
+    ]);
+    const repeated = { ...content, message: 'Ensured load balancer: words repeated' };
+    for (let i = 0; i < 2; i++) expect((await recordEvent(testConnection(), subject, repeated)).error).toBeUndefined();
+    expect((await serviceEvents(service)).filter((e) => e.message === repeated.message)).toHaveLength(1);
   });
 });
