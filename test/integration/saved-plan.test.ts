@@ -252,6 +252,23 @@ describe('saved plans: plan --out, apply FILE', () => {
     expect(otherApi.error).toBeInstanceOf(RefusedError);
     expect((otherApi.error as Error).message).toContain(`planned against the cloudscale API at https://api.example.invalid, not ${harness.sim.url}`);
     expect(otherApi.writes).toEqual([]);
+    // Edited and sealed again (the digest is no signature): values the flags refuse, fields of
+    // the wrong type, and an action's field are each refused by name, before anything is written.
+    const editedAction = structuredClone(content) as typeof content & { plan: { services: { actions: { kind: string; body?: { algorithm?: string } }[] }[] } };
+    editedAction.plan.services[0]!.actions.find((a) => a.kind === 'create-pool')!.body!.algorithm = 'source_ip';
+    const resealed: { name: string; content: unknown; error: new (...args: never[]) => Error; message: RegExp }[] = [
+      { name: 'a negative drain', content: { ...content, options: { ...content.options, drainSeconds: -5 } }, error: ConfigError, message: /options.drainSeconds is -5, which the flag refuses: --drain-seconds takes a number ≥ 0/ },
+      { name: 'a null fingerprint', content: { ...content, fingerprint: null }, error: ConfigError, message: /fingerprint is null, not an object/ },
+      { name: 'an edited action', content: editedAction, error: RefusedError, message: /step \d+ \(create-pool pool [^)]*\) differs: body.algorithm: saved "source_ip", planned now "round_robin"/ },
+    ];
+    for (const variant of resealed) {
+      const path = join(dir, `resealed-${variant.name}.json`);
+      await writeFile(path, serializeSavedPlan(variant.content as never));
+      const { error, writes } = await applyFile(path);
+      expect(error, variant.name).toBeInstanceOf(variant.error);
+      expect((error as Error).message, variant.name).toMatch(variant.message);
+      expect(writes, variant.name).toEqual([]);
+    }
     // The untouched file still applies.
     const { error } = await applyFile(file);
     expect(error).toBeUndefined();

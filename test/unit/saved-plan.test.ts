@@ -5,15 +5,12 @@
 import type { V1Node, V1Service } from '@kubernetes/client-node';
 import { describe, expect, test } from 'vitest';
 import {
-  SAVED_PLAN_FORMAT,
-  SAVED_PLAN_VERSION,
   checkPlanTarget,
   fingerprintChanges,
   fingerprintOf,
   parseSavedPlan,
   planDifferences,
   serializeSavedPlan,
-  type SavedPlanContent,
 } from '../../src/core/apply/saved-plan.js';
 import type { LbPassSnapshot } from '../../src/core/apply/snapshot.js';
 import type { FloatingIp, LoadBalancer, MemberState, Pool, Server } from '../../src/core/cloudscale/types.js';
@@ -22,24 +19,11 @@ import type { PlannedAction } from '../../src/core/lb/actions.js';
 import { applyBudget } from '../../src/core/lb/budget.js';
 import { MEMBER_DRAINING_TAG } from '../../src/core/lb/strategies.js';
 import { planDocument } from '../../src/core/render/plan.js';
-import { act, servicePlan } from '../support/plan-fixtures.js';
+import { act, savedPlanContent, servicePlan } from '../support/plan-fixtures.js';
 
 const drainTag = (at: string) => act('update-member', 'member m1 of pool tcp/http', 'member-drain', undefined, { patch: { tags: { [MEMBER_DRAINING_TAG]: at } } });
 
-function content(overrides: Partial<SavedPlanContent> = {}): SavedPlanContent {
-  return {
-    format: SAVED_PLAN_FORMAT,
-    version: SAVED_PLAN_VERSION,
-    cluster: { clusterId: 'c1', kubeSystemUid: 'uid-1', server: 'https://k8s.example:6443' },
-    api: { url: 'https://api.cloudscale.ch' },
-    createdAt: '2026-11-25T10:00:00.000Z',
-    selection: { all: true },
-    options: { drainSeconds: 60, maxNodeDeletions: null },
-    fingerprint: { 'service shop/web': 'resourceVersion 7' },
-    plan: planDocument({ nodes: null, services: [servicePlan('web', [act('create-pool', 'pool tcp/http', 'none')])] }),
-    ...overrides,
-  };
-}
+const content = savedPlanContent;
 
 describe('parseSavedPlan', () => {
   const good = serializeSavedPlan(content());
@@ -58,6 +42,39 @@ describe('parseSavedPlan', () => {
   test.each(cases)('refuses $name', ({ text, message }) => {
     expect(() => parseSavedPlan(text, 'plan.json')).toThrow(ConfigError);
     expect(() => parseSavedPlan(text, 'plan.json')).toThrow(message);
+  });
+
+  // Edited and sealed again (the digest is no signature): read like the command line that made it.
+  const plan = content().plan;
+  const [web] = plan.services;
+  const resealed: { name: string; change: Record<string, unknown>; message: RegExp }[] = [
+    { name: 'a negative drain', change: { options: { drainSeconds: -5, maxNodeDeletions: null } }, message: /options.drainSeconds is -5, which the flag refuses: --drain-seconds takes a number ≥ 0, got "-5"/ },
+    { name: 'a drain as text', change: { options: { drainSeconds: '60', maxNodeDeletions: null } }, message: /options.drainSeconds is "60", not a number/ },
+    { name: 'a fractional node-deletion bound', change: { options: { drainSeconds: 60, maxNodeDeletions: 1.5 } }, message: /options.maxNodeDeletions is 1.5, which the flag refuses: --max-node-deletions takes a whole number ≥ 0/ },
+    { name: 'no options', change: { options: undefined }, message: /options is missing, not an object/ },
+    { name: 'a null fingerprint', change: { fingerprint: null }, message: /fingerprint is null, not an object/ },
+    { name: 'a fingerprint value that is no text', change: { fingerprint: { 'service shop/web': 7 } }, message: /fingerprint\["service shop\/web"\] is 7, not a string/ },
+    { name: 'a cluster id with spaces', change: { cluster: { ...content().cluster, clusterId: ' c1' } }, message: /cluster.clusterId is " c1", which the flag refuses: --cluster-id " c1" has spaces around it/ },
+    { name: 'a time that is none', change: { createdAt: 'yesterday' }, message: /createdAt "yesterday" is no time/ },
+    { name: 'a selection of neither kind', change: { selection: { all: false } }, message: /selection is neither/ },
+    { name: 'a Service name no argument takes', change: { selection: { names: [{ namespace: 'shop', name: 'Web' }] } }, message: /selection.names\[0\].name is "Web", which the flag refuses: "service\/Web": "Web" is not a valid Service name/ },
+    { name: 'no Service plans', change: { plan: { ...plan, services: null } }, message: /plan.services is null, not a list/ },
+    { name: 'an action without a kind', change: { plan: { ...plan, services: [{ ...web, actions: [{ object: 'pool tcp/http' }] }] } }, message: /plan.services\[0\].actions\[0\].kind is missing, not a string/ },
+    {
+      name: 'held actions at no step',
+      change: { plan: { ...plan, services: [{ ...web, held: [{ id: 'x', actions: [act('delete-pool', 'pool a', 'pool-swap')], positions: [7] }] }] } },
+      message: /plan.services\[0\].held puts its actions at positions \[7\], not distinct steps of the 2/,
+    },
+  ];
+  test.each(resealed)('refuses a file sealed again with $name', ({ change, message }) => {
+    const text = serializeSavedPlan({ ...content(), ...change } as never);
+    expect(() => parseSavedPlan(text, 'plan.json')).toThrow(ConfigError);
+    expect(() => parseSavedPlan(text, 'plan.json')).toThrow(message);
+  });
+
+  test('a file sealed again with values the flags accept is read', () => {
+    const text = serializeSavedPlan(content({ options: { drainSeconds: 0.5, maxNodeDeletions: 0 }, selection: { names: [{ namespace: 'shop', name: 'web' }] } }));
+    expect(parseSavedPlan(text, 'plan.json').options).toEqual({ drainSeconds: 0.5, maxNodeDeletions: 0 });
   });
 
   test('reads back what serializeSavedPlan wrote, reindented or not', () => {
@@ -209,6 +226,21 @@ describe('planDifferences', () => {
       expected: ['service shop/web: step 2 was create-listener listener a, is now create-listener listener b'],
     },
     { name: 'one action fewer', before: [act('create-pool', 'pool a', 'none')], after: [], expected: ['service shop/web: step 1 was create-pool pool a, is now nothing'] },
+    {
+      name: 'the same action on the same object, with other fields',
+      before: [act('create-pool', 'pool tcp/http', 'none', { text: 'wanted' }, { spec: { algorithm: 'source_ip', protocol: 'tcp' } })],
+      after: [act('create-pool', 'pool tcp/http', 'none', { text: 'wanted' }, { spec: { algorithm: 'round_robin', protocol: 'tcp' } })],
+      expected: ['service shop/web: step 1 (create-pool pool tcp/http) differs: spec.algorithm: saved "source_ip", planned now "round_robin"'],
+    },
+    {
+      name: 'a field only one of them has, and a list entry',
+      before: [act('update-listener', 'listener tcp/80', 'none', { text: 'wanted' }, { patch: { allowed_cidrs: ['10.0.0.0/8'] } })],
+      after: [act('update-listener', 'listener tcp/80', 'none', { text: 'wanted' }, { patch: { allowed_cidrs: ['10.0.0.0/16'], timeout_client_data_ms: 50000 } })],
+      expected: [
+        'service shop/web: step 1 (update-listener listener tcp/80) differs: patch.allowed_cidrs[0]: saved "10.0.0.0/8", planned now "10.0.0.0/16", ' +
+          'patch.timeout_client_data_ms: saved (none), planned now 50000',
+      ],
+    },
   ])('$name', ({ before, after, expected }) => {
     expect(planDifferences(saved(before), { services: [servicePlan('web', after)], nodeActions: null })).toEqual(expected);
   });

@@ -8,11 +8,12 @@
 // edits by hand; it is no signature (whoever can write the file can recompute it).
 import { createHash } from 'node:crypto';
 import type { V1Service } from '@kubernetes/client-node';
-import { ConfigError, RefusedError } from '../errors.js';
+import { ConfigError, RefusedError, UsageError } from '../errors.js';
 import { toNodeSnapshot } from '../kube/nodes.js';
 import { findLoadBalancer } from '../lb/actual.js';
 import { LB_ANNOTATIONS } from '../lb/annotations.js';
 import { parseProviderId } from '../nodes/provider-id.js';
+import { clusterIdValue, nonNegativeNumber, serviceName, wholeNumberFrom } from '../option-values.js';
 import type { PlannedAction } from '../lb/actions.js';
 import { restoreHeld } from '../lb/budget.js';
 import type { ServicePlan } from '../lb/planner.js';
@@ -128,8 +129,126 @@ export function parseSavedPlan(text: string, source: string): SavedPlanFile {
       hint: `a saved plan cannot be edited; ${again}`,
     });
   }
-  // The digest matches: the rest was written by a tool of this version, so its shape is trusted.
+  // The digest proves no accident, not the author: whoever edits the file can seal it again.
+  // So it is read like the command line that made it, its options by the flags' own rules.
+  checkContent(content, (what, problem) => {
+    throw new ConfigError(`${source}: ${what} ${problem}; \`plan --out\` writes no such file`, {
+      hint: `the file was edited and sealed again; ${again}`,
+    });
+  });
   return file as unknown as SavedPlanFile;
+}
+
+/** Reports the first field that `plan --out` could not have written; `refuse` throws. */
+type Refuse = (what: string, problem: string) => never;
+
+/**
+ * Checks every field `apply` reads: the types of all of them, and each option by the rule of
+ * the flag it comes from (src/core/option-values.ts). The saved actions need only their shape:
+ * `apply` executes the actions it plans again, after comparing them with these.
+ */
+function checkContent(content: Partial<Record<keyof SavedPlanContent, unknown>>, refuse: Refuse): void {
+  const { cluster, api, createdAt, selection, options, fingerprint, plan } = content;
+  const cl = objectAt(cluster, 'cluster', refuse);
+  flagValue(stringAt(cl.clusterId, 'cluster.clusterId', refuse), 'cluster.clusterId', clusterIdValue, refuse);
+  stringAt(cl.kubeSystemUid, 'cluster.kubeSystemUid', refuse);
+  stringAt(cl.server, 'cluster.server', refuse);
+  stringAt(objectAt(api, 'api', refuse).url, 'api.url', refuse);
+  if (Number.isNaN(Date.parse(stringAt(createdAt, 'createdAt', refuse)))) refuse('createdAt', `${JSON.stringify(createdAt)} is no time`);
+  checkSelection(selection, refuse);
+  const o = objectAt(options, 'options', refuse);
+  flagValue(numberAt(o.drainSeconds, 'options.drainSeconds', refuse), 'options.drainSeconds', nonNegativeNumber('--drain-seconds'), refuse);
+  if (o.maxNodeDeletions !== null) {
+    const max = numberAt(o.maxNodeDeletions, 'options.maxNodeDeletions', refuse);
+    flagValue(max, 'options.maxNodeDeletions', wholeNumberFrom('--max-node-deletions', 0), refuse);
+  }
+  for (const [key, value] of Object.entries(objectAt(fingerprint, 'fingerprint', refuse))) {
+    stringAt(value, `fingerprint[${JSON.stringify(key)}]`, refuse);
+  }
+  const p = objectAt(plan, 'plan', refuse);
+  if (p.nodes !== null) actionsAt(objectAt(p.nodes, 'plan.nodes', refuse).actions, 'plan.nodes.actions', refuse);
+  arrayAt(p.services, 'plan.services', refuse).forEach((item, i) => checkServicePlan(item, `plan.services[${i}]`, refuse));
+}
+
+function checkSelection(value: unknown, refuse: Refuse): void {
+  const selection = objectAt(value, 'selection', refuse);
+  if (selection.all === true && !('names' in selection)) return;
+  if ('all' in selection) refuse('selection', 'is neither {"all": true} nor {"names": […]}');
+  arrayAt(selection.names, 'selection.names', refuse).forEach((item, i) => {
+    const at = `selection.names[${i}]`;
+    const { namespace, name } = objectAt(item, at, refuse);
+    const ns = stringAt(namespace, `${at}.namespace`, refuse);
+    flagValue(ns, `${at}.namespace`, (text) => serviceName(`-n ${text}`, text), refuse);
+    flagValue(stringAt(name, `${at}.name`, refuse), `${at}.name`, (text) => serviceName(`service/${text}`, text), refuse);
+  });
+}
+
+/** What planDifferences reads of a saved Service's plan: its Service, actions and held changes. */
+function checkServicePlan(value: unknown, at: string, refuse: Refuse): void {
+  const plan = objectAt(value, at, refuse);
+  const service = objectAt(plan.service, `${at}.service`, refuse);
+  stringAt(service.namespace, `${at}.service.namespace`, refuse);
+  stringAt(service.name, `${at}.service.name`, refuse);
+  const running = actionsAt(plan.actions, `${at}.actions`, refuse).length;
+  if (plan.held === undefined) return;
+  // restoreHeld puts each held action back at its position: together they fill every slot once.
+  const held = arrayAt(plan.held, `${at}.held`, refuse).map((item, i) => objectAt(item, `${at}.held[${i}]`, refuse));
+  const positions = held.flatMap((change, i) => {
+    const actions = actionsAt(change.actions, `${at}.held[${i}].actions`, refuse);
+    const list = arrayAt(change.positions, `${at}.held[${i}].positions`, refuse);
+    if (list.length !== actions.length) refuse(`${at}.held[${i}].positions`, `has ${list.length} entries for ${actions.length} actions`);
+    return list;
+  });
+  const total = running + positions.length;
+  const valid = positions.every((n) => Number.isInteger(n) && (n as number) >= 0 && (n as number) < total);
+  if (!valid || new Set(positions).size !== positions.length) {
+    refuse(`${at}.held`, `puts its actions at positions ${JSON.stringify(positions)}, not distinct steps of the ${total}`);
+  }
+}
+
+function actionsAt(value: unknown, at: string, refuse: Refuse): Record<string, unknown>[] {
+  return arrayAt(value, at, refuse).map((item, i) => {
+    const action = objectAt(item, `${at}[${i}]`, refuse);
+    stringAt(action.kind, `${at}[${i}].kind`, refuse);
+    stringAt(action.object, `${at}[${i}].object`, refuse);
+    return action;
+  });
+}
+
+/** A saved option checked by its flag's rule, given the text the flag would have been typed as. */
+function flagValue<T>(value: string | number, at: string, rule: (text: string) => T, refuse: Refuse): void {
+  try {
+    rule(String(value));
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    refuse(at, `is ${JSON.stringify(value)}, which the flag refuses: ${error.message}`);
+  }
+}
+
+function objectAt(value: unknown, at: string, refuse: Refuse): Record<string, unknown> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) refuse(at, `is ${describeJson(value)}, not an object`);
+  return value as Record<string, unknown>;
+}
+
+function arrayAt(value: unknown, at: string, refuse: Refuse): unknown[] {
+  if (!Array.isArray(value)) refuse(at, `is ${describeJson(value)}, not a list`);
+  return value as unknown[];
+}
+
+function stringAt(value: unknown, at: string, refuse: Refuse): string {
+  if (typeof value !== 'string') refuse(at, `is ${describeJson(value)}, not a string`);
+  return value as string;
+}
+
+function numberAt(value: unknown, at: string, refuse: Refuse): number {
+  if (typeof value !== 'number') refuse(at, `is ${describeJson(value)}, not a number`);
+  return value as number;
+}
+
+function describeJson(value: unknown): string {
+  if (value === undefined) return 'missing';
+  const text = JSON.stringify(value);
+  return text.length > 40 ? `${text.slice(0, 40)}…` : text;
 }
 
 /**
@@ -341,7 +460,37 @@ function actionsDifference(saved: readonly (PlannedAction | NodeAction)[], now: 
   if (first === -1 && a.length === b.length) return null;
   const at = first === -1 ? a.length : first;
   const describe = (action: PlannedAction | NodeAction | undefined) => (action === undefined ? 'nothing' : `${action.kind} ${action.object}`);
-  return `step ${at + 1} was ${describe(saved[at])}, is now ${describe(now[at])}`;
+  const was = saved[at];
+  const is = now[at];
+  if (was === undefined || is === undefined || describe(was) !== describe(is)) {
+    return `step ${at + 1} was ${describe(was)}, is now ${describe(is)}`;
+  }
+  // The same kind of action on the same object: what tells them apart is in their fields.
+  const fields = fieldDifferences(JSON.parse(a[at]!), JSON.parse(b[at]!), '');
+  const shown = fields.slice(0, FIELDS_SHOWN).join(', ');
+  const more = fields.length > FIELDS_SHOWN ? ` and ${fields.length - FIELDS_SHOWN} more fields` : '';
+  return `step ${at + 1} (${describe(was)}) differs: ${shown}${more}`;
+}
+
+/** Of two actions that differ field by field, the fields named at most. */
+const FIELDS_SHOWN = 5;
+
+/** `path: saved → now` for every leaf in which two plain JSON values differ. */
+function fieldDifferences(saved: unknown, now: unknown, path: string): string[] {
+  const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object';
+  if (isRecord(saved) && isRecord(now) && Array.isArray(saved) === Array.isArray(now)) {
+    const keys = [...new Set([...Object.keys(saved), ...Object.keys(now)])];
+    const child = (key: string) => (Array.isArray(saved) ? `${path}[${key}]` : path === '' ? key : `${path}.${key}`);
+    return keys.flatMap((key) => fieldDifferences(saved[key], now[key], child(key)));
+  }
+  if (canonicalJson(saved) === canonicalJson(now)) return [];
+  return [`${path || 'the action'}: saved ${shownValue(saved)}, planned now ${shownValue(now)}`];
+}
+
+function shownValue(value: unknown): string {
+  if (value === undefined) return '(none)';
+  const text = canonicalJson(value);
+  return text.length > 60 ? `${text.slice(0, 60)}…` : text;
 }
 
 function serviceKey(plan: Pick<ServicePlan, 'service'>): string {
