@@ -42,7 +42,7 @@ describe('stdout closed by its reader', () => {
     [['plan']],
     [['-o', 'json', 'plan']],
     [['status']],
-    [['init-nodes', '--dry-run']],
+    [['-o', 'json', 'init-nodes', '--dry-run']],
     [['sync-lb', '--dry-run']],
   ])('%j: no EPIPE, no stack, the exit code it has with a reader', async (args) => {
     const read = await runBinary(args, { apiUrl: harness.sim.url });

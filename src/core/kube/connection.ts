@@ -11,6 +11,7 @@ import {
 } from '@kubernetes/client-node';
 import { existsSync } from 'node:fs';
 import { ConfigError, KubeApiError } from '../errors.js';
+import { ExecCredentials, resolveExecTimeoutMs } from './exec-credential.js';
 import { tlsFailureOf, type TlsFailure } from '../tls.js';
 import type { WriteFence } from '../fence.js';
 
@@ -104,6 +105,7 @@ export function connectKube(options: KubeConnectionOptions = {}): KubeConnection
         ]
       : [];
   shareConnections(config);
+  runExecPlugins(config, resolveExecTimeoutMs(env));
   return {
     config,
     warnings,
@@ -115,6 +117,16 @@ export function connectKube(options: KubeConnectionOptions = {}): KubeConnection
     namespace: config.getContextObject(config.getCurrentContext())?.namespace || 'default',
     ...(options.fence === undefined ? {} : { fence: options.fence }),
   };
+}
+
+/**
+ * Exec credential plugins run by ExecCredentials (exec-credential.ts: a timeout, and errors with
+ * the plugin's stderr), not client-node's ExecAuth: it is put first among the authenticators,
+ * of which client-node uses the first that claims the user.
+ */
+function runExecPlugins(config: KubeConfig, timeoutMs: number): void {
+  const target = config as unknown as { authenticators: unknown[] };
+  target.authenticators = [new ExecCredentials(timeoutMs), ...target.authenticators];
 }
 
 /**
