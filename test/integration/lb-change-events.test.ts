@@ -32,14 +32,14 @@ import {
   type EventSummary,
 } from '../support/lb-scenarios.js';
 
-/** The end of every change Event: the time measured. */
-const MEASURED = / in (\d+ ms|\d+\.\d s)$/;
+/** In every change Event, after its steps: the time measured. */
+const MEASURED = / in (\d+ ms|\d+\.\d s): /;
 
 /** The Events' messages without the time measured (each must end with one). */
 function words(events: readonly EventSummary[]): string[] {
   return events.map((e) => {
     expect(e.message).toMatch(MEASURED);
-    return e.message!.replace(MEASURED, '');
+    return e.message!.replace(MEASURED, ': ');
   });
 }
 
@@ -96,7 +96,7 @@ describe('an Event for every change to a load balancer', () => {
     const ensured = await changeEventsSince(service, new Set());
     expect(ensured.map((e) => e.reason)).toEqual(['EnsuredLoadBalancer']);
     expect(words(ensured)).toEqual([
-      `Ensured load balancer: creation of load balancer k8s-service-${service.metadata!.uid!} (the Service has no load balancer yet), 6 steps`,
+      `Ensured load balancer, 6 steps: creation of load balancer k8s-service-${service.metadata!.uid!} (the Service has no load balancer yet)`,
     ]);
   });
 
@@ -106,7 +106,7 @@ describe('an Event for every change to a load balancer', () => {
     await passOk(harness, ['swap'], pass);
     const events = await changeEventsSince(service, before);
     expect(events.map((e) => e.reason)).toEqual(['EnsuredLoadBalancer']);
-    expect(words(events)).toEqual([`Ensured load balancer: ${SWAP}, 11 steps`]);
+    expect(words(events)).toEqual([`Ensured load balancer, 11 steps: ${SWAP}`]);
     // Converged: no change, no Event.
     const after = await eventNames(service);
     await expectConverged(harness, ['swap'], pass);
@@ -125,9 +125,9 @@ describe('an Event for every change to a load balancer', () => {
       seen = await eventNames(service);
     }
     expect(words(events)).toEqual([
-      'Ensured load balancer: in-place update of listener tcp/80 (spec.ports[http].port 80 → 8080, name tcp/80 → tcp/8080), 1 step',
-      'Ensured load balancer: in-place update of listener tcp/8080 (spec.ports[http].port 8080 → 80, name tcp/8080 → tcp/80), 1 step',
-      'Ensured load balancer: in-place update of listener tcp/80 (spec.ports[http].port 80 → 8080, name tcp/80 → tcp/8080), 1 step',
+      'Ensured load balancer, 1 step: in-place update of listener tcp/80 (spec.ports[http].port 80 → 8080, name tcp/80 → tcp/8080)',
+      'Ensured load balancer, 1 step: in-place update of listener tcp/8080 (spec.ports[http].port 8080 → 80, name tcp/8080 → tcp/80)',
+      'Ensured load balancer, 1 step: in-place update of listener tcp/80 (spec.ports[http].port 80 → 8080, name tcp/80 → tcp/8080)',
     ]);
   });
 
@@ -138,13 +138,13 @@ describe('an Event for every change to a load balancer', () => {
     const id = held.report.services[0]!.held![0]!.id;
     const built = await changeEventsSince(service, before);
     // The successor pool is built beside the old one now (pool, 2 members, monitor); the rest waits for the approval.
-    expect(words(built)).toEqual([`Ensured load balancer: ${SWAP}, 4 steps`]);
+    expect(words(built)).toEqual([`Ensured load balancer, 4 steps: ${SWAP}`]);
 
     await annotate(namespace, 'held', { [LB_ANNOTATIONS.approveChange.key]: id });
     const seen = await eventNames(service);
     await passOk(harness, ['held'], { ...pass, maxDowntime: 0 });
     // The wait for the successor, the listener move and the old pool's retirement.
-    expect(words(await changeEventsSince(service, seen))).toEqual([`Ensured load balancer: ${SWAP}, 7 steps`]);
+    expect(words(await changeEventsSince(service, seen))).toEqual([`Ensured load balancer, 7 steps: ${SWAP}`]);
   });
 
   it('apply FILE: the saved plan applied leaves the Event of its change', async () => {
@@ -157,7 +157,7 @@ describe('an Event for every change to a load balancer', () => {
     const applying = harness.context();
     await applyCommand(file, { concurrency: 4, waitTimeout: 30, settleSeconds: 0, pollSeconds: 0.05, wait: true }, applying);
     expect(words(await changeEventsSince(service, before))).toEqual([
-      'Ensured load balancer: in-place update of listener tcp/80 (k8s.cloudscale.ch/loadbalancer-timeout-client-data-ms 50000 → 60000), 1 step',
+      'Ensured load balancer, 1 step: in-place update of listener tcp/80 (k8s.cloudscale.ch/loadbalancer-timeout-client-data-ms 50000 → 60000)',
     ]);
   });
 
@@ -177,7 +177,7 @@ describe('an Event for every change to a load balancer', () => {
     }
     const report = await run;
     expect(report.watch?.reactionPasses.some((p) => p.changes.includes(`service/${namespace}/watched`))).toBe(true);
-    expect(words(await changeEventsSince(service, before))).toEqual([`Ensured load balancer: ${SWAP}, 11 steps`]);
+    expect(words(await changeEventsSince(service, before))).toEqual([`Ensured load balancer, 11 steps: ${SWAP}`]);
   });
 
   /** Deletes the listeners of the Service's load balancer, as another client might between two rounds. */
@@ -206,7 +206,7 @@ describe('an Event for every change to a load balancer', () => {
     });
     // Six steps build the load balancer; the second round creates the listener deleted meanwhile.
     expect(words(await changeEventsSince(service, new Set()))).toEqual([
-      `Ensured load balancer: creation of load balancer k8s-service-${service.metadata!.uid!} (the Service has no load balancer yet), 7 steps`,
+      `Ensured load balancer, 7 steps: creation of load balancer k8s-service-${service.metadata!.uid!} (the Service has no load balancer yet)`,
     ]);
   });
 
@@ -218,7 +218,7 @@ describe('an Event for every change to a load balancer', () => {
     expect(failures[0]).toMatch(
       new RegExp(
         `^Error syncing load balancer: the state read back after ${MAX_ROUNDS} rounds still differs: create-listener listener tcp/80; ` +
-          `changed before: creation of load balancer k8s-service-${service.metadata!.uid!} \\(the Service has no load balancer yet\\), 8 steps in (\\d+ ms|\\d+\\.\\d s)$`,
+          `changed before, 8 steps in (\\d+ ms|\\d+\\.\\d s): creation of load balancer k8s-service-${service.metadata!.uid!} \\(the Service has no load balancer yet\\)$`,
       ),
     );
     expect(await changeEventsSince(service, new Set())).toEqual([]);
@@ -237,16 +237,16 @@ describe('an Event for every change to a load balancer', () => {
     const failures = await failuresSince(service, before);
     expect(failures).toHaveLength(1);
     expect(failures[0]).toMatch(/^Error syncing load balancer: create-listener listener tcp\/80: .*500/);
-    expect(failures[0]!.split('; changed before: ')[1]!.replace(MEASURED, '')).toBe(`${SWAP}, 6 steps`);
+    expect(failures[0]!.split('; changed before, ')[1]!.replace(MEASURED, ': ')).toBe(`6 steps: ${SWAP}`);
     expect(await changeEventsSince(service, before)).toEqual([]);
 
     const seen = await eventNames(service);
     await passOk(harness, ['midway'], pass);
     // The planner sees what is left: the old pool serves no port any more, the port has no listener.
     expect(words(await changeEventsSince(service, seen))).toEqual([
-      'Ensured load balancer: removal of health monitor of pool tcp/http, 2 members of pool tcp/http, pool tcp/http ' +
+      'Ensured load balancer, 5 steps: removal of health monitor of pool tcp/http, 2 members of pool tcp/http, pool tcp/http ' +
         '(no Service port maps to this pool any more (it serves no port)); ' +
-        'addition of listener tcp/80 (the listener of port http TCP 80 is missing), 5 steps',
+        'addition of listener tcp/80 (the listener of port http TCP 80 is missing)',
     ]);
   });
 

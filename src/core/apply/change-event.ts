@@ -6,17 +6,19 @@ import type { ImpactClass } from '../lb/impact.js';
 import { counted } from '../nodes/wording.js';
 import type { ExecutedAction } from './lb-executor.js';
 
-/** At most this many objects are named per change; the others are counted. */
+/** At most this many objects are named per change, and this many changes per Event; the others are counted. */
 const OBJECTS_NAMED = 3;
+const CHANGES_NAMED = 8;
 
 const RECREATION: ReadonlySet<ImpactClass> = new Set(['listener-recreation', 'monitor-recreation', 'member-recreation', 'pool-recreation']);
 
 /**
- * The changes of one execution, e.g. `pool swap of pool tcp/http
- * (k8s.cloudscale.ch/loadbalancer-pool-algorithm round_robin → least_connections), 11 steps in
- * 4.2 s`. Actions that share a reason are one change (a pool swap's build, wait, listener move
- * and retirement); the Service's own writes (finalizer, annotations, status) are named only when
- * nothing on the load balancer changed. Empty when nothing was executed.
+ * The changes of one execution, its steps and time first (an Event's message is cut at 1 KiB,
+ * and the list may be long): `11 steps in 4.2 s: pool swap of pool tcp/http
+ * (k8s.cloudscale.ch/loadbalancer-pool-algorithm round_robin → least_connections)`. Actions that
+ * share a reason are one change (a pool swap's build, wait, listener move and retirement); the
+ * Service's own writes (finalizer, annotations, status) are named only when nothing on the load
+ * balancer changed. Empty when nothing was executed.
  */
 export function describeChanges(executed: readonly ExecutedAction[], elapsedMs: number): string {
   const actions = executed.map((e) => e.action).filter((a) => a.verb !== 'refuse');
@@ -26,7 +28,9 @@ export function describeChanges(executed: readonly ExecutedAction[], elapsedMs: 
   // Everything on a load balancer this pass created is part of its creation.
   const created = described.find((a) => a.kind === 'create-lb');
   const groups = created === undefined ? groupByReason(described) : [[created]];
-  return `${groups.map(describeGroup).join('; ')}, ${counted(described.length, 'step')} in ${elapsed(elapsedMs)}`;
+  const more = groups.length - CHANGES_NAMED;
+  const changes = [...groups.slice(0, CHANGES_NAMED).map(describeGroup), ...(more > 0 ? [`and ${counted(more, 'more change')}`] : [])];
+  return `${counted(described.length, 'step')} in ${elapsed(elapsedMs)}: ${changes.join('; ')}`;
 }
 
 function groupByReason(actions: readonly PlannedAction[]): PlannedAction[][] {

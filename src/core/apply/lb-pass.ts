@@ -235,7 +235,7 @@ export async function recordChangeEvent(
       : onlyMembers
         ? ['UpdatedLoadBalancer', 'Updated load balancer with new hosts']
         : ['EnsuredLoadBalancer', 'Ensured load balancer'];
-  const message = `${words}: ${describeChanges(executed, elapsedMs)}`;
+  const message = `${words}, ${describeChanges(executed, elapsedMs)}`;
   await serviceEvent(conn, plan.service, { type: 'Normal', reason, message }, options, { aggregate: false });
 }
 
@@ -251,7 +251,7 @@ async function recordFailureEvent(
   execution: Pick<ExecutionResult, 'executed' | 'elapsedMs'>,
   options: Pick<SyncPassOptions, 'onEventError'>,
 ): Promise<void> {
-  const before = changedTheLoadBalancer(execution.executed) ? `; changed before: ${describeChanges(execution.executed, execution.elapsedMs)}` : '';
+  const before = changedTheLoadBalancer(execution.executed) ? `; changed before, ${describeChanges(execution.executed, execution.elapsedMs)}` : '';
   await serviceEvent(conn, plan.service, { type: 'Warning', reason: 'SyncLoadBalancerFailed', message: `Error syncing load balancer: ${errorMessage(error)}${before}` }, options);
 }
 
