@@ -76,7 +76,7 @@ _cloudscale_ccm() {
   fi
 
   # What the line holds before the word being completed.
-  local command='' namespace=default kubeconfig='' i word name value
+  local command='' namespace='' kubeconfig='' i word name value
   local -a cluster_args=() arguments=()
   for ((i = 1; i < COMP_CWORD; i++)); do
     word=${COMP_WORDS[i]}
@@ -152,7 +152,8 @@ _cloudscale_ccm() {
       ;;
     plan | sync-lb | status)
       local services
-      services=$(_cloudscale_ccm_lookup "${COMP_WORDS[0]}" services -n "$namespace" "${cluster_args[@]}" 2>/dev/null)
+      # Without -n the lookup uses the context's namespace, as the command will.
+      services=$(_cloudscale_ccm_lookup "${COMP_WORDS[0]}" services ${namespace:+-n "$namespace"} "${cluster_args[@]}" 2>/dev/null)
       mapfile -t COMPREPLY < <(compgen -W "$services" -- "$cur")
       ;;
   esac

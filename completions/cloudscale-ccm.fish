@@ -67,8 +67,10 @@ end
 function __cloudscale_ccm_services
     set -l program (commandline -opc)[1]
     set -l namespace (__cloudscale_ccm_flag_value -n --namespace)
-    test -n "$namespace"; or set namespace default
-    __cloudscale_ccm_lookup $program services -n $namespace (__cloudscale_ccm_cluster_args) 2>/dev/null
+    # Without -n the lookup uses the context's namespace, as the command will.
+    set -l namespace_args
+    test -n "$namespace"; and set namespace_args -n $namespace
+    __cloudscale_ccm_lookup $program services $namespace_args (__cloudscale_ccm_cluster_args) 2>/dev/null
 end
 
 function __cloudscale_ccm_namespaces

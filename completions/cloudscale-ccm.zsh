@@ -63,9 +63,11 @@ _cloudscale_ccm_cluster_args() {
 
 _cloudscale_ccm_services() {
   local namespace=$(_cloudscale_ccm_flag_value -n --namespace)
-  local -a reply services
+  local -a reply services namespace_args
+  # Without -n the lookup uses the context's namespace, as the command will.
+  [[ -n $namespace ]] && namespace_args=(-n "$namespace")
   _cloudscale_ccm_cluster_args
-  services=(${(f)"$(_cloudscale_ccm_lookup ${_cloudscale_ccm_line[1]} services -n "${namespace:-default}" "${reply[@]}" 2>/dev/null)"})
+  services=(${(f)"$(_cloudscale_ccm_lookup ${_cloudscale_ccm_line[1]} services "${namespace_args[@]}" "${reply[@]}" 2>/dev/null)"})
   _wanted services expl 'LoadBalancer Service' compadd -a services
 }
 

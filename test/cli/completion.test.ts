@@ -217,8 +217,8 @@ describe('bash completion', () => {
     const services = ['service/hello', 'service/web', 'service/world'];
 
     test.each([
-      [['cloudscale-ccm', 'plan', ''], services, '__complete services -n default'],
-      [['cloudscale-ccm', 'sync-lb', 'service/w'], ['service/web', 'service/world'], '__complete services -n default'],
+      [['cloudscale-ccm', 'plan', ''], services, '__complete services'],
+      [['cloudscale-ccm', 'sync-lb', 'service/w'], ['service/web', 'service/world'], '__complete services'],
       [['cloudscale-ccm', 'plan', '-n', 'shop', 'service/h'], ['service/hello'], '__complete services -n shop'],
       [
         ['cloudscale-ccm', '--kubeconfig', '/k/admin.conf', 'sync-lb', '--namespace', '=', 'shop', '--context', '=', 'prod', ''],
@@ -273,7 +273,7 @@ describe('bash completion', () => {
       expect(complete(words, { services, installed: ['cloudscale-ccm'], cwd: join(project, 'src', 'deep') })).toEqual([
         'service/from-tree',
       ]);
-      expect(recordedCalls()).toEqual([`__complete services -n default --context prod PATH=${join(project, 'node_modules', '.bin')}`]);
+      expect(recordedCalls()).toEqual([`__complete services --context prod PATH=${join(project, 'node_modules', '.bin')}`]);
     });
 
     test('no names and no error text when the lookup fails', () => {
