@@ -27,6 +27,7 @@ import {
   patchService,
   readService,
   routes,
+  theLb,
   warningsOf,
 } from '../support/lb-scenarios.js';
 
@@ -306,6 +307,60 @@ describe('sync-lb --max-downtime', () => {
     await deleteEventsOf(service);
     await passOk(harness, ['unrecorded'], budget0);
     expect((await warningsOf(service)).filter((e) => e.reason === 'ChangeHeld')).toEqual([]);
+  });
+
+  it('a removed port leaves at once under 0s: its listener and pool are deleted in the same pass, nothing held or announced', async () => {
+    await createLoadBalancerService(namespace, 'ports', {
+      ports: [
+        { name: 'http', protocol: 'TCP', port: 80, targetPort: 8080 },
+        { name: 'https', protocol: 'TCP', port: 443, targetPort: 8443 },
+      ],
+    });
+    await passOk(harness, ['ports'], budget0);
+    const service = await readService(namespace, 'ports');
+    expect(Object.keys((await theLb(harness, service)).pools).sort()).toEqual(['tcp/http', 'tcp/https']);
+
+    // Kubernetes releases the node port of 443 with the port: nothing may keep forwarding to it.
+    await patchService(namespace, 'ports', { spec: { ports: [service.spec!.ports![0]] } });
+    const removed = await passOk(harness, ['ports'], budget0);
+    expect(removed.report.services[0]!.held).toBeUndefined();
+    const after = await theLb(harness, service);
+    expect(Object.keys(after.pools)).toEqual(['tcp/http']);
+    expect((await harness.cloud.listeners.list()).filter((l) => l.load_balancer.uuid === after.lb.uuid).map((l) => l.protocol_port)).toEqual([80]);
+    expect((await warningsOf(service)).filter((e) => e.reason === 'ChangeHeld')).toEqual([]);
+    await expectConverged(harness, ['ports'], budget0);
+  });
+
+  it('an approval is used once: a member removal approved, reverted and asked for again is held again under a new id and announced', async () => {
+    const service = await created('selected');
+    const members = async () => Object.values((await theLb(harness, service)).pools).flatMap((p) => p.members.map((m) => m.uuid));
+    const before = await members();
+    expect(before).toHaveLength(2);
+
+    // A selector that matches no Node: the port would serve nothing (no-members), held under 0s.
+    await annotate(namespace, 'selected', { [key('loadbalancer-node-selector')]: 'role=none' });
+    const first = (await passOk(harness, ['selected'], budget0)).report.services[0]!.held![0]!;
+    expect(await members()).toEqual(before);
+    await annotate(namespace, 'selected', { [APPROVE]: first.id });
+    expect((await passOk(harness, ['selected'], budget0)).report.services[0]!.held).toBeUndefined();
+    expect(await members()).toEqual([]);
+
+    // Reverted: the members come back (not held), the approval stays on the Service.
+    await annotate(namespace, 'selected', { [key('loadbalancer-node-selector')]: null });
+    expect((await passOk(harness, ['selected'], budget0)).report.services[0]!.held).toBeUndefined();
+    const restored = await members();
+    expect(restored).toHaveLength(2);
+
+    // Asked for again: the same change of the annotation, other members. Held, not approved by the old id.
+    await annotate(namespace, 'selected', { [key('loadbalancer-node-selector')]: 'role=none' });
+    const again = await passOk(harness, ['selected'], budget0);
+    const held = again.report.services[0]!.held![0]!;
+    expect(held.id).not.toBe(first.id);
+    expect(held.approvalMismatch).toBe(first.id);
+    expect(await members()).toEqual(restored);
+    expect((await warningsOf(service)).filter((e) => e.reason === 'ChangeHeld').map((e) => e.message)).toEqual(
+      expect.arrayContaining([expect.stringContaining(`Held back change ${held.id}`)]),
+    );
   });
 
   it('without --max-downtime nothing is held (a terminal sync-lb as before)', async () => {

@@ -72,29 +72,49 @@ describe('what is held, against real plans', () => {
     expect(w.plan().actions).toEqual([]);
   });
 
-  test('port removal: the whole pool retirement is held, the other port untouched', () => {
+  test('port removal: never held, whatever the budget (its node port is released); the other port untouched', () => {
     const w = converged(twoPorts());
     w.service.spec!.ports!.pop();
-    const budgeted = applyBudget(w.plan(), { seconds: 3600 });
-    expect(budgeted.actions).toEqual([]);
-    expect(shape(budgeted.held![0]!.actions)).toEqual([
+    const full = w.plan();
+    expect(shape(full.actions)).toEqual([
       'delete-listener listener tcp/443 [port-removal]',
       'delete-monitor health monitor of pool tcp/https [port-removal]',
       'delete-member member 10.0.0.1:30443 of pool tcp/https [port-removal]',
       'delete-member member 10.0.0.2:30443 of pool tcp/https [port-removal]',
       'delete-pool pool tcp/https [port-removal]',
     ]);
-    expect(budgeted.held![0]!.downtime.maxSeconds).toBeNull();
+    for (const seconds of [0, 14, 3600]) expect(applyBudget(full, { seconds })).toEqual(full);
+    expect(heldChange(full, 0)).toBeNull();
   });
 
-  test('port removal held while a new node joins the other port: the member is added now', () => {
+  test('port removal beside a held pool swap: the port leaves now, the swap of the other port is held', () => {
+    const w = converged(twoPorts());
+    w.service.spec!.ports!.pop();
+    w.annotate({ 'loadbalancer-pool-algorithm': 'least_connections' });
+    const budgeted = applyBudget(w.plan(), { seconds: 0 });
+    const running = shape(budgeted.actions);
+    expect(running.filter((line) => line.includes('tcp/https') || line.includes('tcp/443'))).toEqual([
+      'delete-listener listener tcp/443 [port-removal]',
+      'delete-monitor health monitor of pool tcp/https [port-removal]',
+      'delete-member member 10.0.0.1:30443 of pool tcp/https [port-removal]',
+      'delete-member member 10.0.0.2:30443 of pool tcp/https [port-removal]',
+      'delete-pool pool tcp/https [port-removal]',
+    ]);
+    const held = budgeted.held![0]!;
+    expect(held.actions.some((a) => a.impact === 'port-removal')).toBe(false);
+    expect(held.actions.filter((a) => a.kind === 'delete-listener').map((a) => a.object)).toEqual(['listener tcp/80']);
+  });
+
+  test('port removal while a new node joins the other port: both run under 0s', () => {
     const w = converged(twoPorts());
     w.service.spec!.ports!.pop();
     w.servers.push(server(3));
     w.nodes.push(node(3));
-    const budgeted = applyBudget(w.plan(), { seconds: 0 });
-    expect(shape(budgeted.actions)).toEqual(['create-member member 10.0.0.3:30080 of pool tcp/http [minimal]']);
-    expect(budgeted.held![0]!.actions).toHaveLength(5);
+    const full = w.plan();
+    const budgeted = applyBudget(full, { seconds: 0 });
+    expect(budgeted).toEqual(full);
+    expect(shape(budgeted.actions)).toContain('create-member member 10.0.0.3:30080 of pool tcp/http [minimal]');
+    expect(budgeted.actions.filter((a) => a.impact === 'port-removal')).toHaveLength(5);
   });
 
   test('two ports swap numbers (listener recreation, 15 s): the listeners are deleted and re-created, held together under 14s', () => {
@@ -192,15 +212,51 @@ describe('change id and approval', () => {
     expect(applyBudget(w.plan(), { seconds: 0, approval: first }).held![0]!.id).toBe(again.held![0]!.id);
   });
 
+  test('members removed, restored, removed again (a selector reverted and re-applied): another id, the approval left approves nothing', () => {
+    const w = converged(svc(), (x) => (x.nodes = [node(1, { role: 'web' }), node(2, { role: 'web' })]));
+    const selector = (value: string | null) => w.annotate({ 'loadbalancer-node-selector': value });
+    selector('role=none');
+    const first = applyBudget(w.plan(), { seconds: 0 }).held![0]!;
+    expect(first.actions.map((a) => `${a.kind} ${a.object} [${a.impact}]`)).toEqual([
+      'delete-member member 10.0.0.1:30080 of pool tcp/http [no-members]',
+      'delete-member member 10.0.0.2:30080 of pool tcp/http [no-members]',
+    ]);
+    w.apply(applyBudget(w.plan(), { seconds: 0, approval: first.id }).actions);
+    // Reverted: the members come back (new members, new UUIDs), not held.
+    selector(null);
+    w.apply(applyBudget(w.plan(), { seconds: 0, approval: first.id }).actions);
+    expect(w.members[w.pools[0]!.uuid]).toHaveLength(2);
+    // Re-applied: the same field, from and to, the same member names, other members.
+    selector('role=none');
+    const again = applyBudget(w.plan(), { seconds: 0, approval: first.id });
+    expect(again.held![0]!.id).not.toBe(first.id);
+    expect(again.actions.filter((a) => a.kind === 'delete-member')).toEqual([]);
+    // Stable while pending.
+    expect(applyBudget(w.plan(), { seconds: 0 }).held![0]!.id).toBe(again.held![0]!.id);
+  });
+
+  test.each([
+    ['delete-member', { kind: 'delete-member', member: { uuid: 'm-1' } }, { kind: 'delete-member', member: { uuid: 'm-2' } }],
+    ['update-member', { kind: 'update-member', member: { uuid: 'm-1' } }, { kind: 'update-member', member: { uuid: 'm-2' } }],
+    ['delete-listener', { kind: 'delete-listener', listener: { uuid: 'l-1' } }, { kind: 'delete-listener', listener: { uuid: 'l-2' } }],
+    ['delete-pool', { kind: 'delete-pool', pool: { uuid: 'p-1' } }, { kind: 'delete-pool', pool: { uuid: 'p-2' } }],
+    ['delete-monitor', { kind: 'delete-monitor', monitor: { uuid: 'h-1' } }, { kind: 'delete-monitor', monitor: { uuid: 'h-2' } }],
+  ])('the id binds the object a held %s removes or alters, by UUID', (_, a, b) => {
+    const trigger = { kind: 'delete-listener', object: 'listener tcp/80', reason: { text: 'x', field: 'f', from: '1', to: '2' } } as unknown as ServicePlan['actions'][number];
+    const held = (o: object) => [{ ...trigger, ...o, reason: trigger.reason } as unknown as ServicePlan['actions'][number]];
+    expect(changeId('u', [trigger], held(a))).not.toBe(changeId('u', [trigger], held(b)));
+    expect(changeId('u', [trigger], held(a))).toBe(changeId('u', [trigger], held(a)));
+  });
+
   test('an approval of a change that grew or shrank since approves nothing: the whole change stays held under another id', () => {
     const w = converged(twoPorts());
     w.annotate({ 'loadbalancer-pool-algorithm': 'least_connections' });
     const approved = applyBudget(w.plan(), { seconds: 0 }).held![0]!;
-    // Grown: port 443 removed as well before the approval's pass.
+    // Changed: port 443 removed before the approval's pass (its removal runs at once, unheld).
     const removed = w.service.spec!.ports!.pop()!;
     const grown = applyBudget(w.plan(), { seconds: 0, approval: approved.id });
     expect(grown.held![0]!.id).not.toBe(approved.id);
-    expect(grown.actions.filter((a) => a.kind === 'delete-listener' || a.kind === 'delete-pool')).toEqual([]);
+    expect(grown.actions.filter((a) => a.kind === 'delete-listener' || a.kind === 'delete-pool').map((a) => a.object)).toEqual(['listener tcp/443', 'pool tcp/https']);
     // Shrunk: only port 80 is swapped (a one-port Service with the same change).
     const one = converged();
     one.annotate({ 'loadbalancer-pool-algorithm': 'least_connections' });

@@ -15,13 +15,15 @@
 //
 // What is never held: a plan that creates its load balancer (nothing serves yet; this includes
 // a load balancer recreated because the one the Service records is gone: its port is down
-// already, holding would only prolong the outage), and `delete` plans (the Service is deleted or
-// no longer of type LoadBalancer: Kubernetes already took its node ports away).
+// already, holding would only prolong the outage), `delete` plans (the Service is deleted or
+// no longer of type LoadBalancer: Kubernetes already took its node ports away), and the removal
+// of a port the Service no longer has (impact `port-removal`): Kubernetes released its node port
+// and may give it to another Service, so a listener kept would forward to that Service.
 //
 // All held actions of a Service form one change with one id (`changeId`), stable while the
 // pending change is the same: a hash of the Service UID, of what the triggers change (kind,
-// object, field, from, to) and of the existing objects the change replaces; never of objects
-// the pass creates or of times.
+// object, field, from, to) and of the existing objects the change removes or alters (members,
+// listeners, monitors, pools, by UUID); never of objects the pass creates or of times.
 import { createHash } from 'node:crypto';
 import type { PlannedAction } from './actions.js';
 import { LB_ANNOTATIONS } from './annotations.js';
@@ -95,7 +97,7 @@ export function heldChange(plan: ServicePlan, budgetSeconds: number): HeldChange
   if (plan.mode !== 'ensure' || plan.actions.some((a) => a.kind === 'create-lb')) return null;
   const triggers = new Set<number>();
   plan.actions.forEach((action, index) => {
-    if (action.verb !== 'refuse' && interruptionSeconds(action.downtime) > budgetSeconds) triggers.add(index);
+    if (action.verb !== 'refuse' && !releasesPort(action) && interruptionSeconds(action.downtime) > budgetSeconds) triggers.add(index);
   });
   if (triggers.size === 0) return null;
 
@@ -103,9 +105,8 @@ export function heldChange(plan: ServicePlan, budgetSeconds: number): HeldChange
   const heldRefs = new Set<string>();
   plan.actions.forEach((action, index) => {
     const held =
-      triggers.has(index) ||
-      referencedRefs(action).some((ref) => heldRefs.has(ref)) ||
-      positions.some((p) => sameStory(plan.actions[p]!, action));
+      !releasesPort(action) &&
+      (triggers.has(index) || referencedRefs(action).some((ref) => heldRefs.has(ref)) || positions.some((p) => sameStory(plan.actions[p]!, action)));
     if (!held) return;
     positions.push(index);
     if ('ref' in action && typeof action.ref === 'string') heldRefs.add(action.ref);
@@ -130,6 +131,16 @@ export function heldChange(plan: ServicePlan, budgetSeconds: number): HeldChange
     // The Service is named wherever the reason is shown (its plan, its held line, its Event).
     reason: `${worst.kind} ${worst.object} is predicted to interrupt traffic (${worst.downtime.text}), more than the budget of ${formatSeconds(budgetSeconds)}`,
   };
+}
+
+/**
+ * Whether an action takes away a port the Service no longer has (impact `port-removal`). It is
+ * never held, whatever the budget: Kubernetes released the port's node port when the port left
+ * the Service and may allocate it to another Service, so the listener held back would forward
+ * that Service's traffic; and no client of the Service can expect the port any more.
+ */
+function releasesPort(action: PlannedAction): boolean {
+  return action.impact === 'port-removal';
 }
 
 /** A Warning Event due for a Service, and the token that records it as announced. */
@@ -177,10 +188,11 @@ export function approvalHint(id: string, namespace: string, name: string): strin
 
 /**
  * Ten lowercase hex digits of a hash over the Service UID, what the triggers change, and the
- * UUIDs of the pools, listeners and monitors the held actions delete or update. Those objects
- * exist before the change and stay until it is applied, so the id is stable while it is pending;
- * the same change coming back later (applied, undone, asked for again) replaces other objects
- * and gets another id, so an approval left on the Service does not approve it a second time.
+ * UUIDs of the members, pools, listeners and monitors the held actions delete or update. Those
+ * objects exist before the change and stay until it is applied, so the id is stable while it is
+ * pending; the same change coming back later (applied, undone, asked for again) removes other
+ * objects (the members of the undo are new members, with new UUIDs, even on the same nodes) and
+ * gets another id, so an approval left on the Service does not approve it a second time.
  * Objects the pass creates (a held swap's successor) do not count: the next pass finds them built.
  */
 export function changeId(serviceUid: string, triggers: readonly PlannedAction[], held: readonly PlannedAction[] = triggers): string {
@@ -193,9 +205,12 @@ export function changeId(serviceUid: string, triggers: readonly PlannedAction[],
   return hash.digest('hex').slice(0, 10);
 }
 
-/** The UUID of the existing pool, listener or monitor an action deletes or updates (members come and go with nodes). */
+/** The UUID of the existing member, pool, listener or monitor an action deletes or updates. */
 function replacedUuid(action: PlannedAction): string[] {
   switch (action.kind) {
+    case 'delete-member':
+    case 'update-member':
+      return [action.member.uuid];
     case 'delete-pool':
       return [action.pool.uuid];
     case 'delete-listener':
