@@ -153,19 +153,13 @@ describe('a Floating IP claimed by two Services', () => {
 });
 
 describe('a load balancer in status "error"', () => {
-  test('is a problem with what to do, not "in sync"; nothing is planned on it', () => {
+  test('is no problem, and never "in sync" in silence: a LoadBalancerError warning says why (test/unit/lb-planner-serving.test.ts)', () => {
     const world = converged();
     world.lbs[0]!.status = 'error';
     const plan = world.plan();
     expect(plan.actions).toEqual([]);
-    expect(plan.problems).toEqual([
-      {
-        kind: 'lb-error',
-        subject: 'load balancer k8s-service-uid-web',
-        message: expect.stringContaining('is in status "error"'),
-        hint: expect.stringContaining('cloudscale control panel'),
-      },
-    ]);
+    expect(plan.problems).toEqual([]);
+    expect(plan.warnings).toEqual([{ reason: 'LoadBalancerError', message: expect.stringContaining('is in status "error"') }]);
   });
 
   test('is still deleted with its Service', () => {

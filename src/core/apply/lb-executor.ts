@@ -14,7 +14,7 @@ import { memberCompactor } from '../lb/actual.js';
 import { OWNER_SERVICE_UID_TAG } from '../lb/annotations.js';
 import { LB_FINALIZER, type ServicePlan } from '../lb/planner.js';
 import { abortableSleep } from '../sleep.js';
-import { LoadBalancerNotReadyError, ReadinessWatch } from './lb-watch.js';
+import { ReadinessWatch } from './lb-watch.js';
 
 /** The writes to the Service the executor needs; implemented on client-node in src/core/kube. */
 export interface ServiceWriter {
@@ -389,12 +389,10 @@ class PlanRun {
           new ReadinessWatch(this.deps.cloud, this.options).ready(changing, this.options.waitTimeoutMs));
       lb = await awaitReady(lb);
     }
+    // Any status but `changing` takes writes: in `error` (a pool with every member down) the
+    // changes of the plan are the way out (docs/cloudscale-api.md), as cloudscale's own
+    // controllers do.
     this.loadBalancer = lb;
-    if (lb.status === 'error') {
-      throw new LoadBalancerNotReadyError(`load balancer ${lb.name} (${lb.uuid}) is in status "error": the API applies no changes to it`, {
-        hint: 'check the load balancer in the cloudscale control panel and contact cloudscale support; the next pass goes on once it is "running" again',
-      });
-    }
     this.loadBalancerReady = true;
   }
 

@@ -144,13 +144,14 @@ export interface PoolMember {
 }
 
 /**
- * What a pass keeps of a pool member: what identifies it and what the planner compares. A pass
- * may hold tens of thousands (300 nodes behind 200 ports), so the stubs of its pool and load
- * balancer, its timestamps, tags and health are left out, and equal subnet stubs are shared.
+ * What a pass keeps of a pool member: what identifies it, what the planner compares, and its
+ * health (a step that takes members out of service waits for their replacements to be `up`). A
+ * pass may hold tens of thousands (300 nodes behind 200 ports), so the stubs of its pool and
+ * load balancer, its timestamps and tags are left out, and equal subnet stubs are shared.
  */
 export type MemberState = Pick<
   PoolMember,
-  'href' | 'uuid' | 'name' | 'enabled' | 'protocol_port' | 'monitor_port' | 'address' | 'subnet'
+  'href' | 'uuid' | 'name' | 'enabled' | 'protocol_port' | 'monitor_port' | 'address' | 'subnet' | 'monitor_status'
 > & {
   /** The member's tags, kept only when it has any besides none (most members have none). */
   readonly tags?: Tags;

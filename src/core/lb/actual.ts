@@ -62,6 +62,7 @@ export function memberCompactor(): (member: PoolMember) => MemberState {
       monitor_port: member.monitor_port,
       address: member.address,
       subnet,
+      monitor_status: member.monitor_status,
       // Tags matter for draining members only; an empty map is not kept per member.
       ...(member.tags !== undefined && Object.keys(member.tags).length > 0 ? { tags: member.tags } : {}),
     };

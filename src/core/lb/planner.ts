@@ -57,6 +57,7 @@ import {
   type DesiredMonitor,
   type DesiredPool,
 } from './desired.js';
+import { errorExplanation } from './health.js';
 import { downtimeOf, impactRank, type Downtime, type ImpactClass, type MonitorTiming } from './impact.js';
 import { mapNodesToServers, selectLbNodes } from './nodes.js';
 import { annotationProblem, type PlanWarning, type Problem } from './problems.js';
@@ -484,16 +485,6 @@ class EnsurePlanner {
         { text: nameConflict.message, field: LB_ANNOTATIONS.name.key },
       ]);
     }
-    if (actual?.lb.status === 'error') {
-      this.problems.push({
-        kind: 'lb-error',
-        subject: `load balancer ${actual.lb.name}`,
-        message: `load balancer ${actual.lb.name} (${actual.lb.uuid}) is in status "error": the API applies no changes to it, so nothing is changed`,
-        hint: 'Check the load balancer in the cloudscale control panel and contact cloudscale support; the next pass goes on once it is "running" again. To start over, delete and re-create the Service (it gets a new load balancer and new addresses, Floating IPs excepted).',
-      });
-      return this.result();
-    }
-
     const conflict = this.floatingIpConflict(a, actual);
     if (conflict !== null) {
       return this.refuseWith([conflict], `service ${this.svc}`, [
@@ -561,6 +552,9 @@ class EnsurePlanner {
     if (actual === null) cloud.create(lostLoadBalancer(input.service, desired.lb, a.forceHostname));
     else cloud.update(actual);
     this.actions.push(...cloud.actions);
+    // `error` is a state to repair, not to refuse: the API takes changes in it, and only
+    // `changing` is waited for (the executor). The plan says why, and whether it repairs it.
+    if (actual?.lb.status === 'error') this.warnings.push(errorExplanation(actual, cloud.actions, cloud.nodeOf));
     this.warnings.push(...cloud.warnings);
     this.pending.push(...cloud.pending);
     this.planFloatingIps(desired.lb, actual);
@@ -900,6 +894,8 @@ class CloudPlan {
   readonly warnings: PlanWarning[] = [];
   /** Deletions of drained members that a later pass makes once their drain period has passed. */
   readonly pending: PendingAction[] = [];
+  /** The selected Node whose server has an address, to name it beside a member. */
+  readonly nodeOf: (address: string) => string | undefined;
 
   constructor(
     private readonly desired: DesiredLoadBalancer,
@@ -907,6 +903,8 @@ class CloudPlan {
     private readonly context: { readonly drain: DrainPolicy | undefined; readonly serverAddresses: ReadonlySet<string> },
   ) {
     this.strategies = new Strategies(timing);
+    const nodes = new Map(desired.pools.flatMap((p) => p.members.map((m) => [m.address, m.node] as const)));
+    this.nodeOf = (address) => nodes.get(address);
   }
 
   /** In execution order; the updates of one object that follow each other are one (one PATCH). */
@@ -1066,7 +1064,9 @@ class CloudPlan {
     this.createPools(targets, { uuid: actual.lb.uuid });
     this.deleteBlockingFreeListeners(actual);
     for (const swap of swaps) {
-      this.swaps.push(...this.strategies.swapPool({ ...swap, loadBalancer: { uuid: actual.lb.uuid } }));
+      const { steps, warning } = this.strategies.swapPool({ ...swap, loadBalancer: { uuid: actual.lb.uuid } });
+      this.swaps.push(...steps);
+      if (warning !== undefined) this.warnings.push(warning);
     }
 
     if (d.name !== actual.lb.name) {
@@ -1203,8 +1203,22 @@ class CloudPlan {
       this.memberCreates.push(strategies.createMember(into, member, { impact: 'minimal', reason: memberChangeReason(predecessorOf(member)!, member, pool) }));
     }
 
-    const servingLeavers = leaving.filter((m) => m.enabled);
-    const rotation = added.length > 0 && servingLeavers.length > 0;
+    const reasonFor = (member: MemberState): Reason => {
+      const successor = successorOf(member);
+      return successor === undefined ? memberGoneReason(member, pool) : memberChangeReason(member, successor, pool);
+    };
+    const gate = strategies.memberGate({
+      pool: { ref: poolRefOf, name: pool.name },
+      desired: pool,
+      staying: matched.map(([, have]) => have),
+      created: create,
+      added,
+      leaving,
+      reason: reasonFor,
+      monitor: actual.monitors[0],
+      nodeOf: this.nodeOf,
+    });
+    const rotation = gate.step !== undefined;
     for (const member of added) {
       const predecessor = predecessorOf(member);
       const reason =
@@ -1213,64 +1227,23 @@ class CloudPlan {
           : memberChangeReason(predecessor, member, pool);
       this.memberCreates.push(strategies.createMember(into, member, { impact: rotation ? 'member-rotation' : 'minimal', reason }));
     }
-    if (rotation) {
-      const first = servingLeavers[0]!;
-      const successor = successorOf(first);
-      this.memberAwaits.push(
-        strategies.awaitMembers(
-          into,
-          added.map((m) => m.name),
-          { pool: poolRefOf, members: servingLeavers.map((m) => m.name) },
-          pool.monitor,
-          { impact: 'member-rotation', reason: successor === undefined ? memberGoneReason(first, pool) : memberChangeReason(first, successor, pool) },
-        ),
-      );
-    }
+    if (gate.step !== undefined) this.memberAwaits.push(gate.step);
+    if (gate.warning !== undefined) this.warnings.push(gate.warning);
 
-    const othersServe = matched.length + create.length > 0;
-    const drain = this.context.drain;
     let kept = 0;
     for (const member of leaving) {
-      const successor = successorOf(member);
-      const reason = successor === undefined ? memberGoneReason(member, pool) : memberChangeReason(member, successor, pool);
-      const since = member.tags?.[MEMBER_DRAINING_TAG];
-      if (!this.context.serverAddresses.has(member.address)) {
-        this.memberLeaves.push(
-          strategies.deleteMember(member, poolRefOf, pool.name, { impact: 'none', reason: { ...reason, text: `${reason.text}; no server has this address any more` } }),
-        );
-      } else if (drain === undefined || drain.seconds === 0) {
-        const impact: ImpactClass = !othersServe ? 'no-members' : rotation ? 'member-rotation' : 'minimal';
-        this.memberLeaves.push(strategies.deleteMember(member, poolRefOf, pool.name, { impact, reason }));
-      } else if (!othersServe && member.enabled) {
-        kept += 1;
-      } else if (!member.enabled && since !== undefined) {
-        const drainedMs = drain.nowMs - Date.parse(since);
-        const deletion = strategies.deleteMember(member, poolRefOf, pool.name, {
-          impact: 'none',
-          reason: { ...reason, text: `${reason.text}; drained since ${since} (drain period ${drain.seconds} s)` },
-        });
-        if (Number.isNaN(drainedMs) || drainedMs >= drain.seconds * 1000) this.memberLeaves.push(deletion);
-        else this.pending.push({ action: deletion, after: new Date(Date.parse(since) + drain.seconds * 1000).toISOString() });
-      } else if (!member.enabled) {
-        // Disabled by someone else: it takes no traffic, so there is nothing to drain.
-        this.memberLeaves.push(strategies.deleteMember(member, poolRefOf, pool.name, { impact: 'none', reason: { ...reason, text: `${reason.text} (it is disabled)` } }));
-      } else {
-        this.memberLeaves.push(
-          ...strategies.drainMember(member, poolRefOf, pool.name, drain.nowMs, {
-            ...reason,
-            text: `${reason.text}: drained (no new connections), deleted after ${drain.seconds} s`,
-          }),
-        );
-        // Its deletion follows once the drain has run its course: a tag already there keeps its time.
-        const began = since === undefined || Number.isNaN(Date.parse(since)) ? drain.nowMs : Date.parse(since);
-        this.pending.push({
-          action: strategies.deleteMember(member, poolRefOf, pool.name, {
-            impact: 'none',
-            reason: { ...reason, text: `${reason.text}; drained since ${new Date(began).toISOString()} (drain period ${drain.seconds} s)` },
-          }),
-          after: new Date(began + drain.seconds * 1000).toISOString(),
-        });
-      }
+      const left = strategies.leaveMember(member, {
+        pool: poolRefOf,
+        poolName: pool.name,
+        reason: reasonFor(member),
+        othersServe: matched.length + create.length > 0,
+        gated: rotation,
+        drain: this.context.drain,
+        serverExists: this.context.serverAddresses.has(member.address),
+      });
+      this.memberLeaves.push(...left.steps);
+      if (left.pending !== undefined) this.pending.push(left.pending);
+      if (left.kept) kept += 1;
     }
     if (kept > 0) {
       this.warnings.push({
@@ -1298,7 +1271,7 @@ class CloudPlan {
           kind: 'update-listener',
           object: `listener ${old!.name}`,
           reason: { text: `the Service port changed: the listener of pool ${pool.name} moves to the new port in place`, field, from: String(old!.protocol_port), to: String(wanted.protocol_port) },
-          impact: 'minimal',
+          impact: 'port-move',
           listener: { uuid: old!.uuid },
           patch: { protocol_port: wanted.protocol_port },
         }),

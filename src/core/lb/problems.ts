@@ -23,8 +23,6 @@ export type ProblemKind =
   | 'ownership'
   /** Another Service names the same load balancer (`loadbalancer-name`) and neither owns it. */
   | 'name-conflict'
-  /** The load balancer is in status `error`: the API will not apply changes to it. */
-  | 'lb-error'
   /** Flavor, zone or VIP addresses differ from the existing load balancer. */
   | 'forbidden-change'
   /** Another Service claims one of this Service's Floating IPs. */
@@ -72,7 +70,14 @@ export interface PlanWarning {
     | 'UnownedLoadBalancer'
     /** A Floating IP the annotation lists was on a server or another load balancer: it is moved back. */
     | 'FloatingIPReassigned'
-    /** Every selected node of a pool is leaving: their members keep serving until a replacement is up. */
-    | 'MembersKept';
+    /**
+     * Members that serve are kept because nothing up would replace them: every selected node of
+     * the pool is leaving, or the members that stay are down (the plan waits for them first).
+     */
+    | 'MembersKept'
+    /** A pool swap whose successor would have no member: the listener stays on the old pool. */
+    | 'PoolSwapHeld'
+    /** The load balancer is in status `error`: which pool is down, why, and whether the plan repairs it. */
+    | 'LoadBalancerError';
   readonly message: string;
 }

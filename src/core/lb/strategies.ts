@@ -18,6 +18,12 @@
 // A pass killed between any two steps leaves a state the next pass recognises and finishes (see
 // the planner: a successor pool is the pool that matches the Service but serves no listener
 // while an old pool still holds the port; a drained member carries its tag).
+//
+// Serving decides, in every pass: a step that takes serving capacity away (members deleted or
+// disabled, a listener moved) runs only once what replaces it is observed `up` by the health
+// monitors — an `await-members` gate before it — whichever pass reaches it: the one that built
+// the replacement, or a later one finishing what a failed, killed or stopped pass left half
+// done. When nothing would replace it (a successor pool without members), it does not run.
 import type { HealthMonitor, Listener, MemberState, Tags } from '../cloudscale/types.js';
 import {
   buildAction,
@@ -30,7 +36,10 @@ import {
 } from './actions.js';
 import type { ActualPool } from './actual.js';
 import type { DesiredMember, DesiredMonitor, DesiredPool } from './desired.js';
+import { describeDown, mayServe, serving } from './health.js';
 import type { ImpactClass, MonitorTiming } from './impact.js';
+import type { DrainPolicy, PendingAction } from './planner.js';
+import type { PlanWarning } from './problems.js';
 
 /** How long a drained member is kept (disabled) before it is deleted, unless --drain-seconds says otherwise. */
 export const DEFAULT_DRAIN_SECONDS = 60;
@@ -170,6 +179,59 @@ export class Strategies {
     });
   }
 
+  /**
+   * The gate before members leave a pool whose port stays: one that may serve (`mayServe`)
+   * leaves only once a member that stays is observed `up`. The pass that adds members awaits
+   * them (member rotation); a later pass that finds the members that stay not `up` — a rotation
+   * a killed pass left half done, or a selector narrowed onto Nodes whose members are not up —
+   * awaits those. No gate when a member that stays is `up` and none is added, or when nothing
+   * that leaves serves. When nothing stays, the caller decides (the last members are kept, or
+   * deleted as a predicted outage). A `MembersKept` warning names the members that stay and are
+   * `down`: the gate then holds the leaving ones until one passes its check, else the pass
+   * stops with them in place.
+   */
+  memberGate(input: {
+    readonly pool: { readonly ref: ExistingRef; readonly name: string };
+    readonly desired: DesiredPool;
+    /** The members that stay, as read (those disabled are enabled again by the same plan). */
+    readonly staying: readonly MemberState[];
+    /** The members this plan creates; `added` are those beside an old one, not in its place. */
+    readonly created: readonly DesiredMember[];
+    readonly added: readonly DesiredMember[];
+    readonly leaving: readonly MemberState[];
+    /** Why the first protected member leaves (the gate's reason). */
+    readonly reason: (member: MemberState) => Reason;
+    /** The pool's monitor as read, to name the check that members fail. */
+    readonly monitor: HealthMonitor | undefined;
+    readonly nodeOf: (address: string) => string | undefined;
+  }): { readonly step?: PlannedAction; readonly warning?: PlanWarning } {
+    const protects = input.leaving.filter(mayServe);
+    if (protects.length === 0) return {};
+    const up = input.staying.some(serving);
+    const awaited = up ? input.added : [...input.staying, ...input.created];
+    if (awaited.length === 0) return {};
+    const step = this.awaitMembers(
+      input.pool,
+      awaited.map((m) => m.name),
+      { pool: input.pool.ref, members: protects.map((m) => m.name) },
+      input.desired.monitor,
+      { impact: 'member-rotation', reason: input.reason(protects[0]!) },
+    );
+    const down = !up && input.created.length === 0 && input.staying.every((m) => m.monitor_status === 'down');
+    if (!down) return { step };
+    const kept = protects.map((m) => m.name).join(', ');
+    return {
+      step,
+      warning: {
+        reason: 'MembersKept',
+        message:
+          `pool ${input.pool.name}: ${kept} keep serving, because the members that would replace them are down: ` +
+          `${describeDown(input.staying, input.monitor, input.nodeOf)}. The pass waits up to ${awaitSeconds(input.desired.monitor)} s ` +
+          'for one of them to pass its check; until one does, nothing is taken out of service.',
+      },
+    };
+  }
+
   /** Takes a member out of service gently: when draining began (a tag), then disabled. */
   drainMember(member: MemberState, pool: ExistingRef, poolName: string, nowMs: number, reason: Reason): PlannedAction[] {
     const story: Story = { impact: 'member-drain', reason };
@@ -193,6 +255,58 @@ export class Strategies {
       );
     }
     return steps;
+  }
+
+  /**
+   * How a member leaves a pool whose port stays, after the gate (`gated`), if any: deleted at
+   * once when no server has its address any more (it serves nothing), or when there is no drain
+   * period (as the Go CCM does; the pool's last members then as the outage `no-members`, which
+   * the plan predicts and the budget judges); else drained: tagged and disabled now, deleted by
+   * the first pass after the drain period (`pending` until then). The last members that may
+   * serve, with nothing staying, are `kept` (the caller warns).
+   */
+  leaveMember(
+    member: MemberState,
+    input: {
+      readonly pool: ExistingRef;
+      readonly poolName: string;
+      readonly reason: Reason;
+      /** Whether any member stays in the pool (kept or created). */
+      readonly othersServe: boolean;
+      readonly gated: boolean;
+      readonly drain: DrainPolicy | undefined;
+      /** Whether a server still has the member's address. */
+      readonly serverExists: boolean;
+    },
+  ): { readonly steps: PlannedAction[]; readonly pending?: PendingAction; readonly kept?: true } {
+    const { pool, poolName, reason, drain } = input;
+    const remove = (story: Story) => this.deleteMember(member, pool, poolName, story);
+    const since = member.tags?.[MEMBER_DRAINING_TAG];
+    if (!input.serverExists) return { steps: [remove({ impact: 'none', reason: { ...reason, text: `${reason.text}; no server has this address any more` } })] };
+    if (drain === undefined || drain.seconds === 0) {
+      return { steps: [remove({ impact: !input.othersServe ? 'no-members' : input.gated ? 'member-rotation' : 'minimal', reason })] };
+    }
+    if (!input.othersServe && member.enabled) return { steps: [], kept: true };
+    if (!member.enabled && since === undefined) {
+      // Disabled by someone else: it takes no traffic, so there is nothing to drain.
+      return { steps: [remove({ impact: 'none', reason: { ...reason, text: `${reason.text} (it is disabled)` } })] };
+    }
+    const deletion = (began: string) =>
+      remove({ impact: 'none', reason: { ...reason, text: `${reason.text}; drained since ${began} (drain period ${drain.seconds} s)` } });
+    const parsed = since === undefined ? Number.NaN : Date.parse(since);
+    if (!member.enabled) {
+      // Drained by an earlier pass: deleted once its drain period has passed (or its tag is unreadable).
+      if (Number.isNaN(parsed) || drain.nowMs - parsed >= drain.seconds * 1000) return { steps: [deletion(since!)] };
+      return { steps: [], pending: { action: deletion(since!), after: new Date(parsed + drain.seconds * 1000).toISOString() } };
+    }
+    // A tag already there keeps its time: the deletion follows once the drain has run its course.
+    const began = Number.isNaN(parsed) ? drain.nowMs : parsed;
+    const pending = { action: deletion(new Date(began).toISOString()), after: new Date(began + drain.seconds * 1000).toISOString() };
+    const drainSteps = this.drainMember(member, pool, poolName, drain.nowMs, {
+      ...reason,
+      text: `${reason.text}: drained (no new connections), deleted after ${drain.seconds} s`,
+    });
+    return { steps: drainSteps, pending };
   }
 
   /** A member wanted again (its node came back, or it was disabled by hand): enabled, its drain tag dropped. */
@@ -234,7 +348,9 @@ export class Strategies {
    * it is: `successor`), awaited healthy while the old pool keeps serving, then the port's
    * listener moves to it, then the old pool is deleted. Only the listener move interrupts the
    * port. The successor's missing members and monitor, when it exists already, are planned by
-   * the caller before these steps.
+   * the caller before these steps. A successor without members (the node selector matches no
+   * Node) would take the port from members that may serve onto nothing: the swap is held
+   * instead (no steps, a `PoolSwapHeld` warning), and the old pool keeps the port.
    */
   swapPool(input: {
     readonly old: ActualPool;
@@ -242,8 +358,21 @@ export class Strategies {
     readonly loadBalancer: ExistingRef;
     readonly reason: Reason;
     readonly successor?: ActualPool;
-  }): PlannedAction[] {
+  }): { readonly steps: PlannedAction[]; readonly warning?: PlanWarning } {
     const { old, desired, reason } = input;
+    const protects = old.members.filter(mayServe).map((m) => m.name);
+    if (desired.members.length === 0 && protects.length > 0) {
+      return {
+        steps: [],
+        warning: {
+          reason: 'PoolSwapHeld',
+          message:
+            `pool ${old.pool.name} is not swapped for pool ${desired.name} (${reason.text}): no selected Node would be a member ` +
+            `of it, so port ${desired.listener.protocol.toUpperCase()} ${desired.listener.protocol_port} stays on the old pool, whose ` +
+            `${protects.length === 1 ? 'member keeps' : `${protects.length} members keep`} serving. The swap runs once a Node is selected.`,
+        },
+      };
+    }
     const building: Story = { impact: 'none', reason: { ...reason, text: `${reason.text}: a successor pool is built beside it` } };
     const moving: Story = { impact: 'pool-swap', reason };
     const retiring: Story = { impact: 'none', reason: { ...reason, text: `${reason.text}: the old pool serves no port any more` } };
@@ -267,26 +396,22 @@ export class Strategies {
     const servingPort = old.listeners.filter(
       (l) => l.protocol === desired.listener.protocol && l.protocol_port === desired.listener.protocol_port,
     );
-    if (desired.members.length > 0) {
+    if (desired.members.length > 0 && protects.length > 0) {
       steps.push(
-        this.awaitMembers(
-          successor,
-          desired.members.map((m) => m.name),
-          { pool: { uuid: old.pool.uuid }, members: old.members.filter((m) => m.enabled).map((m) => m.name) },
-          desired.monitor,
-          building,
-        ),
+        this.awaitMembers(successor, desired.members.map((m) => m.name), { pool: { uuid: old.pool.uuid }, members: protects }, desired.monitor, building),
       );
     }
     steps.push(
       ...servingPort.map((listener) => this.deleteListener(listener, moving)),
-      this.createListener({ ref, desired }, moving),
+      // The port's number changed too: no listener of the old pool holds the new number, so the
+      // new listener takes nothing over (the old number leaves as a removed port): a port move.
+      this.createListener({ ref, desired }, servingPort.length > 0 ? moving : { impact: 'port-move', reason }),
       ...this.retirePool({ ...old, listeners: old.listeners.filter((l) => !servingPort.includes(l)) }, retiring, {
         impact: 'port-removal',
         reason: { text: `no Service port maps to this listener of the old pool ${old.pool.name} any more: it stops serving` },
       }),
     );
-    return steps;
+    return { steps };
   }
 }
 
