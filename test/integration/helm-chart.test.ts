@@ -108,6 +108,7 @@ const VALUE_PATH: Readonly<Record<string, string>> = {
   '--pushgateway': 'pushgateway',
   '--api-server-host': 'apiServer.host',
   '--api-server-port': 'apiServer.port',
+  '--admission-policy': 'admissionPolicy',
 };
 
 /** One way to give a flag: its command-line words and the chart values meaning the same. */
@@ -150,6 +151,7 @@ const CHART_VALUE_OF_FLAG: Readonly<Record<string, readonly Sample[]>> = {
   '--pushgateway': [given('--pushgateway', 'http://pushgateway.monitoring:9091')],
   '--api-server-host': ['10.0.0.10', 'api.example.com', 'fd00::a'].map((input) => given('--api-server-host', input)),
   '--api-server-port': [given('--api-server-port', 7443, API_SERVER_HOST)],
+  '--admission-policy': ['warn', 'none', 'deny'].map((input) => given('--admission-policy', input)),
 };
 
 /** The options of the `manifests` command as commander defines them (not the global ones). */
@@ -219,6 +221,9 @@ const REFUSED: readonly Refusal[] = [
   refusal('a watch of an hour', '--watch-for', '1h', 'whole seconds under an hour'),
   refusal('a watch without unit', '--watch-for', 90, 'has no unit'),
   refusal('a budget without unit', '--max-downtime', '10', 'has no unit'),
+  // `--set maxDowntime=20` gives a number, not a string: the same message, not a schema error.
+  refusal('a budget given as a number', '--max-downtime', 20, 'write a duration like 0s, 15s'),
+  refusal('a watch given as a number', '--watch-for', 1.5, 'has no unit'),
   refusal('a negative budget', '--max-downtime', '-5s', 'a negative duration', { args: ['--max-downtime=-5s'] }),
   refusal('a window without times', '--window', 'Mon-Fri Europe/Zurich=5m', 'not a window'),
   refusal('a window on unknown days', '--window', 'Mon-Fry 02:00-04:00 UTC=5m', 'unknown days'),
@@ -231,6 +236,7 @@ const REFUSED: readonly Refusal[] = [
   refusal('a host with a scheme', '--api-server-host', 'https://10.0.0.10', 'neither an IP address nor a DNS name'),
   refusal('a host with a port', '--api-server-host', 'api.example.com:6443', 'neither an IP address nor a DNS name'),
   refusal('a port without host', '--api-server-port', 7443, 'needs'),
+  refusal('an admission policy mode that is none', '--admission-policy', 'block', 'deny, warn, none'),
   refusal('a port out of range', '--api-server-port', 70000, '65535', { ...given('--api-server-port', 70000, API_SERVER_HOST), value: 'apiServer/port' }),
 ];
 
@@ -471,7 +477,7 @@ describe('switching a deployment of manifests over to the chart', () => {
   });
 });
 
-describe('a status record written before the install (a terminal pass)', () => {
+describe('a status record written before the install (a terminal pass, as after the quick start)', () => {
   const chart = chartRelease('helm-record');
   const record = { 'run-before-helm': '{"command":"run","result":"succeeded"}' };
 
@@ -490,13 +496,12 @@ describe('a status record written before the install (a terminal pass)', () => {
 
   afterAll(() => chart.cleanUp());
 
-  test('helm install refuses the ConfigMap, --take-ownership adopts it with the record kept', async () => {
-    const refused = await chart.install();
-    expect(refused.code).not.toBe(0);
-    expect(refused.stderr).toMatch(/cloudscale-ccm-status.*exists and cannot be imported into the current release/);
-    succeeded(await chart.install('--take-ownership'), 'helm install --take-ownership');
-    const configMap = await testConnection().core.readNamespacedConfigMap({ namespace: CCM_NAMESPACE, name: STATUS_CONFIGMAP_NAME });
-    expect(configMap.data).toMatchObject(record);
-    expect(configMap.metadata?.labels).toMatchObject({ 'app.kubernetes.io/name': CCM_NAME });
+  test('the README’s helm install succeeds and leaves the ConfigMap with its record; uninstall leaves it too', async () => {
+    succeeded(await chart.install(), 'helm install');
+    const read = () => testConnection().core.readNamespacedConfigMap({ namespace: CCM_NAMESPACE, name: STATUS_CONFIGMAP_NAME });
+    expect((await read()).data).toMatchObject(record);
+    succeeded(await chart.upgrade('--reuse-values', '--set', 'schedule=0 0 30 2 *'), 'helm upgrade');
+    succeeded(await chart.uninstall(), 'helm uninstall');
+    expect((await read()).data).toMatchObject(record);
   });
 });

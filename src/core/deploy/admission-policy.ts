@@ -251,8 +251,13 @@ export function buildAdmissionPolicy(labels: Readonly<Record<string, string>>): 
     metadata: { name: ADMISSION_POLICY_NAME, labels: { ...labels } },
     spec: {
       failurePolicy: 'Fail',
+      // Written out with the API server's defaults: matchConstraints is atomic, so a second
+      // server-side apply (helm taking over what kubectl applied) would otherwise conflict.
       matchConstraints: {
-        resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['services'] }],
+        namespaceSelector: {},
+        objectSelector: {},
+        matchPolicy: 'Equivalent',
+        resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['services'], scope: '*' }],
       },
       matchConditions: [
         {
