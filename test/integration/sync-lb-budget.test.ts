@@ -331,6 +331,22 @@ describe('sync-lb --max-downtime', () => {
     await expectConverged(harness, ['ports'], budget0);
   });
 
+  it('a port number change: plan says the old number stops answering at once; under 0s it is applied, not held', async () => {
+    const service = await created('renumbered');
+    await patchService(namespace, 'renumbered', { spec: { ports: [{ ...service.spec!.ports![0], port: 8080 }] } });
+    const planCtx = harness.context();
+    await planCommand(['service/renumbered'], { namespace, detailedExitcode: false, drainSeconds: 0, maxDowntime: 0 }, planCtx);
+    expect(planCtx.out()).toContain('port-move');
+    expect(planCtx.out()).toContain('the old port number stops answering at once');
+    expect(planCtx.out()).not.toContain('held back');
+    expect(planCtx.out()).not.toContain('no interruption expected');
+
+    const moved = await passOk(harness, ['renumbered'], budget0);
+    expect(moved.report.services[0]!.held).toBeUndefined();
+    const { lb } = await theLb(harness, service);
+    expect((await harness.cloud.listeners.list()).filter((l) => l.load_balancer.uuid === lb.uuid).map((l) => l.protocol_port)).toEqual([8080]);
+  });
+
   it('an approval is used once: a member removal approved, reverted and asked for again is held again under a new id and announced', async () => {
     const service = await created('selected');
     const members = async () => Object.values((await theLb(harness, service)).pools).flatMap((p) => p.members.map((m) => m.uuid));

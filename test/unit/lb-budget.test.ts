@@ -131,12 +131,27 @@ describe('what is held, against real plans', () => {
     expect(applyBudget(full, { seconds: 15 }).held).toBeUndefined();
   });
 
-  test('a port number change moves the listener in place (minimal): not held', () => {
+  test('a port number change moves the listener in place (port-move, up to 20 s): never held, the old number is one the Service no longer has', () => {
     const w = converged();
     w.service.spec!.ports![0]!.port = 8080;
     const full = w.plan();
-    expect(full.actions.some((a) => a.kind === 'update-listener')).toBe(true);
+    expect(shape(full.actions)).toEqual(['update-listener listener tcp/80 [port-move]']);
+    expect(interruptionSeconds(full.actions[0]!.downtime)).toBe(20);
+    for (const seconds of [0, 19]) expect(applyBudget(full, { seconds })).toEqual(full);
+  });
+
+  test('a pool swap that changes the port number too: the old number leaves and the new listener is created in the same pass under 0s', () => {
+    const w = converged();
+    w.annotate({ 'loadbalancer-pool-algorithm': 'least_connections' });
+    w.service.spec!.ports![0]!.port = 8080;
+    const full = w.plan();
+    expect(shape(full.actions).filter((l) => l.includes('listener'))).toEqual([
+      'create-listener listener tcp/8080 [port-move]',
+      'delete-listener listener tcp/80 [port-removal]',
+    ]);
     expect(applyBudget(full, { seconds: 0 })).toEqual(full);
+    w.apply(full.actions);
+    expect(w.plan().actions).toEqual([]);
   });
 
   test('member rotation (node port change) and drain (node leaves): not held under 0s', () => {

@@ -253,7 +253,7 @@ describe('changes on a converged Service: planned actions and their impact', () 
       ...swapShape('tcp/http', 'tcp/http'),
     ]],
     ['port number keeping the name → the listener moves in place, renamed in the same update', (w) => (w.service.spec!.ports![0]!.port = 8080), [
-      'update update-listener listener tcp/80 [minimal]',
+      'update update-listener listener tcp/80 [port-move]',
     ]],
     ['port name → pool swapped', (w) => (w.service.spec!.ports![0]!.name = 'web'), [
       ...swapShape('tcp/web', 'tcp/http'),

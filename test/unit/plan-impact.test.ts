@@ -290,6 +290,7 @@ describe('expected downtime per impact class', () => {
     ['member-drain', 'none', 0, 0],
     ['member-rotation', 'none', 0, 0],
     ['minimal', 'minimal', 0, 5],
+    ['port-move', 'short', 0, 20],
     ['pool-swap', 'short', 0, 20],
     ['listener-recreation', 'short', 0, 15],
     ['monitor-recreation', 'short', 0, 14],
@@ -305,7 +306,24 @@ describe('expected downtime per impact class', () => {
   });
 
   test('the table above names every class', () => {
-    expect(IMPACT_CLASSES).toHaveLength(14);
+    expect(IMPACT_CLASSES).toHaveLength(15);
+  });
+
+  test('a port number change says that the old number stops answering at once (not "no interruption expected")', () => {
+    const world = converged(service());
+    world.service.spec!.ports![0]!.port = 8080;
+    const plan = world.plan();
+    expect(shape(plan)).toEqual([`update-listener ${LISTENER} [port-move]`]);
+    const move = plan.actions[0]!;
+    expect(move.downtime).toEqual({
+      class: 'short',
+      minSeconds: 0,
+      maxSeconds: 20,
+      text: 'the old port number stops answering at once; the new one answers once the change reaches the data plane (up to ~20 s)',
+    });
+    expect(worstDowntime([plan])?.downtime).toEqual(move.downtime);
+    world.apply(plan.actions);
+    expect(world.plan().actions).toEqual([]);
   });
 
   test("a member rotation and its wait follow the Service's own health-check timing", () => {

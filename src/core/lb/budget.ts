@@ -16,9 +16,11 @@
 // What is never held: a plan that creates its load balancer (nothing serves yet; this includes
 // a load balancer recreated because the one the Service records is gone: its port is down
 // already, holding would only prolong the outage), `delete` plans (the Service is deleted or
-// no longer of type LoadBalancer: Kubernetes already took its node ports away), and the removal
-// of a port the Service no longer has (impact `port-removal`): Kubernetes released its node port
-// and may give it to another Service, so a listener kept would forward to that Service.
+// no longer of type LoadBalancer: Kubernetes already took its node ports away), and what takes
+// away a port number the Service no longer has (`leavesPort`): a removed port (Kubernetes
+// released its node port and may give it to another Service, so a listener kept would forward
+// to that Service) and a port moved to another number (holding it would leave the Service's
+// new number unserved to keep serving the old one, which no client of the Service expects).
 //
 // All held actions of a Service form one change with one id (`changeId`), stable while the
 // pending change is the same: a hash of the Service UID, of what the triggers change (kind,
@@ -97,7 +99,7 @@ export function heldChange(plan: ServicePlan, budgetSeconds: number): HeldChange
   if (plan.mode !== 'ensure' || plan.actions.some((a) => a.kind === 'create-lb')) return null;
   const triggers = new Set<number>();
   plan.actions.forEach((action, index) => {
-    if (action.verb !== 'refuse' && !releasesPort(action) && interruptionSeconds(action.downtime) > budgetSeconds) triggers.add(index);
+    if (action.verb !== 'refuse' && !leavesPort(action) && interruptionSeconds(action.downtime) > budgetSeconds) triggers.add(index);
   });
   if (triggers.size === 0) return null;
 
@@ -105,7 +107,7 @@ export function heldChange(plan: ServicePlan, budgetSeconds: number): HeldChange
   const heldRefs = new Set<string>();
   plan.actions.forEach((action, index) => {
     const held =
-      !releasesPort(action) &&
+      !leavesPort(action) &&
       (triggers.has(index) || referencedRefs(action).some((ref) => heldRefs.has(ref)) || positions.some((p) => sameStory(plan.actions[p]!, action)));
     if (!held) return;
     positions.push(index);
@@ -134,13 +136,14 @@ export function heldChange(plan: ServicePlan, budgetSeconds: number): HeldChange
 }
 
 /**
- * Whether an action takes away a port the Service no longer has (impact `port-removal`). It is
- * never held, whatever the budget: Kubernetes released the port's node port when the port left
- * the Service and may allocate it to another Service, so the listener held back would forward
- * that Service's traffic; and no client of the Service can expect the port any more.
+ * Whether an action takes away a port number the Service no longer has: a removed port (impact
+ * `port-removal`) or a port moved to another number in place (`port-move`). Never held, whatever
+ * the budget: no client of the Service can expect the old number any more, and for a removed
+ * port Kubernetes released its node port and may allocate it to another Service, so a listener
+ * held back would forward that Service's traffic; a held move would keep the new number unserved.
  */
-function releasesPort(action: PlannedAction): boolean {
-  return action.impact === 'port-removal';
+function leavesPort(action: PlannedAction): boolean {
+  return action.impact === 'port-removal' || action.impact === 'port-move';
 }
 
 /** A Warning Event due for a Service, and the token that records it as announced. */

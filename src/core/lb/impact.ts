@@ -9,6 +9,7 @@ export const IMPACT_CLASSES = [
   'member-drain',
   'member-rotation',
   'minimal',
+  'port-move',
   'pool-swap',
   'listener-recreation',
   'monitor-recreation',
@@ -42,6 +43,8 @@ export const IMPACT_DOC: { readonly [K in ImpactClass]: string } = {
   'member-rotation':
     'New members are added and checked healthy before the old ones leave: no interruption.',
   minimal: 'Generally safe; new connections may be affected briefly.',
+  'port-move':
+    "The Service port's number changed: its listener moves to the new number in place. The old number stops answering at once (the Service no longer has it); the new one answers once the change reaches the data plane (up to about 20 s).",
   'pool-swap':
     "A successor pool is built beside the old one and checked healthy; then the port's listener moves to it: the port is unreachable only while its listener is re-created (up to about 20 s: one propagation of the data plane).",
   'listener-recreation':
@@ -66,6 +69,7 @@ const DOWNTIME_CLASS: { readonly [K in ImpactClass]: DowntimeClass } = {
   'member-drain': 'none',
   'member-rotation': 'none',
   minimal: 'minimal',
+  'port-move': 'short',
   'pool-swap': 'short',
   'listener-recreation': 'short',
   'monitor-recreation': 'short',
@@ -134,6 +138,14 @@ function computeDowntime(impact: ImpactClass, monitor?: MonitorTiming): Downtime
         minSeconds: 0,
         maxSeconds: 5,
         text: 'no interruption expected; new connections may be affected for a few seconds',
+      };
+    case 'port-move':
+      return {
+        class: cls,
+        minSeconds: 0,
+        // A listener PATCH reaches the data plane within about 15–20 s (docs/cloudscale-api.md).
+        maxSeconds: 20,
+        text: 'the old port number stops answering at once; the new one answers once the change reaches the data plane (up to ~20 s)',
       };
     case 'listener-recreation':
       return { class: cls, minSeconds: 0, maxSeconds: 15, text: 'the port is unreachable for up to ~15 s' };
