@@ -15,7 +15,7 @@ import { announcements, applyBudget } from '../lb/budget.js';
 import { planService, type DrainPolicy, type ServicePlan } from '../lb/planner.js';
 import { problemSummary, type Problem } from '../lb/problems.js';
 import { changedTheLoadBalancer, describeChanges } from './change-event.js';
-import { Slots } from './concurrency.js';
+import { Slots, mapConcurrent } from './concurrency.js';
 import { ReadinessWatch } from './lb-watch.js';
 import {
   executeServicePlan,
@@ -403,7 +403,8 @@ export async function reconcileLoadBalancers(
     for (const { plan } of planned) options.onRequeued?.(plan);
   }
   const outcomes = [...results.values()];
-  for (const outcome of outcomes) if (outcome.status === 'changed') await recordChangeEvent(deps.conn, outcome, options);
+  // As many Events in flight as Services worked at once.
+  await mapConcurrent(outcomes.filter((o) => o.status === 'changed'), options.concurrency, (o) => recordChangeEvent(deps.conn, o, options));
   return outcomes;
 }
 
