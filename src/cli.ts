@@ -9,7 +9,7 @@ import { DEFAULT_POLL_SECONDS } from './core/apply/lb-watch.js';
 import { KubeApiError, UsageError } from './core/errors.js';
 import { parseDuration as parseBudgetDuration, parseWindow, type MaintenanceWindow } from './core/lb/budget-window.js';
 import { checkMetricsFilePath, parsePushgatewayUrl } from './core/metrics/publish.js';
-import { clusterIdValue, nonNegativeNumber as nonNegativeNumberOf, portNumber as portNumberOf, wholeNumberFrom } from './core/option-values.js';
+import { clusterIdValue, namespaceName, nonNegativeNumber as nonNegativeNumberOf, portNumber as portNumberOf, wholeNumberFrom } from './core/option-values.js';
 import { VERSION } from './version.js';
 
 export type { CliIo } from './commands/context.js';
@@ -167,7 +167,7 @@ function buildProgram(
     .command('sync-lb')
     .description('reconcile the cloudscale load balancers of Services of type LoadBalancer (one pass)')
     .argument('[service...]', 'only these Services: service/NAME (in --namespace)')
-    .option('-n, --namespace <ns>', `namespace of the named Services ${CONTEXT_NAMESPACE}`)
+    .option('-n, --namespace <ns>', `namespace of the named Services ${CONTEXT_NAMESPACE}`, namespaceArg)
     .addOption(new Option('--concurrency <n>', 'Services reconciled at once').argParser(positiveInt('--concurrency')).default(4))
     .addOption(new Option('--wait-timeout <seconds>', 'give up waiting for a load balancer after this long').argParser(positiveInt('--wait-timeout')).default(600))
     .addOption(new Option('--settle-seconds <s>', 'pause between deleting and re-creating similar objects (the API needs ~5 s)').argParser(nonNegativeNumber('--settle-seconds')).default(5))
@@ -209,7 +209,7 @@ function buildProgram(
     .command('plan')
     .description('show every change init-nodes and sync-lb would make, with impact and expected downtime; writes nothing')
     .argument('[service...]', 'only these Services: service/NAME (in --namespace)')
-    .option('-n, --namespace <ns>', `namespace of the named Services and of -f manifests without one ${CONTEXT_NAMESPACE}`)
+    .option('-n, --namespace <ns>', `namespace of the named Services and of -f manifests without one ${CONTEXT_NAMESPACE}`, namespaceArg)
     .option('-f, --filename <file>', 'plan a proposed Service manifest (YAML/JSON, several documents allowed; - for stdin)')
     .option('--detailed-exitcode', 'exit 0 when nothing would change, 2 when changes are pending, 1 on error', false)
     .option('--out <file>', 'also save the plan with a fingerprint of what it rests on, for `cloudscale-ccm apply FILE`')
@@ -352,6 +352,11 @@ function buildProgram(
     .addOption(windowOption("each Job's run --window: a maintenance window with a larger budget, e.g. \"Mon-Fri 02:00-04:00 Europe/Zurich=5m\""))
     .addOption(pushgatewayOption("each Job's run --pushgateway: push the metrics of every pass there"))
     .addOption(watchForOption("each Job's run --watch-for: reacts to changes until this long after its start (default 50s); 0: one pass per Job"))
+    .addOption(
+      new Option('--admission-policy <mode>', 'the admission policy checking load-balancer annotations at kubectl apply: deny refuses a malformed one, warn lets kubectl warn, none leaves it out')
+        .choices(['deny', 'warn', 'none'])
+        .default('deny'),
+    )
     .action(
       run(async (command, ctx) => {
         const { manifestsCommand } = await import('./commands/manifests.js');
@@ -368,11 +373,6 @@ function buildProgram(
       run(async (command, ctx) => {
         const { completionCommand } = await import('./commands/completion.js');
         await completionCommand(command.args[0] as 'bash' | 'zsh' | 'fish', ctx);
-    .addOption(
-      new Option('--admission-policy <mode>', 'the admission policy checking load-balancer annotations at kubectl apply: deny refuses a malformed one, warn lets kubectl warn, none leaves it out')
-        .choices(['deny', 'warn', 'none'])
-        .default('deny'),
-    )
       }, noCluster),
     );
 
@@ -513,6 +513,7 @@ function leaseSecondsOption(): Option {
 // The values of flags, checked by the rules in src/core/option-values.ts (a saved plan's options
 // are checked by the same ones), reported by commander like its own invalid arguments.
 const clusterId = asArgumentError(clusterIdValue);
+const namespaceArg = asArgumentError(namespaceName);
 const positiveInt = (flag: string) => asArgumentError(wholeNumberFrom(flag, 1));
 const wholeNumberAtLeast = (flag: string, min: number) => asArgumentError(wholeNumberFrom(flag, min));
 const nonNegativeNumber = (flag: string) => asArgumentError(nonNegativeNumberOf(flag));

@@ -51,6 +51,16 @@ export function clusterIdValue(value: string): string {
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
+/** -n: a namespace name is a DNS label (a typo would otherwise end as "service … not found"). */
+export function namespaceName(value: string): string {
+  if (!DNS_LABEL.test(value)) {
+    throw new UsageError(`-n "${value}" is not a valid namespace name`, {
+      hint: 'namespace names are DNS labels: lower-case letters, digits and "-", at most 63 characters',
+    });
+  }
+  return value;
+}
+
 /** A Service name as `service/NAME` (or a bare NAME) gives it: a DNS label. `arg` is what was typed. */
 export function serviceName(arg: string, name: string): string {
   if (!DNS_LABEL.test(name)) {

@@ -42,6 +42,8 @@ const cases: { args: string[]; names: (string | RegExp)[]; hint?: RegExp }[] = [
   { args: ['plan', 'web/hello'], names: ['"web/hello"', 'Service'], hint: /service\/NAME/ },
   { args: ['sync-lb', 'web/hello'], names: ['"web/hello"', 'Service'], hint: /service\/NAME/ },
   { args: ['plan', 'deployment/hello'], names: ['"deployment/hello"'] },
+  { args: ['plan', '-n', 'Shop', 'service/web'], names: ['--namespace', '-n "Shop" is not a valid namespace name', 'DNS labels'] },
+  { args: ['sync-lb', '--namespace', 'shop/web'], names: ['-n "shop/web" is not a valid namespace name'] },
   // Combinations a command refuses itself, after commander.
   { args: ['init-nodes', '-l', 'role=worker', 'node-1'], names: ['--selector', 'not both'] },
   { args: ['plan', '-f', 'service.yaml', 'service/web'], names: ['-f', 'not both'] },

@@ -58,6 +58,7 @@ describe('parseSavedPlan', () => {
     { name: 'a time that is none', change: { createdAt: 'yesterday' }, message: /createdAt "yesterday" is no time/ },
     { name: 'a selection of neither kind', change: { selection: { all: false } }, message: /selection is neither/ },
     { name: 'a Service name no argument takes', change: { selection: { names: [{ namespace: 'shop', name: 'Web' }] } }, message: /selection.names\[0\].name is "Web", which the flag refuses: "service\/Web": "Web" is not a valid Service name/ },
+    { name: 'a namespace no -n takes', change: { selection: { names: [{ namespace: 'Shop', name: 'web' }] } }, message: /selection.names\[0\].namespace is "Shop", which the flag refuses: -n "Shop" is not a valid namespace name/ },
     { name: 'no Service plans', change: { plan: { ...plan, services: null } }, message: /plan.services is null, not a list/ },
     { name: 'an action without a kind', change: { plan: { ...plan, services: [{ ...web, actions: [{ object: 'pool tcp/http' }] }] } }, message: /plan.services\[0\].actions\[0\].kind is missing, not a string/ },
     {

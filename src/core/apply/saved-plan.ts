@@ -13,7 +13,7 @@ import { toNodeSnapshot } from '../kube/nodes.js';
 import { findLoadBalancer } from '../lb/actual.js';
 import { LB_ANNOTATIONS } from '../lb/annotations.js';
 import { parseProviderId } from '../nodes/provider-id.js';
-import { clusterIdValue, nonNegativeNumber, serviceName, wholeNumberFrom } from '../option-values.js';
+import { clusterIdValue, namespaceName, nonNegativeNumber, serviceName, wholeNumberFrom } from '../option-values.js';
 import type { PlannedAction } from '../lb/actions.js';
 import { restoreHeld } from '../lb/budget.js';
 import type { ServicePlan } from '../lb/planner.js';
@@ -178,7 +178,7 @@ function checkSelection(value: unknown, refuse: Refuse): void {
     const at = `selection.names[${i}]`;
     const { namespace, name } = objectAt(item, at, refuse);
     const ns = stringAt(namespace, `${at}.namespace`, refuse);
-    flagValue(ns, `${at}.namespace`, (text) => serviceName(`-n ${text}`, text), refuse);
+    flagValue(ns, `${at}.namespace`, namespaceName, refuse);
     flagValue(stringAt(name, `${at}.name`, refuse), `${at}.name`, (text) => serviceName(`service/${text}`, text), refuse);
   });
 }
