@@ -10,7 +10,7 @@
 #   4. what the selection needs, and nothing else (Go >= 1.26 and the module proxy; each binary
 #      cached by its module's go.sum): kube-apiserver + etcd when a file talks to Kubernetes,
 #      the tools the files name, and kube-apiserver + etcd of each further version
-#      (test/cluster/v1.*) when a selected file runs there
+#      (test/cluster/v1.*) when a selected file runs there (in the background, niced, during 6)
 #   5. npm run build (dist/ is what the CLI tests run), typecheck of src + tests
 #   6. vitest run; on failure the tails of the control-plane logs, then vitest's summary again
 #   7. the files marked `@kube-versions: all` once more against each further version
@@ -105,10 +105,17 @@ if $build_helm; then
   step "helm (test/cluster/build-helm.sh; cached by go.sum)"
   bash test/cluster/build-helm.sh
 fi
-for version in "${kube_versions[@]}"; do
-  step "kube-apiserver + etcd $version (test/cluster/build.sh $version; cached by go.sum)"
-  bash test/cluster/build.sh "$version"
-done
+# The further versions are needed only in step 7: they build meanwhile, one after another at the
+# lowest CPU priority, so a fresh machine's builds (about 5 minutes of CPU each) overlap the main
+# run, which mostly waits on API servers and spawned CLIs.
+versions_log=.tmp/build-versions.log
+versions_build=
+if ((${#kube_versions[@]} > 0)); then
+  step "kube-apiserver + etcd ${kube_versions[*]} in the background (test/cluster/build.sh; cached by go.sum; log: $versions_log)"
+  mkdir -p .tmp
+  (for version in "${kube_versions[@]}"; do nice -n 19 bash test/cluster/build.sh "$version" || exit 1; done) >"$versions_log" 2>&1 &
+  versions_build=$!
+fi
 
 # ---- 5. build and typecheck -------------------------------------------------------------------
 step "npm run build"
@@ -177,6 +184,15 @@ run_vitest "$main_label" "$logs" "$@"
 # ---- 7. the further Kubernetes versions ---------------------------------------------------------
 # The files marked `@kube-versions: all`, against control planes of that version (one per worker,
 # as in the main run: TEST_CLUSTER_KUBE reaches helpers/test-cluster through the workers).
+if [[ -n $versions_build ]]; then
+  step "waiting for the background build of ${kube_versions[*]}"
+  if ! wait "$versions_build"; then
+    tail -n 40 "$versions_log" >&2
+    overall=1 total_failed=$((total_failed + 1))
+    summaries+=("Kubernetes ${kube_versions[*]}: the build failed (log: $versions_log)")
+    kube_versions=()
+  fi
+fi
 for version in "${kube_versions[@]}"; do
   export TEST_CLUSTER_KUBE=$version
   run_vitest "Kubernetes $version, the ${#versioned[@]} files marked @kube-versions: all" \
