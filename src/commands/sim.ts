@@ -3,6 +3,7 @@
 
 import { UsageError } from '../core/errors.js';
 import { loadSeedFile, startSimulator, type SimSeed } from '../sim/index.js';
+import { DEFAULT_WORLD, isTimeScale, isWorldName, TIME_SCALE_RANGE, WORLD_NAMES, type WorldName } from '../sim/world.js';
 
 export interface SimCommandOptions {
   seed?: string;
@@ -12,6 +13,10 @@ export interface SimCommandOptions {
   /** Added to every API request, as the admin API's `latencyMs` fault. */
   latencyMs?: number;
   poolDeleteKeepsListeners?: boolean;
+  /** `strict` or `forgiving` (docs/sim.md, "Worlds"); default DEFAULT_WORLD. */
+  world?: string;
+  /** Multiplies every modelled duration; default 1. */
+  timeScale?: number;
 }
 
 export interface SimCommandIo {
@@ -38,6 +43,18 @@ export async function simCommand(options: SimCommandOptions, io: SimCommandIo): 
       hint: 'Single calls of the real API take from about 50 ms to several seconds.',
     });
   }
+  const world = options.world ?? DEFAULT_WORLD;
+  if (!isWorldName(world)) {
+    throw new UsageError(`--world ${world}: expected one of ${WORLD_NAMES.join(', ')}`, {
+      hint: 'strict plays the real API (timings, health checks, error status); forgiving serves every change at once.',
+    });
+  }
+  const timeScale = options.timeScale;
+  if (timeScale !== undefined && !isTimeScale(timeScale)) {
+    throw new UsageError(`--time-scale ${timeScale}: expected a number from ${TIME_SCALE_RANGE.min} to ${TIME_SCALE_RANGE.max}`, {
+      hint: '1 is real time; 0.05 runs every modelled duration 20 times faster.',
+    });
+  }
   const seed: SimSeed = options.seed === undefined ? {} : await loadSeedFile(options.seed);
   if (io.signal.aborted) return;
 
@@ -46,12 +63,15 @@ export async function simCommand(options: SimCommandOptions, io: SimCommandIo): 
     port: options.port,
     lbProvisionMs: provisionSeconds === undefined ? undefined : Math.round(provisionSeconds * 1000),
     token: options.token,
-    behaviour: { poolDeleteKeepsListeners: options.poolDeleteKeepsListeners === true },
+    world,
+    timeScale,
+    ...(options.poolDeleteKeepsListeners === true ? { behaviour: { poolDeleteKeepsListeners: true } } : {}),
   });
   try {
     if (latencyMs !== undefined && latencyMs > 0) sim.admin.setFaults({ latencyMs });
     io.stdout.write(`CLOUDSCALE_API_URL=${sim.url}\n`);
     io.stdout.write(describeSeed(seed, options.seed));
+    io.stdout.write(describeWorld(world, timeScale ?? 1));
     if (latencyMs !== undefined && latencyMs > 0) io.stdout.write(`Every API request is delayed by ${latencyMs} ms.\n`);
     if (options.poolDeleteKeepsListeners === true) io.stdout.write('A pool delete leaves its listeners behind (pool: null).\n');
     io.stdout.write(`Admin API: ${sim.url}/_sim/ (faults, request log, server stop/start/delete; see docs/sim.md)\n`);
@@ -68,6 +88,15 @@ export async function simCommand(options: SimCommandOptions, io: SimCommandIo): 
   } finally {
     await sim.stop();
   }
+}
+
+function describeWorld(world: WorldName, timeScale: number): string {
+  const what =
+    world === 'strict'
+      ? 'the real API: changes reach the load balancers after its delays, health monitors check members, a pool with every member down puts its load balancer in error, deletes settle before their slot is free'
+      : 'forgiving: every change serves at once, no health checks, no error status, deletes free their slot at once';
+  const scale = timeScale === 1 ? 'real time' : `time scale ${timeScale}: every modelled duration × ${timeScale}`;
+  return `World ${world} (${scale}): ${what}.\n`;
 }
 
 function describeSeed(seed: SimSeed, path: string | undefined): string {

@@ -13,10 +13,42 @@
 // nothing and a stable member costs nothing per check.
 
 import type { ListenerProtocol, MonitorStatus } from '../core/cloudscale/types.js';
+import { cidrContains, parseCidr, type CidrNetwork, type IpAddress } from './net.js';
+
+/**
+ * Per kind of configuration change, how long after the API answered it reaches the data plane
+ * (docs/sim.md, "Data plane"; the real API's figures: docs/cloudscale-api.md).
+ */
+export interface PropagationTable {
+  /** A listener created on a port (and protocol) the load balancer never had a listener on. */
+  newListener: number;
+  /** A listener re-created on a port the load balancer had one on, or a PATCH of its port or protocol. */
+  listener: number;
+  /** A PATCH of a listener's `allowed_cidrs`. */
+  allowedCidrs: number;
+  /** A member created, enabled, disabled or deleted. */
+  member: number;
+  /** A health monitor created, PATCHed or deleted. */
+  monitor: number;
+  /** A listener, pool or load balancer deleted. */
+  delete: number;
+}
+
+export type PropagationKind = keyof PropagationTable;
+const PROPAGATION_KINDS: readonly PropagationKind[] = ['newListener', 'listener', 'allowedCidrs', 'member', 'monitor', 'delete'];
+const MAX_PROPAGATION_MS = 3_600_000;
+
+/** The delay of one kind of change: a number is the same delay for every kind. */
+export function propagationOf(propagation: number | PropagationTable, kind: PropagationKind): number {
+  return typeof propagation === 'number' ? propagation : propagation[kind];
+}
 
 export interface DataPlaneTimings {
-  /** How long after the API answered a configuration change reaches the data plane. */
-  propagationMs: number;
+  /**
+   * How long after the API answered a configuration change reaches the data plane: one delay
+   * for every change, or one per kind of change.
+   */
+  propagationMs: number | PropagationTable;
   /**
    * false: a monitored, enabled member is `up` while its server runs, at once (the simulator's
    * behaviour before it had a data plane). true: health monitors check members every `delay_s`.
@@ -34,6 +66,11 @@ export interface DataPlaneTimings {
    */
   errorWhilePoolDown: boolean;
 }
+
+/** Timings as a seed, `startSimulator` or the admin API give them: some fields, some kinds of propagation. */
+export type DataPlaneChanges = Partial<Omit<DataPlaneTimings, 'propagationMs'>> & {
+  propagationMs?: number | Partial<PropagationTable>;
+};
 
 export const DEFAULT_DATA_PLANE: DataPlaneTimings = {
   propagationMs: 0,
@@ -59,8 +96,9 @@ export function readDataPlaneTimings(
   }
   for (const [key, field] of Object.entries(value)) {
     if (key === 'propagationMs') {
-      if (typeof field === 'number' && Number.isFinite(field) && field >= 0 && field <= 3_600_000) timings.propagationMs = field;
-      else problems.push(`${where}.propagationMs: expected milliseconds from 0 to 3600000, got ${JSON.stringify(field)}`);
+      const read = readPropagation(field, timings.propagationMs, `${where}.propagationMs`);
+      timings.propagationMs = read.propagation;
+      problems.push(...read.problems);
     } else if (key === 'healthChecks' || key === 'deletesHoldUntilPropagated' || key === 'errorWhilePoolDown') {
       if (typeof field === 'boolean') timings[key] = field;
       else problems.push(`${where}.${key}: expected true or false, got ${JSON.stringify(field)}`);
@@ -71,9 +109,46 @@ export function readDataPlaneTimings(
   return { timings, problems };
 }
 
+const isMilliseconds = (value: unknown): value is number =>
+  typeof value === 'number' && Number.isFinite(value) && value >= 0 && value <= MAX_PROPAGATION_MS;
+
+/**
+ * `propagationMs` as given: milliseconds for every kind, or a mapping of some kinds (the others
+ * keep their delay from `current`).
+ */
+function readPropagation(
+  value: unknown,
+  current: number | PropagationTable,
+  where: string,
+): { propagation: number | PropagationTable; problems: string[] } {
+  const expected = `expected milliseconds from 0 to ${MAX_PROPAGATION_MS}`;
+  if (isMilliseconds(value)) return { propagation: value, problems: [] };
+  if (typeof value === 'number') return { propagation: current, problems: [`${where}: ${expected}, got ${JSON.stringify(value)}`] };
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return { propagation: current, problems: [`${where}: ${expected}, or a mapping of ${PROPAGATION_KINDS.join(', ')} to them, got ${JSON.stringify(value)}`] };
+  }
+  const table = Object.fromEntries(PROPAGATION_KINDS.map((kind) => [kind, propagationOf(current, kind)])) as unknown as PropagationTable;
+  const problems: string[] = [];
+  for (const [kind, ms] of Object.entries(value)) {
+    if (!(PROPAGATION_KINDS as readonly string[]).includes(kind)) {
+      problems.push(`${where}: unknown kind "${kind}" (expected one of: ${PROPAGATION_KINDS.join(', ')})`);
+    } else if (isMilliseconds(ms)) table[kind as PropagationKind] = ms;
+    else problems.push(`${where}.${kind}: ${expected}, got ${JSON.stringify(ms)}`);
+  }
+  return { propagation: problems.length > 0 ? current : table, problems };
+}
+
 /** One configuration change of a load balancer, with the values it had when the API took it. */
 export type ConfigChange =
-  | { kind: 'listener'; uuid: string; protocol: ListenerProtocol; port: number; poolUuid: string | null }
+  | {
+      kind: 'listener';
+      uuid: string;
+      protocol: ListenerProtocol;
+      port: number;
+      poolUuid: string | null;
+      /** CIDR texts; empty or absent: every source is allowed. */
+      allowedCidrs?: readonly string[];
+    }
   | { kind: 'listener-deleted'; uuid: string }
   | { kind: 'pool-deleted'; uuid: string; keepListeners: boolean }
   | {
@@ -228,6 +303,20 @@ interface ListenerPlane {
   protocol: ListenerProtocol;
   port: number;
   poolUuid: string | null;
+  /** Empty: every source is allowed. */
+  allowedCidrs: CidrNetwork[];
+}
+
+/** A connection a client opened through a listener to a member: it lives on until closed. */
+interface ConnectionPlane {
+  id: string;
+  lbUuid: string;
+  listenerUuid: string;
+  protocol: ListenerProtocol;
+  port: number;
+  member: { uuid: string; address: string; protocol_port: number };
+  openedAt: number;
+  closed?: { at: number; reason: string };
 }
 
 interface PortHistory {
@@ -270,6 +359,21 @@ export type ProbeResult =
   | { served: true; member: { uuid: string; address: string; protocol_port: number } }
   | { served: false; reason: string };
 
+/** A simulated client connection as the admin API shows it. */
+export interface ConnectionInfo {
+  id: string;
+  protocol: ListenerProtocol;
+  port: number;
+  member: { uuid: string; address: string; protocol_port: number };
+  openedAt: string;
+  open: boolean;
+  closedAt: string | null;
+  /** Why it closed: the client closed it, its listener left the data plane, its server stopped. */
+  closedReason: string | null;
+}
+
+export type ConnectResult = { opened: true; connection: ConnectionInfo } | { opened: false; reason: string };
+
 const portKey = (protocol: string, port: number): string => `${protocol}/${port}`;
 
 export class DataPlane {
@@ -279,12 +383,19 @@ export class DataPlane {
   /** Endpoints (`address/port`) an admin marked as failing their health checks. */
   private readonly failing = new Set<string>();
   private readonly queue = new EventQueue();
+  private readonly connections = new Map<string, ConnectionPlane>();
+  private connectionCount = 0;
   private clock: number;
 
+  /**
+   * `timeScale` multiplies every modelled duration: the propagation delays and the monitors'
+   * `delay_s` (0.05: a 15 s propagation takes 750 ms, checks every 2 s run every 100 ms).
+   */
   constructor(
     private timingsInForce: DataPlaneTimings,
     private readonly now: () => number,
     private readonly serverHealthy: (address: string, at: number) => boolean,
+    readonly timeScale = 1,
   ) {
     this.clock = now();
   }
@@ -325,17 +436,41 @@ export class DataPlane {
     });
   }
 
-  /** A configuration change the API just took; it reaches the data plane after the propagation delay. */
-  configure(lbUuid: string, change: ConfigChange): void {
+  /**
+   * A configuration change the API just took; it reaches the data plane after the propagation
+   * delay of its kind (`as`, or the kind the change implies: a listener on a port the load
+   * balancer never had one on is a `newListener`).
+   */
+  configure(lbUuid: string, change: ConfigChange, as?: PropagationKind): void {
     const now = this.now();
     this.advance(now);
     const lb = this.lbPlane(lbUuid, now);
+    const kind = as ?? this.propagationKind(lb, change);
     if (change.kind === 'listener') this.portHistory(lb, change.protocol, change.port);
-    const realistic = this.timingsInForce.propagationMs > 0 || this.timingsInForce.healthChecks;
-    const effective = Math.max(now + this.timingsInForce.propagationMs, realistic ? lb.readyAt : now, lb.lastEffective);
+    const { propagationMs, healthChecks } = this.timingsInForce;
+    const realistic = healthChecks || PROPAGATION_KINDS.some((k) => propagationOf(propagationMs, k) > 0);
+    const delay = propagationOf(propagationMs, kind) * this.timeScale;
+    const effective = Math.max(now + delay, realistic ? lb.readyAt : now, lb.lastEffective);
     lb.lastEffective = effective;
     this.queue.push(effective, { kind: 'config', lbUuid, change });
     this.advance(now);
+  }
+
+  private propagationKind(lb: LbPlane, change: ConfigChange): PropagationKind {
+    switch (change.kind) {
+      case 'listener':
+        return lb.ports.has(portKey(change.protocol, change.port)) ? 'listener' : 'newListener';
+      case 'member':
+      case 'member-deleted':
+        return 'member';
+      case 'monitor':
+      case 'monitor-deleted':
+        return 'monitor';
+      case 'listener-deleted':
+      case 'pool-deleted':
+      case 'lb-deleted':
+        return 'delete';
+    }
   }
 
   /**
@@ -440,25 +575,90 @@ export class DataPlane {
       }));
   }
 
-  /** Where a connection to the load balancer's port would go now (round robin over serving members). */
-  probe(lbUuid: string, protocol: ListenerProtocol, port: number): ProbeResult {
+  /**
+   * Where a connection to the load balancer's port would go now (round robin over serving
+   * members); `source`, when given, must be allowed by the listener's `allowed_cidrs`.
+   */
+  probe(lbUuid: string, protocol: ListenerProtocol, port: number, source?: IpAddress): ProbeResult {
     this.advance(this.now());
+    const routed = this.route(lbUuid, protocol, port, source);
+    if ('reason' in routed) return { served: false, reason: routed.reason };
+    return { served: true, member: routed.member };
+  }
+
+  /**
+   * Opens a connection as `probe` would route it. It stays open through a disable or delete of
+   * its member (cloudscale's acceptance tests assert that open connections are not affected by
+   * member changes) and closes when the client closes it, when the delete or move of its
+   * listener reaches the data plane, or when its member's server stops running.
+   */
+  connect(lbUuid: string, protocol: ListenerProtocol, port: number, source?: IpAddress): ConnectResult {
+    const now = this.now();
+    this.advance(now);
+    const routed = this.route(lbUuid, protocol, port, source);
+    if ('reason' in routed) return { opened: false, reason: routed.reason };
+    const id = `c${++this.connectionCount}`;
+    const connection: ConnectionPlane = { id, lbUuid, listenerUuid: routed.listenerUuid, protocol, port, member: routed.member, openedAt: now };
+    this.connections.set(id, connection);
+    return { opened: true, connection: connectionInfo(connection) };
+  }
+
+  /** The connection now; undefined for an id never opened. */
+  connection(id: string): ConnectionInfo | undefined {
+    this.advance(this.now());
+    const connection = this.connections.get(id);
+    return connection === undefined ? undefined : connectionInfo(connection);
+  }
+
+  /** Every connection opened so far, open or closed, in the order they were opened. */
+  allConnections(): ConnectionInfo[] {
+    this.advance(this.now());
+    return [...this.connections.values()].map(connectionInfo);
+  }
+
+  /** The client closes the connection (nothing happens when it is closed already); false for an unknown id. */
+  closeConnection(id: string): boolean {
+    const now = this.now();
+    this.advance(now);
+    const connection = this.connections.get(id);
+    if (connection === undefined) return false;
+    connection.closed ??= { at: now, reason: 'closed by the client' };
+    return true;
+  }
+
+  private route(
+    lbUuid: string,
+    protocol: ListenerProtocol,
+    port: number,
+    source: IpAddress | undefined,
+  ): { listenerUuid: string; member: { uuid: string; address: string; protocol_port: number } } | { reason: string } {
     const lb = this.lbs.get(lbUuid);
-    const listener = lb === undefined ? undefined : [...lb.listeners.values()].find((l) => l.protocol === protocol && l.port === port);
-    if (lb === undefined || listener === undefined) {
-      return { served: false, reason: `the data plane has no ${protocol} listener on port ${port} (none in the API, or not propagated yet)` };
+    const found = lb === undefined ? undefined : [...lb.listeners].find(([, l]) => l.protocol === protocol && l.port === port);
+    if (lb === undefined || found === undefined) {
+      return { reason: `the data plane has no ${protocol} listener on port ${port} (none in the API, or not propagated yet)` };
+    }
+    const [listenerUuid, listener] = found;
+    if (source !== undefined && listener.allowedCidrs.length > 0 && !listener.allowedCidrs.some((cidr) => cidrContains(cidr, source))) {
+      return { reason: `the ${protocol} listener on port ${port} does not allow ${source.text} (allowed_cidrs ${listener.allowedCidrs.map((c) => c.text).join(', ')})` };
     }
     const pool = listener.poolUuid === null ? undefined : lb.pools.get(listener.poolUuid);
     const candidates = pool === undefined ? [] : [...pool.members.values()].filter((m) => m.serving);
     if (pool === undefined || candidates.length === 0) {
       const why = pool?.monitor == null ? 'no enabled member' : 'no enabled member that is up';
-      return { served: false, reason: `the ${protocol} listener on port ${port} has ${why} in the data plane` };
+      return { reason: `the ${protocol} listener on port ${port} has ${why} in the data plane` };
     }
     const key = portKey(protocol, port);
     const turn = lb.roundRobin.get(key) ?? 0;
     lb.roundRobin.set(key, turn + 1);
     const member = candidates[turn % candidates.length]!;
-    return { served: true, member: { uuid: member.uuid, address: member.address, protocol_port: member.port } };
+    return { listenerUuid, member: { uuid: member.uuid, address: member.address, protocol_port: member.port } };
+  }
+
+  /** Closes the open connections that `matches`, at `at`, saying why. */
+  private closeConnections(matches: (connection: ConnectionPlane) => boolean, at: number, reason: string): void {
+    for (const connection of this.connections.values()) {
+      if (connection.closed === undefined && matches(connection)) connection.closed = { at, reason };
+    }
   }
 
   // ---- the clock -------------------------------------------------------------------------
@@ -481,6 +681,9 @@ export class DataPlane {
       case 'input':
         for (const address of event.addresses) {
           for (const uuid of this.membersByAddress.get(address) ?? []) this.recheck(this.members.get(uuid)!, at);
+          if (!this.serverHealthy(address, at)) {
+            this.closeConnections((c) => c.member.address === address, at, `the server with address ${address} stopped running`);
+          }
         }
         return;
       case 'status': {
@@ -522,7 +725,12 @@ export class DataPlane {
     switch (change.kind) {
       case 'listener': {
         const before = lb.listeners.get(change.uuid);
-        lb.listeners.set(change.uuid, { protocol: change.protocol, port: change.port, poolUuid: change.poolUuid });
+        const allowedCidrs = (change.allowedCidrs ?? []).map((text) => parseCidr(text)).filter((cidr) => cidr !== undefined);
+        lb.listeners.set(change.uuid, { protocol: change.protocol, port: change.port, poolUuid: change.poolUuid, allowedCidrs });
+        if (before !== undefined && (before.protocol !== change.protocol || before.port !== change.port)) {
+          const reason = `the ${before.protocol} listener on port ${before.port} moved to ${change.protocol} port ${change.port}`;
+          this.closeConnections((c) => c.listenerUuid === change.uuid, at, reason);
+        }
         if (before !== undefined) this.refreshPort(lb, before.protocol, before.port, at);
         this.refreshPort(lb, change.protocol, change.port, at);
         return;
@@ -577,6 +785,7 @@ export class DataPlane {
     const listener = lb.listeners.get(uuid);
     if (listener === undefined) return;
     lb.listeners.delete(uuid);
+    this.closeConnections((c) => c.listenerUuid === uuid, at, `the ${listener.protocol} listener on port ${listener.port} was deleted`);
     this.refreshPort(lb, listener.protocol, listener.port, at);
   }
 
@@ -618,7 +827,7 @@ export class DataPlane {
 
   private applyMonitor(lb: LbPlane, change: Extract<ConfigChange, { kind: 'monitor' }>, at: number): void {
     const pool = this.pool(lb, change.poolUuid);
-    const timing = { delayMs: change.delayS * 1000, upThreshold: change.upThreshold, downThreshold: change.downThreshold };
+    const timing = { delayMs: change.delayS * 1000 * this.timeScale, upThreshold: change.upThreshold, downThreshold: change.downThreshold };
     const before = pool.monitor;
     if (before?.uuid === change.uuid) {
       // New timings: the checks so far count with the old ones, later checks run with the new.
@@ -718,6 +927,19 @@ export class DataPlane {
     }
     history.transitions.push({ at, serving });
   }
+}
+
+function connectionInfo(connection: ConnectionPlane): ConnectionInfo {
+  return {
+    id: connection.id,
+    protocol: connection.protocol,
+    port: connection.port,
+    member: { ...connection.member },
+    openedAt: new Date(connection.openedAt).toISOString(),
+    open: connection.closed === undefined,
+    closedAt: connection.closed === undefined ? null : new Date(connection.closed.at).toISOString(),
+    closedReason: connection.closed?.reason ?? null,
+  };
 }
 
 /** A binary min-heap of events by time, then by order of insertion. */

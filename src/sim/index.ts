@@ -11,8 +11,18 @@ export {
   type RequestLogEntry,
   type RouteCount,
   type ProbeRequest,
+  type WorldInfo,
 } from './server.js';
-export type { DataPlaneTimings, PortServing, ProbeResult } from './dataplane.js';
+export type {
+  ConnectionInfo,
+  ConnectResult,
+  DataPlaneChanges,
+  DataPlaneTimings,
+  PortServing,
+  ProbeResult,
+  PropagationTable,
+} from './dataplane.js';
+export { DEFAULT_WORLD, REAL_PROPAGATION, WORLD_NAMES, WORLDS, type World, type WorldName } from './world.js';
 export {
   loadSeedFile,
   parseSeed,

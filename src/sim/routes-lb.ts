@@ -14,6 +14,7 @@ import { LB_LIMITS } from '../core/cloudscale/limits.js';
 import { isZone, LB_FLAVORS, PUBLIC_VIP_NETWORKS, ZONES, type Zone } from './catalog.js';
 import { ApiError, badRequest, Fields, isDict, notFound, referenceProblem, type Dict } from './fields.js';
 import { cidrContains, firstFreeAddress, parseCidr, parseIp, type IpAddress } from './net.js';
+import type { PropagationKind } from './dataplane.js';
 import type { ListenerRecord, LoadBalancerRecord, MemberRecord, MonitorRecord, SimState } from './state.js';
 import { created, find, list, noContent, now, ok, type RequestContext, type Route } from './routing.js';
 
@@ -384,15 +385,23 @@ function checkListenerPortReleased(ctx: RequestContext, lbUuid: string, protocol
   }
 }
 
-/** The data plane learns the listener's port and pool as they are now. */
-function listenerConfigured(state: SimState, listener: ListenerRecord): void {
-  state.configured(listener.loadBalancerUuid, {
-    kind: 'listener',
-    uuid: listener.uuid,
-    protocol: listener.protocol,
-    port: listener.protocolPort,
-    poolUuid: listener.poolUuid,
-  });
+/**
+ * The data plane learns the listener's port, pool and allowed CIDRs as they are now; `as` is the
+ * kind of propagation delay (docs/sim.md, "Data plane"), by default the one its port implies.
+ */
+function listenerConfigured(state: SimState, listener: ListenerRecord, as?: PropagationKind): void {
+  state.configured(
+    listener.loadBalancerUuid,
+    {
+      kind: 'listener',
+      uuid: listener.uuid,
+      protocol: listener.protocol,
+      port: listener.protocolPort,
+      poolUuid: listener.poolUuid,
+      allowedCidrs: [...listener.allowedCidrs],
+    },
+    as,
+  );
 }
 
 function checkListenerPortFree(ctx: RequestContext, lbUuid: string, protocol: string, port: number, except?: string): void {
@@ -487,7 +496,8 @@ export const listenerRoutes: Route[] = [
       if (timeouts.connect !== undefined) listener.timeoutMemberConnectMs = timeouts.connect;
       if (timeouts.data !== undefined) listener.timeoutMemberDataMs = timeouts.data;
       if (tags !== undefined) listener.tags = tags;
-      if (protocol || typeof protocolPort === 'number') listenerConfigured(ctx.state, listener);
+      if (protocol || typeof protocolPort === 'number') listenerConfigured(ctx.state, listener, 'listener');
+      else if (allowedCidrs !== undefined) listenerConfigured(ctx.state, listener, 'allowedCidrs');
       return noContent;
     },
   },

@@ -8,7 +8,7 @@ import { LineCounter, parseDocument } from 'yaml';
 import { ConfigError, errorMessage } from '../core/errors.js';
 import type { ServerFlavor, Tags } from '../core/cloudscale/types.js';
 import { isZone, REGIONS, regionOfZone, serverFlavor, ZONES, type Zone } from './catalog.js';
-import { DEFAULT_DATA_PLANE, readDataPlaneTimings, type DataPlaneTimings } from './dataplane.js';
+import { DEFAULT_DATA_PLANE, readDataPlaneTimings, type DataPlaneChanges } from './dataplane.js';
 import { cidrContains, parseCidr, parseIp, type CidrNetwork, type IpAddress } from './net.js';
 
 // ---- the seed as written (snake_case, like the API) ---------------------------------------
@@ -18,7 +18,7 @@ export interface SimSeed {
   servers?: SeedServer[];
   floating_ips?: SeedFloatingIp[];
   /** The data plane's timings (docs/sim.md, "Data plane"); the defaults keep it instant. */
-  dataPlane?: Partial<DataPlaneTimings>;
+  dataPlane?: DataPlaneChanges;
 }
 
 export interface SeedNetwork {
@@ -74,7 +74,8 @@ export interface ValidSeed {
   networks: ValidNetwork[];
   servers: ValidServer[];
   floatingIps: ValidFloatingIp[];
-  dataPlane: DataPlaneTimings;
+  /** The timings the seed gives (checked), over the simulator's world; absent: none. */
+  dataPlane?: DataPlaneChanges;
 }
 
 export interface ValidNetwork {
@@ -263,16 +264,17 @@ function uuidOf(entry: Dict, where: string, fallbackKey: string, seen: Set<strin
 }
 
 function collect(data: unknown, problems: Problems): ValidSeed {
-  const seed: ValidSeed = { networks: [], servers: [], floatingIps: [], dataPlane: { ...DEFAULT_DATA_PLANE } };
+  const seed: ValidSeed = { networks: [], servers: [], floatingIps: [] };
   if (!isDict(data)) {
     problems.push('the seed must be a mapping with "networks", "servers" and "floating_ips"');
     return seed;
   }
   checkKeys(data, ['networks', 'servers', 'floating_ips', 'dataPlane'], 'seed', problems);
   if (data.dataPlane !== undefined && data.dataPlane !== null) {
+    // Checked here against any base; applied over the world's timings when the simulator starts.
     const read = readDataPlaneTimings(data.dataPlane, DEFAULT_DATA_PLANE, 'dataPlane');
     problems.push(...read.problems);
-    seed.dataPlane = read.timings;
+    if (read.problems.length === 0) seed.dataPlane = data.dataPlane as DataPlaneChanges;
   }
   const seenUuids = new Set<string>();
 

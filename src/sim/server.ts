@@ -5,34 +5,55 @@ import { createServer, type IncomingMessage, type Server as HttpServer, type Ser
 import type { AddressInfo } from 'node:net';
 import { CcmError } from '../core/errors.js';
 import { API_ROUTES, serverAction, type ApiResult, type RequestContext, type Route } from './api.js';
-import { readDataPlaneTimings, type DataPlaneTimings, type PortServing, type ProbeResult } from './dataplane.js';
+import {
+  readDataPlaneTimings,
+  type ConnectionInfo,
+  type ConnectResult,
+  type DataPlaneChanges,
+  type DataPlaneTimings,
+  type PortServing,
+  type ProbeResult,
+} from './dataplane.js';
 import { Faults, FaultConfigError, type FaultConfig, type FaultDecision } from './faults.js';
 import { ApiError, isDict, type Dict } from './fields.js';
-import { parseIp } from './net.js';
+import { parseIp, type IpAddress } from './net.js';
 import { validateSeed, type SimSeed } from './seed.js';
 import { DEFAULT_BEHAVIOUR, SimState, type SimBehaviour } from './state.js';
+import { DEFAULT_WORLD, isTimeScale, isWorldName, TIME_SCALE_RANGE, WORLD_NAMES, WORLDS, type WorldName } from './world.js';
 
 export interface SimulatorOptions {
   /** The cloud to start with; an empty cloud when absent. Validated like a seed file. */
   seed?: SimSeed;
   /** 0 or absent: a free port. */
   port?: number;
-  /** How long a new load balancer stays `changing` (default 2000 ms). */
+  /** How long a new load balancer stays `changing` (default 2000 ms), times the time scale. */
   lbProvisionMs?: number;
-  /** How long a server start/stop/reboot stays `changing` (default 0). */
+  /** How long a server start/stop/reboot stays `changing` (default 0), times the time scale. */
   serverActionMs?: number;
+  /**
+   * How strictly the simulator plays the real API: `strict` (its timings, health checks, `error`
+   * status, deletes that settle) or `forgiving`; default DEFAULT_WORLD (src/sim/world.ts). The
+   * seed's `dataPlane`, then `dataPlane` and `behaviour` below, change single settings over it.
+   */
+  world?: WorldName;
+  /**
+   * Multiplies every duration the simulator models (provisioning, server actions, propagation,
+   * health monitors' `delay_s`), not the faults: 0.05 runs the real API's 15 s in 750 ms with the
+   * same order of events. Default 1.
+   */
+  timeScale?: number;
   /**
    * When set, API requests need `Authorization: Bearer <token>`; admin requests never do. It is
    * the token named `default`; `sim.admin.setTokens` changes the accepted tokens while running.
    */
   token?: string;
-  /** Behaviour switches; the defaults follow the real API. Changeable later via the admin API. */
+  /** Behaviour switches over the world's. Changeable later via the admin API. */
   behaviour?: Partial<SimBehaviour>;
   /**
-   * The data plane's timings, over the seed's `dataPlane` (docs/sim.md, "Data plane"). The
-   * defaults (propagationMs 0, healthChecks false) make it follow the API at once.
+   * The data plane's timings, over the world's and the seed's `dataPlane` (docs/sim.md, "Data
+   * plane"). In the forgiving world (propagationMs 0, healthChecks false) it follows the API at once.
    */
-  dataPlane?: Partial<DataPlaneTimings>;
+  dataPlane?: DataPlaneChanges;
 }
 
 export interface ProbeRequest {
@@ -41,6 +62,14 @@ export interface ProbeRequest {
   port: number;
   /** Default `tcp`. */
   protocol?: 'tcp' | 'udp';
+  /** The client's address, checked against the listener's `allowed_cidrs`; absent: not checked. */
+  source?: string;
+}
+
+/** The world a simulator runs in (docs/sim.md, "Worlds"). */
+export interface WorldInfo {
+  world: WorldName;
+  timeScale: number;
 }
 
 export interface RequestLogEntry {
@@ -108,6 +137,20 @@ export interface SimulatorAdmin {
   /** Where a connection to `address:port` would go now, as the data plane has it. */
   probe(request: ProbeRequest): ProbeResult;
   /**
+   * Opens a connection routed as `probe` would route it; it stays open through a disable or
+   * delete of its member and closes when closed, when its listener's delete or move reaches the
+   * data plane, or when its member's server stops.
+   */
+  connect(request: ProbeRequest): ConnectResult;
+  /** A connection opened with `connect`; throws SimAdminError for an unknown id. */
+  connection(id: string): ConnectionInfo;
+  /** Every connection opened so far, open or closed. */
+  connections(): ConnectionInfo[];
+  /** Closes a connection as its client would; throws SimAdminError for an unknown id. */
+  closeConnection(id: string): void;
+  /** The world and time scale the simulator started with. */
+  world(): WorldInfo;
+  /**
    * Makes the health checks of `address:port` fail (`healthy` false) or pass again, e.g. a
    * node without local endpoints under externalTrafficPolicy Local. The port is the one the
    * monitor checks: the member's monitor_port, or its protocol_port.
@@ -116,7 +159,7 @@ export interface SimulatorAdmin {
   /** The endpoints marked as failing. */
   failingEndpoints(): { address: string; port: number }[];
   /** Changes the given data-plane timings from now on; returns all of them. */
-  setDataPlane(timings: Partial<DataPlaneTimings>): DataPlaneTimings;
+  setDataPlane(timings: DataPlaneChanges): DataPlaneTimings;
   dataPlane(): DataPlaneTimings;
 }
 
@@ -132,10 +175,32 @@ export class SimAdminError extends CcmError {}
 
 const MAX_LOG_ENTRIES = 100_000;
 
-/** Starts a simulator on 127.0.0.1. Throws ConfigError for an invalid seed, SimAdminError for an unknown behaviour switch. */
+/** The answer to an overlapping write with `refuseOverlappingWrites` (its text is a guess). */
+const OVERLAPPING_WRITE = 'Another change to this load balancer is still being processed; try again later.';
+
+function unknownConnection(id: string): never {
+  throw new SimAdminError(`no simulated connection has id ${id}`, { hint: 'GET /_sim/connections lists them.' });
+}
+
+/**
+ * Starts a simulator on 127.0.0.1. Throws ConfigError for an invalid seed, SimAdminError for an
+ * unknown world, a time scale out of range, an unknown behaviour switch or bad timings.
+ */
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   const seed = validateSeed(options.seed ?? {}, 'seed');
-  const behaviour = checkBehaviour(options.behaviour ?? {}, DEFAULT_BEHAVIOUR);
+  const worldName = options.world ?? DEFAULT_WORLD;
+  if (!isWorldName(worldName)) {
+    throw new SimAdminError(`world: "${String(worldName)}" is no world of the simulator (expected one of: ${WORLD_NAMES.join(', ')})`);
+  }
+  const timeScale = options.timeScale ?? 1;
+  if (!isTimeScale(timeScale)) {
+    throw new SimAdminError(`timeScale: expected a number from ${TIME_SCALE_RANGE.min} to ${TIME_SCALE_RANGE.max}, got ${String(timeScale)}`, {
+      hint: '0.05 runs every timing 20 times faster; 1 is real time.',
+    });
+  }
+  const world = WORLDS[worldName];
+  const behaviour = checkBehaviour(options.behaviour ?? {}, world.behaviour);
+  const timings = checkDataPlane(options.dataPlane ?? {}, checkDataPlane(seed.dataPlane ?? {}, world.dataPlane, 'seed dataPlane'), 'dataPlane');
   const http = createServer();
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);
@@ -146,10 +211,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   });
   const { port } = http.address() as AddressInfo;
   const url = `http://127.0.0.1:${port}`;
-  const state = new SimState(url, seed);
+  const state = new SimState(url, seed, Date.now, { dataPlane: timings, timeScale });
   state.behaviour = behaviour;
-  state.dataPlane.setTimings(checkDataPlane(options.dataPlane ?? {}, seed.dataPlane, 'dataPlane'));
-  const sim = new RunningSimulator(http, state, options);
+  const sim = new RunningSimulator(http, state, options, { world: worldName, timeScale });
   http.on('request', (req, res) => {
     sim.handle(req, res).catch((error: unknown) => {
       // A bug in the simulator: answer 500 like the real API would, and keep the cause visible.
@@ -213,9 +277,10 @@ class RunningSimulator {
     private readonly http: HttpServer,
     private readonly state: SimState,
     private readonly options: SimulatorOptions,
+    private readonly worldInfo: WorldInfo,
   ) {
-    this.lbProvisionMs = options.lbProvisionMs ?? 2000;
-    this.serverActionMs = options.serverActionMs ?? 0;
+    this.lbProvisionMs = (options.lbProvisionMs ?? 2000) * worldInfo.timeScale;
+    this.serverActionMs = (options.serverActionMs ?? 0) * worldInfo.timeScale;
     this.tokens = options.token === undefined ? null : checkTokens({ default: options.token });
   }
 
@@ -267,7 +332,20 @@ class RunningSimulator {
         }
         return { ports };
       },
-      probe: (request) => this.probe(request),
+      probe: (request) => {
+        const target = this.target(request);
+        return 'reason' in target ? { served: false, reason: target.reason } : this.state.dataPlane.probe(target.lbUuid, target.protocol, target.port, target.source);
+      },
+      connect: (request) => {
+        const target = this.target(request);
+        return 'reason' in target ? { opened: false, reason: target.reason } : this.state.dataPlane.connect(target.lbUuid, target.protocol, target.port, target.source);
+      },
+      connection: (id) => this.state.dataPlane.connection(id) ?? unknownConnection(id),
+      connections: () => this.state.dataPlane.allConnections(),
+      closeConnection: (id) => {
+        if (!this.state.dataPlane.closeConnection(id)) unknownConnection(id);
+      },
+      world: () => ({ ...this.worldInfo }),
       setEndpointHealth: (address, port, healthy) => {
         const ip = parseIp(address);
         if (ip === undefined) throw new SimAdminError(`endpoint health: "${address}" is not an IP address`);
@@ -285,8 +363,13 @@ class RunningSimulator {
     };
   }
 
-  /** The load balancer that has `address` as VIP or assigned floating IP, then its data plane's answer. */
-  private probe(request: ProbeRequest): ProbeResult {
+  /**
+   * The load balancer that has `address` as VIP or assigned floating IP, with the checked
+   * protocol, port and source; or why no load balancer answers there.
+   */
+  private target(
+    request: ProbeRequest,
+  ): { lbUuid: string; protocol: 'tcp' | 'udp'; port: number; source?: IpAddress } | { reason: string } {
     const protocol = request.protocol ?? 'tcp';
     if (protocol !== 'tcp' && protocol !== 'udp') throw new SimAdminError(`probe: protocol "${String(protocol)}" is not tcp or udp`);
     if (!Number.isInteger(request.port) || request.port < 1 || request.port > 65535) {
@@ -294,10 +377,12 @@ class RunningSimulator {
     }
     const ip = parseIp(request.address);
     if (ip === undefined) throw new SimAdminError(`probe: address "${request.address}" is not an IP address`);
+    const source = request.source === undefined ? undefined : parseIp(request.source);
+    if (request.source !== undefined && source === undefined) throw new SimAdminError(`probe: source "${request.source}" is not an IP address`);
     const byVip = [...this.state.loadBalancers.values()].find((lb) => lb.vips.some((vip) => vip.ip.text === ip.text));
     const lbUuid = byVip?.uuid ?? this.state.floatingIps.get(ip.text)?.loadBalancerUuid ?? undefined;
-    if (lbUuid === undefined) return { served: false, reason: `no load balancer has the address ${ip.text}` };
-    return this.state.dataPlane.probe(lbUuid, protocol, request.port);
+    if (lbUuid === undefined) return { reason: `no load balancer has the address ${ip.text}` };
+    return { lbUuid, protocol, port: request.port, ...(source === undefined ? {} : { source }) };
   }
 
   private knownServer(uuid: string): void {
@@ -444,6 +529,9 @@ class RunningSimulator {
       return (await this.faultAnswer(fault, clientGone)) ?? { ...result, fault: 'hang' };
     };
     const lockKey = method === 'GET' ? undefined : matched.route.lockKey?.(ctx);
+    if (lockKey !== undefined && this.state.behaviour.refuseOverlappingWrites && this.lbQueues.has(lockKey)) {
+      return { status: 400, body: { detail: OVERLAPPING_WRITE }, ...(token === undefined ? {} : { token }) };
+    }
     const answer = await (lockKey === undefined ? run() : this.serialised(lockKey, run));
     return token === undefined ? answer : { ...answer, token };
   }
@@ -546,15 +634,31 @@ class RunningSimulator {
         return send(res, 200, admin.serving(decodeURIComponent(parts[1]!), { since: sinceMs }));
       }
       if (parts.length === 1 && parts[0] === 'probe' && method === 'GET') {
-        const address = queryValue(rawQuery, 'address');
-        const port = queryValue(rawQuery, 'port');
-        if (address === undefined || port === undefined) {
-          return send(res, 400, { detail: 'probe: give ?address=VIP&port=N (and &protocol=tcp|udp, default tcp)' });
+        const request = probeRequest(rawQuery);
+        if (request === undefined) {
+          return send(res, 400, { detail: 'probe: give ?address=VIP&port=N (and &protocol=tcp|udp, default tcp; &source=IP)' });
         }
-        const protocol = queryValue(rawQuery, 'protocol') ?? 'tcp';
-        const answer = admin.probe({ address, port: /^\d+$/.test(port) ? Number(port) : NaN, protocol: protocol as 'tcp' });
+        const answer = admin.probe(request);
         return send(res, answer.served ? 200 : 503, answer);
       }
+      if (parts[0] === 'connections' && parts.length <= 2) {
+        const id = parts[1] === undefined ? undefined : decodeURIComponent(parts[1]);
+        if (id === undefined && method === 'GET') return send(res, 200, admin.connections());
+        if (id === undefined && method === 'POST') {
+          const request = probeRequest(rawQuery);
+          if (request === undefined) {
+            return send(res, 400, { detail: 'connections: give ?address=VIP&port=N (and &protocol=tcp|udp, default tcp; &source=IP)' });
+          }
+          const answer = admin.connect(request);
+          return send(res, answer.opened ? 201 : 503, answer.opened ? answer.connection : answer);
+        }
+        if (id !== undefined && method === 'GET') return send(res, 200, admin.connection(id));
+        if (id !== undefined && method === 'DELETE') {
+          admin.closeConnection(id);
+          return send(res, 204);
+        }
+      }
+      if (parts.length === 1 && parts[0] === 'world' && method === 'GET') return send(res, 200, admin.world());
       // Settings that GET shows and PATCH (or PUT) changes in part, answering all of them.
       const settings: Record<string, { get(): unknown; set(changes: Dict): unknown }> = {
         behaviour: { get: () => admin.behaviour(), set: (changes) => admin.setBehaviour(changes) },
@@ -654,6 +758,16 @@ function checkDataPlane(changes: unknown, current: DataPlaneTimings, where: stri
   const { timings, problems } = readDataPlaneTimings(changes, current, where);
   if (problems.length > 0) throw new SimAdminError(problems.join('; '), { hint: 'docs/sim.md, "Data plane", lists the timings.' });
   return timings;
+}
+
+/** The probe's question from `?address=…&port=…&protocol=…&source=…`; undefined without address or port. */
+function probeRequest(rawQuery: string): ProbeRequest | undefined {
+  const address = queryValue(rawQuery, 'address');
+  const port = queryValue(rawQuery, 'port');
+  if (address === undefined || port === undefined) return undefined;
+  const protocol = (queryValue(rawQuery, 'protocol') ?? 'tcp') as 'tcp';
+  const source = queryValue(rawQuery, 'source');
+  return { address, port: /^\d+$/.test(port) ? Number(port) : NaN, protocol, ...(source === undefined ? {} : { source }) };
 }
 
 /** The first value of query parameter `name`. */

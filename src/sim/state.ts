@@ -24,7 +24,7 @@ import type {
   Tags,
 } from '../core/cloudscale/types.js';
 import { DEFAULT_IMAGE, LB_FLAVORS, PUBLIC_PREFIX, PUBLIC_VIP_NETWORKS, ZONES, type ServerImage, type Zone } from './catalog.js';
-import { DataPlane, DEFAULT_DATA_PLANE, type ConfigChange } from './dataplane.js';
+import { DataPlane, DEFAULT_DATA_PLANE, type ConfigChange, type DataPlaneTimings, type PropagationKind } from './dataplane.js';
 import { addressAt, enclosingNetwork, parseCidr, type CidrNetwork, type IpAddress } from './net.js';
 import { seededUuid, type ValidSeed } from './seed.js';
 
@@ -173,9 +173,15 @@ export interface SimBehaviour {
    * does. Whether the API has that rule for load balancers is not known (docs/cloudscale-api.md).
    */
   onePatchAttribute: boolean;
+  /**
+   * A write to a load balancer (or its pools, members, listeners, monitors) that arrives while
+   * another write to it is still being handled answers 400 instead of waiting its turn. The real
+   * API handles them one at a time; whether it queues or refuses the overlap is not known.
+   */
+  refuseOverlappingWrites: boolean;
 }
 
-export const DEFAULT_BEHAVIOUR: SimBehaviour = { poolDeleteKeepsListeners: false, onePatchAttribute: false };
+export const DEFAULT_BEHAVIOUR: SimBehaviour = { poolDeleteKeepsListeners: false, onePatchAttribute: false, refuseOverlappingWrites: false };
 
 /** ISO-8601 UTC with microseconds, as the API writes `created_at`. */
 export function apiTimestamp(epochMs: number): string {
@@ -200,12 +206,22 @@ export class SimState {
   /** What the load balancers do, behind the API (docs/sim.md, "Data plane"). */
   readonly dataPlane: DataPlane;
 
+  /**
+   * `dataPlane`: the timings in force (default: the forgiving ones); `timeScale` multiplies the
+   * data plane's durations (docs/sim.md, "Worlds").
+   */
   constructor(
     readonly baseUrl: string,
     seed: ValidSeed,
     readonly now: () => number = Date.now,
+    options: { dataPlane?: DataPlaneTimings; timeScale?: number } = {},
   ) {
-    this.dataPlane = new DataPlane(seed.dataPlane ?? DEFAULT_DATA_PLANE, now, (address, at) => this.serverHealthyAt(address, at));
+    this.dataPlane = new DataPlane(
+      options.dataPlane ?? DEFAULT_DATA_PLANE,
+      now,
+      (address, at) => this.serverHealthyAt(address, at),
+      options.timeScale,
+    );
     const createdAt = apiTimestamp(now());
     for (const zone of ZONES) {
       const vipNetworks = PUBLIC_VIP_NETWORKS[zone];
@@ -417,8 +433,8 @@ export class SimState {
   }
 
   /** Tells the data plane about a configuration change of load balancer `lbUuid` the API just took. */
-  configured(lbUuid: string, change: ConfigChange): void {
-    this.dataPlane.configure(lbUuid, change);
+  configured(lbUuid: string, change: ConfigChange, as?: PropagationKind): void {
+    this.dataPlane.configure(lbUuid, change, as);
   }
 
   // ---- cascades ------------------------------------------------------------------------------

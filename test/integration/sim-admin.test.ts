@@ -383,6 +383,37 @@ describe('load balancer lifecycle and serialisation', () => {
     expect(durations[2]).toBeGreaterThanOrEqual(3 * latencyMs - 10);
     expect(durations[1]).toBeGreaterThanOrEqual(2 * latencyMs - 10);
   });
+
+  test('refuseOverlappingWrites: a write to an LB while another is still handled answers 400; other LBs, reads and later writes pass', async () => {
+    const sim = await start({ behaviour: { refuseOverlappingWrites: true } });
+    const lb = await newLb(sim, 'busy');
+    const other = await newLb(sim, 'other');
+    const pool = (await call(sim, 'POST', '/v1/load-balancers/pools', { name: 'p', load_balancer: lb.uuid, algorithm: 'round_robin', protocol: 'tcp' })).body;
+    // The rename is held for 400 ms while it holds the LB's turn, as a slow request of the real API would.
+    sim.admin.setFaults({ hang: { pathPattern: '/v1/load-balancers/{uuid}', methods: ['PATCH'], count: 1, forMs: 400 } });
+    const arrived = sim.admin.arrivals();
+    const slow = call(sim, 'PATCH', lb.href, { name: 'renamed' });
+    await eventually(async () => sim.admin.arrivals() > arrived);
+    expect(await call(sim, 'POST', '/v1/load-balancers/listeners', { pool: pool.uuid, name: 'l', protocol: 'tcp', protocol_port: 80 })).toMatchObject({
+      status: 400,
+      body: { detail: 'Another change to this load balancer is still being processed; try again later.' },
+    });
+    expect((await call(sim, 'PATCH', pool.href, { name: 'p2' })).status).toBe(400);
+    expect((await call(sim, 'PATCH', other.href, { name: 'other-renamed' })).status).toBe(204);
+    expect((await call(sim, 'GET', lb.href)).status).toBe(200);
+    expect((await slow).status).toBe(204);
+    expect((await call(sim, 'POST', '/v1/load-balancers/listeners', { pool: pool.uuid, name: 'l', protocol: 'tcp', protocol_port: 80 })).status).toBe(201);
+    expect((await call(sim, 'GET', '/v1/load-balancers/listeners')).body).toHaveLength(1);
+
+    // Without the switch the overlapping write waits its turn and is applied.
+    sim.admin.setBehaviour({ refuseOverlappingWrites: false });
+    sim.admin.setFaults({ hang: { pathPattern: '/v1/load-balancers/{uuid}', methods: ['PATCH'], count: 1, forMs: 200 } });
+    const heldArrived = sim.admin.arrivals();
+    const held = call(sim, 'PATCH', lb.href, { name: 'again' });
+    await eventually(async () => sim.admin.arrivals() > heldArrived);
+    expect((await call(sim, 'PATCH', pool.href, { name: 'p3' })).status).toBe(204);
+    expect((await held).status).toBe(204);
+  });
 });
 
 describe('servers: admin and API actions', () => {

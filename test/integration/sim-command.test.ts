@@ -109,7 +109,7 @@ describe('cloudscale-ccm sim (the built binary)', () => {
       expect(banner).toContain('A pool delete leaves its listeners behind (pool: null).');
 
       expect(await (await fetch(`${url}/_sim/faults`)).json()).toEqual({ latencyMs: 150, remaining: [] });
-      expect(await (await fetch(`${url}/_sim/behaviour`)).json()).toEqual({ poolDeleteKeepsListeners: true, onePatchAttribute: false });
+      expect(await (await fetch(`${url}/_sim/behaviour`)).json()).toEqual({ poolDeleteKeepsListeners: true, onePatchAttribute: false, refuseOverlappingWrites: false });
       expect((await fetch(`${url}/v1/servers`)).status).toBe(200);
       const [logged] = (await (await fetch(`${url}/_sim/requests`)).json()) as { durationMs: number }[];
       expect(logged!.durationMs).toBeGreaterThanOrEqual(150);

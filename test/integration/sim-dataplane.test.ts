@@ -7,8 +7,8 @@
 
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, test } from 'vitest';
-import type { DataPlaneTimings } from '../../src/sim/index.js';
-import { loadSeedFile, startSimulator, type Simulator } from '../../src/sim/index.js';
+import type { DataPlaneChanges, SimulatorOptions } from '../../src/sim/index.js';
+import { DEFAULT_WORLD, loadSeedFile, REAL_PROPAGATION, SimAdminError, startSimulator, WORLDS, type Simulator } from '../../src/sim/index.js';
 
 let sim: Simulator | undefined;
 
@@ -44,8 +44,8 @@ interface World {
 }
 
 /** A simulator with the example cloud, a running load balancer and one tcp pool. */
-async function world(dataPlane: Partial<DataPlaneTimings>): Promise<World> {
-  sim = await startSimulator({ seed: await loadSeedFile('examples/sim-seed.yaml'), lbProvisionMs: 0, dataPlane });
+async function world(dataPlane: DataPlaneChanges, options: Omit<SimulatorOptions, 'seed' | 'dataPlane'> = {}): Promise<World> {
+  sim = await startSimulator({ seed: await loadSeedFile('examples/sim-seed.yaml'), lbProvisionMs: 0, dataPlane, ...options });
   const subnet = (await call('GET', '/v1/subnets')).body[0].uuid as string;
   const servers = ((await call('GET', '/v1/servers')).body as any[]).map((s) => ({
     uuid: s.uuid as string,
@@ -69,7 +69,9 @@ const addListener = (w: World, port = 80) =>
 const addMonitor = (w: World, timing: { delay_s: number; up_threshold: number; down_threshold: number }) =>
   timed('POST', '/v1/load-balancers/health-monitors', { pool: w.pool, type: 'tcp', timeout_s: 1, ...timing });
 const memberStatus = async (href: string): Promise<string> => (await call('GET', href)).body.monitor_status;
-const probe = (w: World, port = 80) => call('GET', `/_sim/probe?address=${w.lb.vip}&port=${port}&protocol=tcp`);
+const probe = (w: World, port = 80, source?: string) =>
+  call('GET', `/_sim/probe?address=${w.lb.vip}&port=${port}&protocol=tcp${source === undefined ? '' : `&source=${source}`}`);
+const lbStatus = async (w: World): Promise<string> => (await call('GET', `/v1/load-balancers/${w.lb.uuid}`)).body.status;
 
 /** The port's intervals as epoch ms. */
 function intervalsOf(w: World, port = 80, since?: number) {
@@ -350,5 +352,192 @@ describe('the serving history and the probe', () => {
     });
     expect((await call('GET', '/_sim/data-plane')).body).toEqual({ propagationMs: 200, healthChecks: false, deletesHoldUntilPropagated: false, errorWhilePoolDown: false });
     await expect(startSimulator({ dataPlane: { propagationMs: Number.NaN } })).rejects.toThrow('dataPlane.propagationMs');
+  });
+});
+
+describe('propagation per kind of change', () => {
+  test('a new port waits newListener, a re-created listener listener, allowed_cidrs allowedCidrs; the API shows each at once', async () => {
+    const w = await world({ propagationMs: { newListener: 600, listener: 300, allowedCidrs: 500, member: 0, monitor: 0, delete: 0 } });
+    await addMember(w, 0);
+    const first = await addListener(w);
+    await sleep(first.after + 600 - Date.now() + 30);
+    expect((await probe(w)).status).toBe(200);
+    const removed = await timed('DELETE', first.body.href);
+    const again = await addListener(w);
+    expect((await call('GET', again.body.href)).status).toBe(200);
+    await sleep(again.after + 300 - Date.now() + 30);
+    expect((await probe(w)).status).toBe(200);
+    const { intervals } = intervalsOf(w);
+    expect(intervals.map((i) => i.serving)).toEqual([false, true, false, true]);
+    expect(intervals[1]!.from).toBeGreaterThanOrEqual(first.before + 600);
+    expect(intervals[1]!.from).toBeLessThanOrEqual(first.after + 600);
+    expect(intervals[2]!.from).toBeGreaterThanOrEqual(removed.before);
+    expect(intervals[2]!.from).toBeLessThanOrEqual(removed.after);
+    expect(intervals[3]!.from).toBeGreaterThanOrEqual(again.before + 300);
+    expect(intervals[3]!.from).toBeLessThanOrEqual(again.after + 300);
+
+    const narrowed = await timed('PATCH', again.body.href, { allowed_cidrs: ['192.0.2.0/24'] });
+    expect((await call('GET', again.body.href)).body.allowed_cidrs).toEqual(['192.0.2.0/24']);
+    expect((await probe(w, 80, '198.51.100.7')).status).toBe(200);
+    await sleep(narrowed.after + 500 - Date.now() + 30);
+    expect(await probe(w, 80, '198.51.100.7')).toEqual({
+      status: 503,
+      body: { served: false, reason: 'the tcp listener on port 80 does not allow 198.51.100.7 (allowed_cidrs 192.0.2.0/24)' },
+    });
+    expect((await probe(w, 80, '192.0.2.9')).status).toBe(200);
+    expect((await probe(w, 80)).status).toBe(200);
+    expect((await call('GET', `/_sim/probe?address=${w.lb.vip}&port=80&source=nowhere`)).body).toEqual({ detail: 'probe: source "nowhere" is not an IP address' });
+  });
+
+  test('a member change waits member: a disabled member takes new connections until then', async () => {
+    const w = await world({ propagationMs: { newListener: 0, listener: 0, allowedCidrs: 0, member: 400, monitor: 0, delete: 0 } });
+    const a = await addMember(w, 0);
+    await addListener(w);
+    await sleep(a.after + 400 - Date.now() + 30);
+    const disabled = await timed('PATCH', a.body.href, { enabled: false });
+    expect((await probe(w)).status).toBe(200);
+    await sleep(disabled.after + 400 - Date.now() + 30);
+    expect((await probe(w)).status).toBe(503);
+    const { intervals } = intervalsOf(w);
+    expect(intervals[2]!.from).toBeGreaterThanOrEqual(disabled.before + 400);
+    expect(intervals[2]!.from).toBeLessThanOrEqual(disabled.after + 400);
+  });
+});
+
+describe('worlds and the time scale', () => {
+  test('strict at time scale 0.01: the real delays, monitors and provisioning, 100 times faster', async () => {
+    sim = await startSimulator({ seed: await loadSeedFile('examples/sim-seed.yaml'), world: 'strict', timeScale: 0.01 });
+    expect(sim.admin.world()).toEqual({ world: 'strict', timeScale: 0.01 });
+    expect((await call('GET', '/_sim/world')).body).toEqual({ world: 'strict', timeScale: 0.01 });
+    expect(sim.admin.dataPlane()).toEqual({ propagationMs: REAL_PROPAGATION, healthChecks: true, deletesHoldUntilPropagated: true, errorWhilePoolDown: true });
+    const subnet = (await call('GET', '/v1/subnets')).body[0].uuid as string;
+    const server = (await call('GET', '/v1/servers')).body[0];
+    // 2 s of provisioning take 20 ms.
+    const lb = await timed('POST', '/v1/load-balancers', { name: 'lb', flavor: 'lb-standard', zone: 'rma1' });
+    expect(lb.body.status).toBe('changing');
+    await sleep(lb.after + 20 - Date.now() + 10);
+    expect((await call('GET', lb.body.href)).body.status).toBe('running');
+    const pool = (await timed('POST', '/v1/load-balancers/pools', { name: 'p', load_balancer: lb.body.uuid, algorithm: 'round_robin', protocol: 'tcp' })).body;
+    // delay_s 2 → checks every 20 ms; the member reaches the data plane after 50 ms, up two checks later.
+    await timed('POST', '/v1/load-balancers/health-monitors', { pool: pool.uuid, type: 'tcp', delay_s: 2, up_threshold: 2, down_threshold: 3 });
+    const member = await timed('POST', `/v1/load-balancers/pools/${pool.uuid}/members`, {
+      name: 'm',
+      protocol_port: 30080,
+      address: server.interfaces[1].addresses[0].address,
+      subnet,
+    });
+    // A new port serves 30 s × 0.01 after its listener was created, by then the member is up.
+    const listener = await timed('POST', '/v1/load-balancers/listeners', { name: 'l', pool: pool.uuid, protocol: 'tcp', protocol_port: 80 });
+    await waitFor(() => memberStatus(member.body.href), 'up', 2000);
+    const upSeen = Date.now();
+    expect(upSeen - member.before).toBeGreaterThanOrEqual(50 + 2 * 20);
+    await sleep(listener.after + 300 - Date.now() + 30);
+    const intervals = sim.admin.serving(lb.body.uuid).ports[0]!.intervals;
+    expect(intervals.map((i) => i.serving)).toEqual([false, true]);
+    expect(Date.parse(intervals[1]!.from)).toBeGreaterThanOrEqual(listener.before + 300);
+    expect(Date.parse(intervals[1]!.from)).toBeLessThanOrEqual(listener.after + 300);
+  });
+
+  test('strict: error while every member of a pool is down (by its own monitor), running again once one is up', async () => {
+    const w = await world({}, { world: 'strict', timeScale: 0.01 });
+    await addMonitor(w, { delay_s: 2, up_threshold: 2, down_threshold: 3 });
+    const a = await addMember(w, 0);
+    const b = await addMember(w, 1);
+    await addListener(w);
+    await waitFor(() => memberStatus(a.body.href), 'up', 2000);
+    await waitFor(() => memberStatus(b.body.href), 'up', 2000);
+    expect(await lbStatus(w)).toBe('running');
+    sim!.admin.stopServer(w.servers[0]!.uuid);
+    await waitFor(() => memberStatus(a.body.href), 'down', 2000);
+    expect(await lbStatus(w)).toBe('running');
+    sim!.admin.stopServer(w.servers[1]!.uuid);
+    await waitFor(() => lbStatus(w), 'error', 2000);
+    expect(await memberStatus(b.body.href)).toBe('down');
+    // Changes are still taken in error: they are the way out.
+    expect((await call('PATCH', a.body.href, { name: 'renamed' })).status).toBe(204);
+    sim!.admin.startServer(w.servers[1]!.uuid);
+    await waitFor(() => lbStatus(w), 'running', 2000);
+    expect(await memberStatus(b.body.href)).toBe('up');
+  });
+
+  test('strict: a deleted member settles before its address and port are free again (400), then they are', async () => {
+    // 5 s × 0.1: the re-create right after the delete surely comes before it settled.
+    const w = await world({}, { world: 'strict', timeScale: 0.1 });
+    const member = await addMember(w, 0);
+    await sleep(member.after + 500 - Date.now() + 30);
+    const removed = await timed('DELETE', member.body.href);
+    const again = await call('POST', `/v1/load-balancers/pools/${w.pool}/members`, {
+      name: 'again',
+      protocol_port: 30080,
+      address: w.servers[0]!.address,
+      subnet: w.subnet,
+    });
+    expect(again).toEqual({
+      status: 400,
+      body: { detail: `A member with address ${w.servers[0]!.address} and protocol_port 30080 is still being deleted from the pool; try again later.` },
+    });
+    await sleep(removed.after + 500 - Date.now() + 30);
+    expect((await addMember(w, 0)).body.name).toBe(w.servers[0]!.name);
+  });
+
+  test('the seed and the options change single settings over the world; the default world is DEFAULT_WORLD', async () => {
+    const seed = { ...(await loadSeedFile('examples/sim-seed.yaml')), dataPlane: { healthChecks: false } };
+    sim = await startSimulator({ seed, world: 'strict', dataPlane: { propagationMs: { member: 0 } } });
+    expect(sim.admin.dataPlane()).toEqual({
+      propagationMs: { ...REAL_PROPAGATION, member: 0 },
+      healthChecks: false,
+      deletesHoldUntilPropagated: true,
+      errorWhilePoolDown: true,
+    });
+    expect(sim.admin.setDataPlane({ propagationMs: { delete: 7 } }).propagationMs).toEqual({ ...REAL_PROPAGATION, member: 0, delete: 7 });
+    expect(await call('PATCH', '/_sim/data-plane', { propagationMs: { deletes: 1 } })).toEqual({
+      status: 400,
+      body: { detail: 'dataPlane.propagationMs: unknown kind "deletes" (expected one of: newListener, listener, allowedCidrs, member, monitor, delete)' },
+    });
+    await sim.stop();
+    sim = await startSimulator();
+    expect(sim.admin.world()).toEqual({ world: DEFAULT_WORLD, timeScale: 1 });
+    expect(sim.admin.dataPlane()).toEqual(WORLDS[DEFAULT_WORLD].dataPlane);
+    expect(sim.admin.behaviour()).toEqual(WORLDS[DEFAULT_WORLD].behaviour);
+    await expect(startSimulator({ world: 'real' as 'strict' })).rejects.toThrow('world: "real" is no world of the simulator (expected one of: strict, forgiving)');
+    await expect(startSimulator({ timeScale: 0 })).rejects.toThrow(SimAdminError);
+    await expect(startSimulator({ timeScale: 0 })).rejects.toThrow('timeScale: expected a number from 0.001 to 100, got 0');
+  });
+});
+
+describe('open connections', () => {
+  test('survive a disable and a delete of their member; close on listener delete, server stop, or by the client', async () => {
+    const w = await world({});
+    const a = await addMember(w, 0);
+    const b = await addMember(w, 1);
+    const listener = await addListener(w);
+    const open = async () => call('POST', `/_sim/connections?address=${w.lb.vip}&port=80`);
+    const first = await open();
+    const second = await open();
+    expect(first.status).toBe(201);
+    expect(first.body).toMatchObject({ id: 'c1', protocol: 'tcp', port: 80, member: { uuid: a.body.uuid }, open: true, closedAt: null, closedReason: null });
+    expect(second.body.member.uuid).toBe(b.body.uuid);
+
+    await timed('PATCH', a.body.href, { enabled: false });
+    await timed('DELETE', b.body.href);
+    expect((await probe(w)).status).toBe(503);
+    expect((await call('GET', '/_sim/connections/c1')).body.open).toBe(true);
+    expect((await call('GET', '/_sim/connections/c2')).body.open).toBe(true);
+    expect(await open()).toEqual({ status: 503, body: { opened: false, reason: 'the tcp listener on port 80 has no enabled member in the data plane' } });
+
+    const c = await addMember(w, 2);
+    const third = await open();
+    expect(third.body.member.uuid).toBe(c.body.uuid);
+    sim!.admin.stopServer(w.servers[2]!.uuid);
+    expect(sim!.admin.connection(third.body.id)).toMatchObject({ open: false, closedReason: `the server with address ${w.servers[2]!.address} stopped running` });
+
+    expect((await call('DELETE', '/_sim/connections/c1')).status).toBe(204);
+    await timed('DELETE', listener.body.href);
+    expect(sim!.admin.connections().map((x) => [x.id, x.open, x.closedReason])).toEqual([
+      ['c1', false, 'closed by the client'],
+      ['c2', false, 'the tcp listener on port 80 was deleted'],
+      [third.body.id, false, `the server with address ${w.servers[2]!.address} stopped running`],
+    ]);
+    expect(await call('GET', '/_sim/connections/c99')).toEqual({ status: 404, body: { detail: 'no simulated connection has id c99' } });
   });
 });

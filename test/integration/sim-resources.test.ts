@@ -398,7 +398,7 @@ describe('load balancers and their children', () => {
   });
 
   test('poolDeleteKeepsListeners: a pool delete leaves its listeners with pool: null (admin switch)', async () => {
-    expect((await call('PATCH', `${sim.url}/_sim/behaviour`, { poolDeleteKeepsListeners: true })).body).toEqual({ poolDeleteKeepsListeners: true, onePatchAttribute: false });
+    expect((await call('PATCH', `${sim.url}/_sim/behaviour`, { poolDeleteKeepsListeners: true })).body).toEqual({ poolDeleteKeepsListeners: true, onePatchAttribute: false, refuseOverlappingWrites: false });
     try {
       const { lb, pool, member, monitor, listeners } = await poolWithChildren('lb-keeps-listeners');
       expect((await call('DELETE', pool.href)).status).toBe(204);
@@ -412,10 +412,10 @@ describe('load balancers and their children', () => {
     } finally {
       sim.admin.setBehaviour({ poolDeleteKeepsListeners: false });
     }
-    expect(sim.admin.behaviour()).toEqual({ poolDeleteKeepsListeners: false, onePatchAttribute: false });
+    expect(sim.admin.behaviour()).toEqual({ poolDeleteKeepsListeners: false, onePatchAttribute: false, refuseOverlappingWrites: false });
     expect(await call('PATCH', `${sim.url}/_sim/behaviour`, { poolDeleteKeepsListener: true })).toMatchObject({
       status: 400,
-      body: { detail: 'behaviour: unknown switch "poolDeleteKeepsListener" (expected one of: poolDeleteKeepsListeners, onePatchAttribute)' },
+      body: { detail: 'behaviour: unknown switch "poolDeleteKeepsListener" (expected one of: poolDeleteKeepsListeners, onePatchAttribute, refuseOverlappingWrites)' },
     });
   });
 

@@ -1,0 +1,67 @@
+// The simulator's worlds: how strictly it plays the real API's load balancers. `strict` follows
+// what cloudscale's own acceptance tests and clients show of the real API (docs/cloudscale-api.md,
+// "What happens at once and what takes time"); `forgiving` is the simulator as it was before it
+// had a data plane: every change serves at once, no health checks, no `error` status, deletes
+// free their slot at once. docs/sim.md, "Worlds", describes both.
+
+import { DEFAULT_DATA_PLANE, type DataPlaneTimings, type PropagationTable } from './dataplane.js';
+import { DEFAULT_BEHAVIOUR, type SimBehaviour } from './state.js';
+
+export const WORLD_NAMES = ['strict', 'forgiving'] as const;
+export type WorldName = (typeof WORLD_NAMES)[number];
+
+/**
+ * The world of a simulator started without one: `cloudscale-ccm sim` (and with it the sandbox,
+ * helpers/run-in-test-cluster) and every `startSimulator` call without `world`, the test
+ * harnesses included. The one line that decides it.
+ */
+export const DEFAULT_WORLD: WorldName = 'forgiving';
+
+export interface World {
+  dataPlane: DataPlaneTimings;
+  behaviour: SimBehaviour;
+}
+
+/**
+ * The real API's delays, in the API's own seconds (a time scale compresses them). Where a source
+ * gives a bound ("within 30 s") the delay is that bound, where it gives a range the slow end:
+ * - newListener 30 s: the acceptance tests give a new listener 30 s to serve;
+ * - listener 15 s: re-creating a listener costs 10–15 s (the Go CCM's notes);
+ * - allowedCidrs 15 s: the acceptance tests sleep 15 s after a change of `allowed_cidrs`;
+ * - member 5 s: a member's change reaches the load balancer within 20 s and a re-enabled one
+ *   serves within 10 s (the acceptance tests); 5 s plus the default monitor's first checks
+ *   (2 × 2 s) fits both, and it is the settling time the Go CCM waits between deleting and
+ *   re-creating members ("pool member deletes take a moment to propagate");
+ * - monitor 5 s and delete 2 s: no source gives a figure (guesses); a delete must settle for a
+ *   moment, so a re-create right after it clashes (`deletesHoldUntilPropagated`).
+ */
+export const REAL_PROPAGATION: PropagationTable = {
+  newListener: 30_000,
+  listener: 15_000,
+  allowedCidrs: 15_000,
+  member: 5_000,
+  monitor: 5_000,
+  delete: 2_000,
+};
+
+export const WORLDS: Record<WorldName, World> = {
+  strict: {
+    dataPlane: { propagationMs: REAL_PROPAGATION, healthChecks: true, deletesHoldUntilPropagated: true, errorWhilePoolDown: true },
+    behaviour: { ...DEFAULT_BEHAVIOUR },
+  },
+  forgiving: {
+    dataPlane: { ...DEFAULT_DATA_PLANE },
+    behaviour: { ...DEFAULT_BEHAVIOUR },
+  },
+};
+
+export function isWorldName(value: unknown): value is WorldName {
+  return typeof value === 'string' && (WORLD_NAMES as readonly string[]).includes(value);
+}
+
+/** A time scale compresses (below 1) or stretches every modelled duration; 0.001 to 100. */
+export const TIME_SCALE_RANGE = { min: 0.001, max: 100 } as const;
+
+export function isTimeScale(value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value) && value >= TIME_SCALE_RANGE.min && value <= TIME_SCALE_RANGE.max;
+}
