@@ -44,7 +44,7 @@ _cloudscale_ccm_global_flags='--kubeconfig --context -o --output --no-color --ap
 
 # Flags that take a value (the next word, or after "="): when scanning the line their value is
 # not a subcommand or an argument.
-_cloudscale_ccm_value_flags=' --kubeconfig --context -o --output --api-url --token-file --cluster-id -n --namespace -l --selector -f --filename --out --concurrency --wait-timeout --settle-seconds --poll-seconds --drain-seconds --max-downtime --window --watch-for --max-node-deletions --lease-seconds --metrics-file --pushgateway --fail-if-older-than --seed --port --lb-provision-seconds --token --latency-ms --image --schedule --api-server-host --api-server-port '
+_cloudscale_ccm_value_flags=' --kubeconfig --context -o --output --api-url --token-file --cluster-id -n --namespace -l --selector -f --filename --out --concurrency --wait-timeout --settle-seconds --poll-seconds --drain-seconds --max-downtime --window --watch-for --max-node-deletions --lease-seconds --metrics-file --pushgateway --fail-if-older-than --seed --port --lb-provision-seconds --token --latency-ms --world --time-scale --image --schedule --api-server-host --api-server-port '
 
 _cloudscale_ccm_command_flags() {
   case $1 in
@@ -55,7 +55,7 @@ _cloudscale_ccm_command_flags() {
     cleanup) echo '--all --include-untagged --yes --dry-run --wait --lease-seconds --metrics-file --pushgateway' ;;
     run) echo '--wait --lease-seconds --metrics-file --pushgateway --force --max-downtime --window --concurrency --max-node-deletions --wait-timeout --settle-seconds --poll-seconds --drain-seconds --watch-for' ;;
     status) echo '-n --namespace --fail-if-older-than --drain-seconds' ;;
-    sim) echo '--seed --port --lb-provision-seconds --token --latency-ms --pool-delete-keeps-listeners' ;;
+    sim) echo '--seed --port --lb-provision-seconds --token --latency-ms --pool-delete-keeps-listeners --world --time-scale' ;;
     manifests) echo '--image --schedule --api-server-host --api-server-port --max-downtime --window --pushgateway --watch-for' ;;
   esac
 }
@@ -118,6 +118,9 @@ _cloudscale_ccm() {
         local formats='text json yaml'
         [[ -z $command || $command == plan ]] && formats+=' markdown'
         mapfile -t COMPREPLY < <(compgen -W "$formats" -- "$cur")
+        ;;
+      --world)
+        mapfile -t COMPREPLY < <(compgen -W 'strict forgiving' -- "$cur")
         ;;
       --kubeconfig | --token-file | --seed | -f | --filename | --out | --metrics-file)
         compopt -o filenames 2>/dev/null

@@ -195,6 +195,8 @@ complete -c cloudscale-ccm -n '__fish_seen_subcommand_from sim' -l lb-provision-
 complete -c cloudscale-ccm -n '__fish_seen_subcommand_from sim' -l token -x -d 'require this bearer token'
 complete -c cloudscale-ccm -n '__fish_seen_subcommand_from sim' -l latency-ms -x -d 'delay every API request by this many milliseconds'
 complete -c cloudscale-ccm -n '__fish_seen_subcommand_from sim' -l pool-delete-keeps-listeners -d 'a pool delete leaves its listeners instead of deleting them'
+complete -c cloudscale-ccm -n '__fish_seen_subcommand_from sim' -l world -x -a 'strict forgiving' -d 'how strictly it plays the real API'
+complete -c cloudscale-ccm -n '__fish_seen_subcommand_from sim' -l time-scale -x -d 'multiply every modelled duration'
 
 # manifests
 complete -c cloudscale-ccm -n '__fish_seen_subcommand_from manifests' -l image -x -d 'container image of cloudscale-ccm'

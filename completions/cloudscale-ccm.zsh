@@ -201,7 +201,9 @@ _cloudscale_ccm() {
         '--lb-provision-seconds=[how long new load balancers stay "changing"]:seconds:' \
         '--token=[require this bearer token]:token:' \
         '--latency-ms=[delay every API request by this many milliseconds]:milliseconds:' \
-        '--pool-delete-keeps-listeners[a pool delete leaves its listeners instead of deleting them]' && ret=0
+        '--pool-delete-keeps-listeners[a pool delete leaves its listeners instead of deleting them]' \
+        '--world=[how strictly it plays the real API]:world:(strict forgiving)' \
+        '--time-scale=[multiply every modelled duration]:factor:' && ret=0
       ;;
     manifests)
       _arguments $global_opts $budget_opts \

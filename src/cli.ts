@@ -5,6 +5,7 @@ import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 
 import { createCommandContext, type CommandUses } from './composition.js';
 import type { CliIo, CommandContext, GlobalOptions } from './commands/context.js';
 import type { SimCommandOptions } from './commands/sim.js';
+import { DEFAULT_WORLD, WORLD_NAMES } from './sim/world-names.js';
 import { DEFAULT_POLL_SECONDS } from './core/apply/lb-watch.js';
 import { KubeApiError, UsageError } from './core/errors.js';
 import { parseDuration as parseBudgetDuration, parseWindow, type MaintenanceWindow } from './core/lb/budget-window.js';
@@ -331,6 +332,8 @@ function buildProgram(
     .option('--token <token>', 'require this bearer token')
     .addOption(new Option('--latency-ms <ms>', 'delay every API request by this many milliseconds').argParser(nonNegativeNumber('--latency-ms')))
     .option('--pool-delete-keeps-listeners', 'a pool delete leaves its listeners (pool: null) instead of deleting them')
+    .addOption(new Option('--world <world>', `how strictly it plays the real API's load balancers (default: ${DEFAULT_WORLD})`).choices(WORLD_NAMES))
+    .addOption(new Option('--time-scale <factor>', 'multiply every modelled duration (0.05: 20 times faster)').argParser(nonNegativeNumber('--time-scale')))
     .action(
       run(async (command, ctx) => {
         const { simCommand } = await import('./commands/sim.js');

@@ -3,7 +3,7 @@
 
 import { UsageError } from '../core/errors.js';
 import { loadSeedFile, startSimulator, type SimSeed } from '../sim/index.js';
-import { DEFAULT_WORLD, isTimeScale, isWorldName, TIME_SCALE_RANGE, WORLD_NAMES, type WorldName } from '../sim/world.js';
+import { DEFAULT_WORLD, isTimeScale, isWorldName, TIME_SCALE_RANGE, WORLD_NAMES, type WorldName } from '../sim/world-names.js';
 
 export interface SimCommandOptions {
   seed?: string;

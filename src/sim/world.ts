@@ -6,16 +6,9 @@
 
 import { DEFAULT_DATA_PLANE, type DataPlaneTimings, type PropagationTable } from './dataplane.js';
 import { DEFAULT_BEHAVIOUR, type SimBehaviour } from './state.js';
+import type { WorldName } from './world-names.js';
 
-export const WORLD_NAMES = ['strict', 'forgiving'] as const;
-export type WorldName = (typeof WORLD_NAMES)[number];
-
-/**
- * The world of a simulator started without one: `cloudscale-ccm sim` (and with it the sandbox,
- * helpers/run-in-test-cluster) and every `startSimulator` call without `world`, the test
- * harnesses included. The one line that decides it.
- */
-export const DEFAULT_WORLD: WorldName = 'forgiving';
+export { DEFAULT_WORLD, isTimeScale, isWorldName, TIME_SCALE_RANGE, WORLD_NAMES, type WorldName } from './world-names.js';
 
 export interface World {
   dataPlane: DataPlaneTimings;
@@ -54,14 +47,3 @@ export const WORLDS: Record<WorldName, World> = {
     behaviour: { ...DEFAULT_BEHAVIOUR },
   },
 };
-
-export function isWorldName(value: unknown): value is WorldName {
-  return typeof value === 'string' && (WORLD_NAMES as readonly string[]).includes(value);
-}
-
-/** A time scale compresses (below 1) or stretches every modelled duration; 0.001 to 100. */
-export const TIME_SCALE_RANGE = { min: 0.001, max: 100 } as const;
-
-export function isTimeScale(value: unknown): value is number {
-  return typeof value === 'number' && Number.isFinite(value) && value >= TIME_SCALE_RANGE.min && value <= TIME_SCALE_RANGE.max;
-}

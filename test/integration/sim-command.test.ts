@@ -87,15 +87,29 @@ describe('simCommand', () => {
     await expect(simCommand({ port: 70000 }, io)).rejects.toThrow(UsageError);
     await expect(simCommand({ lbProvisionSeconds: -1 }, io)).rejects.toThrow(UsageError);
     await expect(simCommand({ latencyMs: -5 }, io)).rejects.toThrow(/^--latency-ms -5: expected a number of milliseconds/);
+    await expect(simCommand({ world: 'real' }, io)).rejects.toThrow('--world real: expected one of strict, forgiving');
+    await expect(simCommand({ timeScale: 0 }, io)).rejects.toThrow('--time-scale 0: expected a number from 0.001 to 100');
   });
 });
 
 describe('cloudscale-ccm sim (the built binary)', () => {
-  test('--latency-ms delays every API request; --pool-delete-keeps-listeners sets that switch', async () => {
+  test('--latency-ms delays every API request; --pool-delete-keeps-listeners sets that switch; --world and --time-scale', async () => {
     requireBuiltBinary();
     const child = spawn(
       process.execPath,
-      ['bin/cloudscale-ccm.js', 'sim', '--seed', 'examples/sim-seed.yaml', '--latency-ms', '150', '--pool-delete-keeps-listeners'],
+      [
+        'bin/cloudscale-ccm.js',
+        'sim',
+        '--seed',
+        'examples/sim-seed.yaml',
+        '--latency-ms',
+        '150',
+        '--pool-delete-keeps-listeners',
+        '--world',
+        'strict',
+        '--time-scale',
+        '0.05',
+      ],
       { stdio: ['ignore', 'pipe', 'inherit'] },
     );
     try {
@@ -107,6 +121,9 @@ describe('cloudscale-ccm sim (the built binary)', () => {
       for (let line = await lines.next(); !line.done && line.value !== 'Press Ctrl-C to stop.'; line = await lines.next()) banner.push(line.value);
       expect(banner).toContain('Every API request is delayed by 150 ms.');
       expect(banner).toContain('A pool delete leaves its listeners behind (pool: null).');
+      expect(banner.find((line) => line.startsWith('World '))).toMatch(/^World strict \(time scale 0\.05: every modelled duration × 0\.05\): the real API: /);
+      expect(await (await fetch(`${url}/_sim/world`)).json()).toEqual({ world: 'strict', timeScale: 0.05 });
+      expect(((await (await fetch(`${url}/_sim/data-plane`)).json()) as { healthChecks: boolean }).healthChecks).toBe(true);
 
       expect(await (await fetch(`${url}/_sim/faults`)).json()).toEqual({ latencyMs: 150, remaining: [] });
       expect(await (await fetch(`${url}/_sim/behaviour`)).json()).toEqual({ poolDeleteKeepsListeners: true, onePatchAttribute: false, refuseOverlappingWrites: false });
