@@ -13,13 +13,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planCommand } from '../../src/commands/plan.js';
 import type { PlanDocument } from '../../src/core/render/plan.js';
 import { MEMBER_DRAINING_TAG } from '../../src/core/lb/strategies.js';
-import { startHarness, type Harness } from '../support/ccm.js';
-import { createLoadBalancerService, deleteCreatedObjects, ensureNamespace, uniqueName } from '../support/kube.js';
+import type { Harness } from '../support/ccm.js';
+import { createLoadBalancerService, deleteCreatedObjects, uniqueName } from '../support/kube.js';
 import {
   TEST_PASS,
-  createNodes,
   key,
-  lbSeed,
   memberNames,
   passFails,
   passOk,
@@ -31,15 +29,8 @@ import {
   theLb,
   warningsOf,
 } from '../support/lb-scenarios.js';
+import { FAST_MONITOR, PROPAGATION_MS, dataPlaneWorld } from '../support/make-before-break.js';
 
-const PROPAGATION_MS = 500;
-/** Fast health checks: a new member is up 2 × 1 s after it reached the data plane. */
-const MONITOR = {
-  [key('loadbalancer-health-monitor-delay-s')]: '1',
-  [key('loadbalancer-health-monitor-timeout-s')]: '1',
-  [key('loadbalancer-health-monitor-up-threshold')]: '2',
-  [key('loadbalancer-health-monitor-down-threshold')]: '2',
-};
 
 describe('make-before-break against the data plane', () => {
   let harness: Harness;
@@ -48,10 +39,7 @@ describe('make-before-break against the data plane', () => {
   const pass = { ...TEST_PASS, namespace, settleSeconds: 1, pollSeconds: 0.2, drainSeconds: 0 };
 
   beforeAll(async () => {
-    harness = await startHarness({ seed: lbSeed(prefix, 2) });
-    harness.sim.admin.setDataPlane({ propagationMs: PROPAGATION_MS, healthChecks: true, deletesHoldUntilPropagated: true });
-    await ensureNamespace(namespace);
-    await createNodes(prefix, 2, (i) => ({ labels: { 'mbb/slot': String(i) } }));
+    harness = await dataPlaneWorld(prefix, namespace, 'mbb/slot');
   });
   afterAll(async () => {
     await deleteCreatedObjects();
@@ -60,7 +48,7 @@ describe('make-before-break against the data plane', () => {
 
   /** A Service converged and serving (its port has served once), with the fast monitor. */
   async function serving(name: string, annotations: Record<string, string> = {}): Promise<V1Service> {
-    await createLoadBalancerService(namespace, name, { annotations: { ...MONITOR, ...annotations } });
+    await createLoadBalancerService(namespace, name, { annotations: { ...FAST_MONITOR, ...annotations } });
     await passOk(harness, [name], pass);
     const service = await readService(namespace, name);
     const lb = (await theLb(harness, service)).lb;
