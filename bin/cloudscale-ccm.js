@@ -51,16 +51,34 @@ if (process.argv[2] === '__complete') {
 }
 
 const { runCli, formatTopLevelError } = await import('../dist/cli.js');
+const { processStop, stepBoundaries } = await import('../dist/core/stop.js');
 
 const controller = new AbortController();
 let interrupted = 0;
 for (const signal of ['SIGINT', 'SIGTERM']) {
   process.on(signal, () => {
     interrupted += 1;
-    // A second signal ends the process at once; the first lets the pass stop between steps.
+    // A second signal ends the process at once; the first lets the pass stop between steps,
+    // once the step pair in progress (a listener or member re-created) is complete.
     if (interrupted > 1) process.exit(130);
-    controller.abort(new Error(`interrupted by ${signal}`));
+    const reason = new Error(`interrupted by ${signal}`);
+    const { deferred } = processStop.request({ reason, abort: () => controller.abort(reason) });
+    if (deferred) {
+      process.stderr.write(
+        `stopping: ${signal}: the listener or member being re-created is put back first, then the pass stops (a second ${signal} stops at once)\n`,
+      );
+    }
   });
+}
+
+// Test seam (src/core/stop.ts): a pause after every step, announced on stderr, so that a test can
+// signal a real process at an exact step boundary.
+const stepPauseMs = Number(process.env.CLOUDSCALE_CCM_TEST_STEP_PAUSE_MS ?? 0);
+if (stepPauseMs > 0) {
+  stepBoundaries.afterStep = async (step) => {
+    process.stderr.write(`step-boundary: after ${step}\n`);
+    await new Promise((resolve) => setTimeout(resolve, stepPauseMs));
+  };
 }
 
 try {

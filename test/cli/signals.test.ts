@@ -2,9 +2,11 @@
 // with SIGTERM or Ctrl-C); its first stdout line is CLOUDSCALE_API_URL=…, so a script can read
 // the address before anything else. A pass (sync-lb) stops between steps on SIGTERM, says what
 // it did and exits 1; the next pass finishes the work.
+import type { V1Service } from '@kubernetes/client-node';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { runBinary, startHarness, type Harness } from '../support/ccm.js';
 import { createLoadBalancerService, createNode, deleteCreatedObjects, ensureNamespace, uniqueName } from '../support/kube.js';
+import { TEST_PASS, annotate, expectConverged, key, lbScenarioSetup, lbsNamed, passOk, readService } from '../support/lb-scenarios.js';
 import { killStarted, startBinary, type RunningBinary } from './cli-support.js';
 
 /** A hang guard, not a speed assertion: a process that ignores its signal fails here, not at the test timeout. */
@@ -19,10 +21,10 @@ function startSim(args: readonly string[] = []): RunningBinary {
   return sim;
 }
 
-async function exitOf(running: RunningBinary): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+async function exitOf(running: RunningBinary, guardMs = exitGuardMs): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
   let timer: NodeJS.Timeout | undefined;
   const guard = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`still running ${exitGuardMs} ms after the signal`)), exitGuardMs);
+    timer = setTimeout(() => reject(new Error(`still running ${guardMs} ms after the signal`)), guardMs);
   });
   try {
     return await Promise.race([running.exited, guard]);
@@ -105,5 +107,105 @@ servers:
     expect(next.code, `${next.stdout}\n${next.stderr}`).toBe(0);
     expect(await harness.cloud.loadBalancers.list()).toHaveLength(1);
     expect((await harness.cloud.listeners.list()).map((l) => l.name)).toEqual(['tcp/80']);
+  });
+});
+
+/** Resolves once `running` wrote `text` to stderr; fails if it exits first (its output in the message). */
+async function untilStderr(running: RunningBinary, matches: (stderr: string) => boolean): Promise<void> {
+  while (!matches(running.stderr())) {
+    if (running.child.exitCode !== null) throw new Error(`it exited first:\n${running.stdout()}\n${running.stderr()}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** The step boundaries the binary announced (CLOUDSCALE_CCM_TEST_STEP_PAUSE_MS), in order. */
+function boundaries(stderr: string): string[] {
+  return [...stderr.matchAll(/^step-boundary: after (\S+)/gm)].map((m) => m[1]!);
+}
+
+/**
+ * The ports of a Service's load balancer that serve: a listener whose pool has an enabled member.
+ * Read pool by pool: midway through a swap two pools share a name.
+ */
+async function servingPorts(harness: Harness, service: V1Service): Promise<string[]> {
+  const { cloud } = harness;
+  const [lb] = await lbsNamed(harness, `k8s-service-${service.metadata!.uid!}`);
+  const pools = (await cloud.pools.list()).filter((p) => p.load_balancer.uuid === lb!.uuid);
+  const listeners = await cloud.listeners.list();
+  const ports: string[] = [];
+  for (const pool of pools) {
+    if (!(await cloud.poolMembers.list(pool.uuid)).some((m) => m.enabled)) continue;
+    ports.push(...listeners.filter((l) => l.pool?.uuid === pool.uuid).map((l) => `${l.protocol}/${l.protocol_port}`));
+  }
+  return ports.sort();
+}
+
+describe('SIGTERM never strands a port: a pass finishes the step pair it is in', () => {
+  const namespace = uniqueName('sigpair');
+  const setup = lbScenarioSetup(uniqueName('sigpair'), namespace);
+  const pass = { ...TEST_PASS, namespace };
+
+  /** A converged Service whose next pass is a pool swap (the algorithm changed). */
+  async function aboutToSwap(name: string): Promise<V1Service> {
+    await createLoadBalancerService(namespace, name);
+    await passOk(setup.harness, [name], pass);
+    await annotate(namespace, name, { [key('loadbalancer-pool-algorithm')]: 'least_connections' });
+    return readService(namespace, name);
+  }
+
+  function startPass(args: readonly string[]): RunningBinary {
+    const running = startBinary(
+      ['--cluster-id', setup.harness.clusterId, ...args, '--settle-seconds', '0', '--poll-seconds', '0.05', '--drain-seconds', '0', '--wait'],
+      { apiUrl: setup.harness.sim.url, env: { CLOUDSCALE_CCM_TEST_STEP_PAUSE_MS: '250' } },
+    );
+    started.push(running);
+    return running;
+  }
+
+  // The pool swap's steps, as the binary announces them; SIGTERM arrives after each but the last.
+  const SWAP_STEPS = ['create-pool', 'create-member', 'create-member', 'create-monitor', 'await-members', 'delete-listener', 'create-listener', 'delete-monitor', 'delete-member', 'delete-member', 'delete-pool'];
+
+  test('the pool swap announces its steps in this order (the boundaries below)', async () => {
+    const service = await aboutToSwap('swap-steps');
+    const run = startPass(['sync-lb', '-n', namespace, `service/${service.metadata!.name!}`]);
+    const exit = await exitOf(run, 60_000);
+    expect(exit.code, run.stderr()).toBe(0);
+    expect(boundaries(run.stderr())).toEqual(SWAP_STEPS);
+  });
+
+  test.each(SWAP_STEPS.slice(0, -1).map((step, index) => [index + 1, step] as const))(
+    'SIGTERM after step %i (%s): the port serves when the process has exited 1; the next pass converges',
+    async (after) => {
+      const service = await aboutToSwap(`swap-${after}`);
+      const run = startPass(['sync-lb', '-n', namespace, `service/${service.metadata!.name!}`]);
+      await untilStderr(run, (stderr) => boundaries(stderr).length >= after);
+      run.child.kill('SIGTERM');
+      const exit = await exitOf(run);
+      expect(exit, `stdout:\n${run.stdout()}\nstderr:\n${run.stderr()}`).toEqual({ code: 1, signal: null });
+      expect(run.stderr()).toContain('interrupted by SIGTERM');
+      if (SWAP_STEPS[after - 1] === 'delete-listener') {
+        expect(run.stderr()).toMatch(/^stopping: SIGTERM: the listener or member being re-created is put back first/m);
+        expect(boundaries(run.stderr())).toContain('create-listener');
+      }
+      expect(await servingPorts(setup.harness, service)).toEqual(['tcp/80']);
+      await passOk(setup.harness, [service.metadata!.name!], pass);
+      await expectConverged(setup.harness, [service.metadata!.name!], pass);
+    },
+  );
+
+  test('run --watch-for: SIGTERM between the listener delete and create of a reaction pass; the port serves at exit', async () => {
+    await createLoadBalancerService(namespace, 'watched');
+    await passOk(setup.harness, ['watched'], pass);
+    const run = startPass(['run', '--force', '--watch-for', '120s']);
+    await untilStderr(run, (stderr) => stderr.includes('watch: watching'));
+    await annotate(namespace, 'watched', { [key('loadbalancer-pool-algorithm')]: 'least_connections' });
+    await untilStderr(run, (stderr) => boundaries(stderr).includes('delete-listener'));
+    run.child.kill('SIGTERM');
+    const exit = await exitOf(run);
+    expect(exit.code, `stdout:\n${run.stdout()}\nstderr:\n${run.stderr()}`).toBe(1);
+    expect(boundaries(run.stderr()).slice(-2)).toEqual(['delete-listener', 'create-listener']);
+    expect(await servingPorts(setup.harness, await readService(namespace, 'watched'))).toEqual(['tcp/80']);
+    await passOk(setup.harness, ['watched'], pass);
+    await expectConverged(setup.harness, ['watched'], pass);
   });
 });

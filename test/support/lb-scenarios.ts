@@ -14,7 +14,7 @@ import {
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { syncLbCommand, type SyncLbOptions, type SyncLbReport } from '../../src/commands/sync-lb.js';
 import type {
   FloatingIp,
@@ -26,8 +26,8 @@ import type {
 } from '../../src/core/cloudscale/types.js';
 import { PartialFailureError } from '../../src/core/errors.js';
 import type { RequestLogEntry, SimSeed } from '../../src/sim/index.js';
-import { TEST_TOKEN, type BinaryResult, type Harness, type TestContext } from './ccm.js';
-import { createNode, testConnection, testKubeconfig, type TestNodeOptions } from './kube.js';
+import { TEST_TOKEN, startHarness, type BinaryResult, type Harness, type TestContext } from './ccm.js';
+import { createNode, deleteCreatedObjects, ensureNamespace, testConnection, testKubeconfig, type TestNodeOptions } from './kube.js';
 
 // ---- the seed --------------------------------------------------------------------------------
 
@@ -91,6 +91,25 @@ export async function createNodes(
     names.push(name);
   }
   return names;
+}
+
+/**
+ * Registers the usual setup of a file's scenarios (beforeAll/afterAll): a simulator seeded with
+ * `servers` servers, their Ready Nodes and the namespace; everything removed afterwards. The
+ * harness is there once the file's tests run.
+ */
+export function lbScenarioSetup(prefix: string, namespace: string, servers = 2): { readonly harness: Harness } {
+  const setup: { harness: Harness } = { harness: undefined as unknown as Harness };
+  beforeAll(async () => {
+    setup.harness = await startHarness({ seed: lbSeed(prefix, servers) });
+    await ensureNamespace(namespace);
+    await createNodes(prefix, servers);
+  });
+  afterAll(async () => {
+    await deleteCreatedObjects();
+    await setup.harness?.stop();
+  });
+  return setup;
 }
 
 // ---- one pass --------------------------------------------------------------------------------

@@ -1,3 +1,4 @@
+import { STOP_DEFER_MS } from '../../src/core/stop.js';
 import type { V1ClusterRole, V1CronJob, V1Role } from '@kubernetes/client-node';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -142,6 +143,12 @@ describe('CronJob', () => {
       failedJobsHistoryLimit: 3,
       jobTemplate: { spec: { backoffLimit: 0, activeDeadlineSeconds: 900 } },
     });
+  });
+
+  test('SIGTERM gets the time to finish the step pair in progress and release the Lease (src/core/stop.ts)', () => {
+    const grace = cronJobOf().spec?.jobTemplate.spec?.template.spec?.terminationGracePeriodSeconds;
+    expect(grace).toBe(90);
+    expect(grace! * 1000).toBeGreaterThanOrEqual(STOP_DEFER_MS + 30_000);
   });
 
   test('can start before the CNI on an uninitialised control-plane node', () => {

@@ -14,7 +14,9 @@ import { memberCompactor } from '../lb/actual.js';
 import { OWNER_SERVICE_UID_TAG } from '../lb/annotations.js';
 import { LB_FINALIZER, type ServicePlan } from '../lb/planner.js';
 import { abortableSleep } from '../sleep.js';
+import { processStop, stepBoundaries } from '../stop.js';
 import { ReadinessWatch } from './lb-watch.js';
+import { stepPairs } from './step-pairs.js';
 
 /** The writes to the Service the executor needs; implemented on client-node in src/core/kube. */
 export interface ServiceWriter {
@@ -139,24 +141,42 @@ class PlanRun {
     this.loadBalancerReady = options.actualLoadBalancer?.status !== 'changing';
   }
 
+  /**
+   * Runs the steps in order and stops between two of them once the signal aborts — never inside
+   * a step pair (step-pairs.ts): a pair holds the process's stop gate from its first step to its
+   * last, and does not begin once a stop was asked for.
+   */
   async execute(): Promise<ExecutionResult> {
-    for (const [index, action] of this.plan.actions.entries()) {
-      const started = Date.now();
-      try {
-        this.options.signal?.throwIfAborted();
-        this.options.onProgress?.({ type: 'start', action, index });
-        await this.run(action);
-      } catch (error) {
-        return {
-          ...this.outcome(),
-          failed: { action, error: new ActionFailedError(action, error) },
-        };
+    const pairs = stepPairs(this.plan.actions);
+    let release: (() => void) | undefined;
+    try {
+      for (const [index, action] of this.plan.actions.entries()) {
+        const started = Date.now();
+        try {
+          if (pairs.some((pair) => pair.first === index)) {
+            release = processStop.hold();
+            // A stop was asked for while other pairs finish: this one does not begin.
+            if (release === undefined) throw processStop.reason;
+          }
+          this.options.signal?.throwIfAborted();
+          this.options.onProgress?.({ type: 'start', action, index });
+          await this.run(action);
+        } catch (error) {
+          return {
+            ...this.outcome(),
+            failed: { action, error: new ActionFailedError(action, error) },
+          };
+        }
+        const ms = Date.now() - started;
+        this.executed.push({ action, ms });
+        this.options.onProgress?.({ type: 'done', action, index, ms });
+        if (pairs.some((pair) => pair.last === index)) release?.();
+        await stepBoundaries.afterStep?.(`${action.kind} ${action.object}`);
       }
-      const ms = Date.now() - started;
-      this.executed.push({ action, ms });
-      this.options.onProgress?.({ type: 'done', action, index, ms });
+      return this.outcome();
+    } finally {
+      release?.();
     }
-    return this.outcome();
   }
 
   private outcome(): ExecutionResult {

@@ -17,6 +17,7 @@ import type {
 } from '@kubernetes/client-node';
 import { Document, isMap, isNode, isScalar, isSeq, visit, type Node } from 'yaml';
 import { InternalError } from '../errors.js';
+import { STOP_DEFER_MS } from '../stop.js';
 import { UNINITIALIZED_TAINT_KEY } from '../nodes/well-known.js';
 import {
   buildAdmissionPolicy,
@@ -428,6 +429,11 @@ const TOLERATIONS: readonly V1Toleration[] = [
 
 /** Longest a pass may run; above `run --wait-timeout` (600 s) plus the node pass. */
 const ACTIVE_DEADLINE_SECONDS = 900;
+/**
+ * SIGTERM (the Job deleted, activeDeadlineSeconds) lets the step pair in progress finish, for at
+ * most STOP_DEFER_MS (src/core/stop.ts); then the pass releases the Lease and writes its record.
+ */
+const TERMINATION_GRACE_SECONDS = STOP_DEFER_MS / 1000 + 30;
 
 /** `--watch-for Ns`, or nothing for a Job of one pass. */
 function watchArgs(seconds: number): string[] {
@@ -467,6 +473,7 @@ function cronJob(options: ManifestOptions): Manifest {
             spec: {
               serviceAccountName: CCM_NAME,
               restartPolicy: 'Never',
+              terminationGracePeriodSeconds: TERMINATION_GRACE_SECONDS,
               priorityClassName: 'system-cluster-critical',
               hostNetwork: true,
               dnsPolicy: 'Default',
@@ -523,6 +530,7 @@ function cronJob(options: ManifestOptions): Manifest {
       { path: ['spec', 'startingDeadlineSeconds'], text: 'a start missed by this much is skipped, not queued' },
       { path: [...job, 'backoffLimit'], text: 'no retry inside a Job: the next scheduled pass is the retry' },
       { path: [...job, 'activeDeadlineSeconds'], text: 'above run --wait-timeout (600 s) plus the node pass' },
+      { path: [...pod, 'terminationGracePeriodSeconds'], text: `SIGTERM lets the step pair in progress finish (at most ${STOP_DEFER_MS / 1000} s: a listener re-created), then the Lease is released` },
       { path: [...pod, 'hostNetwork'], text: 'runs before any CNI exists: a pod network would need one' },
       ...((options.watchForSeconds ?? DEFAULT_WATCH_FOR_SECONDS) > 0
         ? [{ path: [...pod, 'containers', 0, 'args'], text: 'after its pass, reacts to Node and Service changes until this long after the start, so each Job covers its minute' }]
