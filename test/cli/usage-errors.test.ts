@@ -2,6 +2,7 @@
 // `error: …` naming the flag or argument, then `hint: …`; exit code 1; nothing on stdout; no
 // stack trace; and nothing is contacted (the cluster and the API are unreachable here, so a
 // command that got past its arguments would fail differently).
+import { tmpdir } from 'node:os';
 import { describe, expect, test } from 'vitest';
 import { runBinary } from '../support/ccm.js';
 import { expectUserError } from './cli-support.js';
@@ -42,6 +43,8 @@ const cases: { args: string[]; names: (string | RegExp)[]; hint?: RegExp }[] = [
   { args: ['plan', 'web/hello'], names: ['"web/hello"', 'Service'], hint: /service\/NAME/ },
   { args: ['sync-lb', 'web/hello'], names: ['"web/hello"', 'Service'], hint: /service\/NAME/ },
   { args: ['plan', 'deployment/hello'], names: ['"deployment/hello"'] },
+  { args: ['init-nodes', '--metrics-file', tmpdir()], names: ['--metrics-file', `${tmpdir()} is a directory`, 'cloudscale-ccm.prom'] },
+  { args: ['run', '--metrics-file', '/nonexistent-dir/ccm.prom'], names: ['--metrics-file', 'the directory /nonexistent-dir does not exist'] },
   { args: ['plan', '-n', 'Shop', 'service/web'], names: ['--namespace', '-n "Shop" is not a valid namespace name', 'DNS labels'] },
   { args: ['sync-lb', '--namespace', 'shop/web'], names: ['-n "shop/web" is not a valid namespace name'] },
   // Combinations a command refuses itself, after commander.
