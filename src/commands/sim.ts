@@ -94,7 +94,7 @@ function describeWorld(world: WorldName, timeScale: number): string {
   const what =
     world === 'strict'
       ? 'the real API: changes reach the load balancers after its delays, health monitors check members, a pool with every member down puts its load balancer in error, deletes settle before their slot is free'
-      : 'forgiving: every change serves at once, no health checks, no error status, deletes free their slot at once';
+      : 'every change serves at once, no health checks, no error status, deletes free their slot at once';
   const scale = timeScale === 1 ? 'real time' : `time scale ${timeScale}: every modelled duration × ${timeScale}`;
   return `World ${world} (${scale}): ${what}.\n`;
 }
