@@ -10,6 +10,7 @@ import { readLbPassSnapshot, type ServiceSelection } from '../core/apply/snapsho
 import { budgetLine, summarise, type RequestSummary } from '../core/cloudscale/request-counter.js';
 import { CcmError, InternalError, PartialFailureError, errorMessage } from '../core/errors.js';
 import type { PlannedAction } from '../core/lb/actions.js';
+import type { PlanWarning } from '../core/lb/problems.js';
 import { counted } from '../core/nodes/wording.js';
 import { sharedClusterIdWarning, sharingClusterId } from '../core/lb/cluster-identity.js';
 import { plainYaml, resultDocument } from '../core/render/document.js';
@@ -78,6 +79,11 @@ export interface ServiceReport {
    * id the Service's approval annotation carries when it names another change (it approves nothing).
    */
   readonly held?: readonly { readonly id: string; readonly reason: string; readonly approvalMismatch?: string }[];
+  /**
+   * What the plan warned about, each also a Warning Event (absent when none): members kept
+   * because nothing up would replace them, a swap held, why the load balancer is in `error`.
+   */
+  readonly warnings?: readonly PlanWarning[];
 }
 
 export async function syncLbCommand(
@@ -170,7 +176,7 @@ async function syncLbPass(names: readonly ServiceName[], options: SyncLbOptions,
   const document = resultDocument('SyncLbResult', SYNC_LB_JSON_VERSION, report);
   if (ctx.globals.output === 'json') ctx.stdout.write(`${JSON.stringify(document, null, 2)}\n`);
   else if (ctx.globals.output === 'yaml') ctx.stdout.write(plainYaml(document));
-  else ctx.stdout.write(`${heldLines(report)}${summaryLine(report)}\n`);
+  else ctx.stdout.write(`${warningLines(report)}${heldLines(report)}${summaryLine(report)}\n`);
 
   const failures = [
     ...outcomes.flatMap((o) =>
@@ -206,6 +212,7 @@ function serviceReport(outcome: ServiceOutcome): ServiceReport {
       (outcome.planned.service.status?.loadBalancer?.ingress ?? []).length === 0 &&
       !outcome.execution.executed.some((e) => e.action.kind === 'write-status'),
     ...(plan.held === undefined || plan.held.length === 0 ? {} : { held: plan.held.map((h) => heldReport(h, approval)) }),
+    ...(plan.warnings.length === 0 ? {} : { warnings: plan.warnings }),
     errors:
       outcome.status === 'failed'
         ? outcome.errors.map((e) => ({
@@ -214,6 +221,13 @@ function serviceReport(outcome: ServiceOutcome): ServiceReport {
           }))
         : [],
   };
+}
+
+/** One line per warning of a Service's plan, as `plan` shows it. */
+function warningLines(report: SyncLbReport): string {
+  return report.services
+    .flatMap((s) => (s.warnings ?? []).map((w) => `warning: service/${s.service} ${w.reason}: ${escapeUnprintable(w.message)}\n`))
+    .join('');
 }
 
 /** One paragraph per held change: what, its downtime against the budget, and how to approve it. */

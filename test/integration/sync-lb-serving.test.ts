@@ -176,6 +176,8 @@ describe('serving decides, in every pass (data plane on)', () => {
 
       const result = await passOk(harness, [name], pass);
       expect(result.simWrites.filter((w) => w.method === 'POST').map((w) => w.route)).toEqual(['/v1/load-balancers/pools/{uuid}/members', '/v1/load-balancers/pools/{uuid}/members']);
+      expect(result.report.services[0]!.warnings).toEqual([{ reason: 'LoadBalancerError', message: why }]);
+      expect(result.ctx.out()).toContain(`warning: service/${namespace}/${name} LoadBalancerError: ${why}\n`);
       await untilAsync(async () => (await harness.cloud.loadBalancers.get(lbUuid)).status === 'running', 'the load balancer running again');
       await until(() => port80(lbUuid, 0).intervals.at(-1)?.serving === true, 'port 80 serving again');
       const pool = poolOf(await theLb(harness, service), 'tcp/http');
