@@ -15,7 +15,9 @@ import {
   type DataPlaneTimings,
   type Transition,
 } from '../../src/sim/dataplane.js';
+import { parseIp } from '../../src/sim/net.js';
 import { validateSeed } from '../../src/sim/seed.js';
+import { WORLDS } from '../../src/sim/world.js';
 
 const timing = { delayMs: 1000, upThreshold: 2, downThreshold: 3 };
 const fresh: CheckCounters = { status: 'changing', ok: 0, failed: 0 };
@@ -171,10 +173,10 @@ describe('readDataPlaneTimings', () => {
 });
 
 /** A data plane on a hand-moved clock, with servers that are healthy unless listed as stopped. */
-function planeAt(timings: Partial<DataPlaneTimings>) {
+function planeAt(timings: Partial<DataPlaneTimings>, timeScale = 1) {
   const clock = { now: 0 };
   const stopped = new Set<string>();
-  const plane = new DataPlane({ ...DEFAULT_DATA_PLANE, ...timings }, () => clock.now, (address) => !stopped.has(address));
+  const plane = new DataPlane({ ...DEFAULT_DATA_PLANE, ...timings }, () => clock.now, (address) => !stopped.has(address), timeScale);
   plane.loadBalancerCreated('lb', 0, 0);
   return { plane, clock, stopped };
 }
@@ -185,6 +187,44 @@ const monitor = { kind: 'monitor', uuid: 'mon', poolUuid: 'pool', delayS: 2, upT
 const listener = { kind: 'listener', uuid: 'l80', protocol: 'tcp', port: 80, poolUuid: 'pool' } as const;
 
 describe('DataPlane on an injected clock', () => {
+  // The strict world's figures, in the API's seconds and at time scale 0.05: the same moments, 20 times sooner.
+  it.each([1, 0.05])('strict world at time scale %s: member up after 5 s + 2 × 2 s, a new port after 30 s, a re-created one 15 s, a member removal after 5 s', (scale) => {
+    const { plane, clock } = planeAt(WORLDS.strict.dataPlane, scale);
+    const at = (seconds: number) => (clock.now = seconds * 1000 * scale);
+    plane.configure('lb', monitor); // reaches the data plane at 5 s
+    plane.configure('lb', member('m1', '10.0.0.1')); // at 5 s, checked at 7 and 9 s
+    plane.configure('lb', listener); // a new port: at 30 s
+    at(8.999);
+    expect(plane.monitorStatus('m1')).toBe('changing');
+    at(9);
+    expect(plane.monitorStatus('m1')).toBe('up');
+    at(29.999);
+    expect(plane.probe('lb', 'tcp', 80)).toMatchObject({ served: false });
+    at(30);
+    expect(plane.probe('lb', 'tcp', 80)).toMatchObject({ served: true });
+    at(40);
+    plane.configure('lb', { kind: 'listener-deleted', uuid: 'l80' }); // a delete: at 42 s
+    plane.configure('lb', { ...listener, uuid: 'l80b' }); // the port again: at 55 s
+    at(41.999);
+    expect(plane.probe('lb', 'tcp', 80)).toMatchObject({ served: true });
+    at(54.999);
+    expect(plane.probe('lb', 'tcp', 80)).toMatchObject({ served: false });
+    at(55);
+    expect(plane.probe('lb', 'tcp', 80)).toMatchObject({ served: true });
+    plane.configure('lb', { kind: 'listener', uuid: 'l80b', protocol: 'tcp', port: 80, poolUuid: 'pool', allowedCidrs: ['192.0.2.0/24'] }, 'allowedCidrs');
+    const outside = parseIp('198.51.100.7')!;
+    at(69.999);
+    expect(plane.probe('lb', 'tcp', 80, outside)).toMatchObject({ served: true });
+    at(70);
+    expect(plane.probe('lb', 'tcp', 80, outside)).toMatchObject({ served: false });
+    plane.configure('lb', { ...member('m1', '10.0.0.1'), enabled: false }); // a member change: at 75 s
+    at(74.999);
+    expect(plane.probe('lb', 'tcp', 80)).toMatchObject({ served: true });
+    at(75);
+    expect(plane.probe('lb', 'tcp', 80)).toMatchObject({ served: false });
+    expect(plane.serving('lb')![0]!.longestOutageMs).toBe(13_000 * scale);
+  });
+
   it('health checks: changing, up after up_threshold × delay_s, down after down_threshold failed checks', () => {
     const { plane, clock, stopped } = planeAt({ propagationMs: 0, healthChecks: true });
     plane.configure('lb', monitor);
