@@ -7,7 +7,7 @@ import { describe, expect, test } from 'vitest';
 import type { MonitorStatus } from '../../src/core/cloudscale/types.js';
 import type { PlannedAction } from '../../src/core/lb/actions.js';
 import type { ServicePlan } from '../../src/core/lb/planner.js';
-import { converged, node, svc, type World } from '../support/lb-world.js';
+import { converged, node, SUBNET_B, svc, type World } from '../support/lb-world.js';
 
 const NOW = Date.parse('2026-01-01T00:00:00Z');
 const shape = (plan: ServicePlan) => plan.actions.map((a) => `${a.kind} ${a.object} [${a.impact}]`);
@@ -204,6 +204,35 @@ describe('a load balancer in status "error" is planned and changed as usual, wit
     expect(warnings(plan)).toEqual([
       'LoadBalancerError: load balancer k8s-service-uid-web (00000000-0000-4000-8000-000000000001) is in status "error", but no pool has every member down as the API lists them: ' +
         'the cause is not visible in the API. It is planned and changed as usual; if it stays in "error", ask cloudscale support.',
+    ]);
+  });
+});
+
+describe('a member replaced at its own address and port while the other members are not up', () => {
+  // worker-1's address moves to another subnet: its member cannot be added beside the old one.
+  const moved = (worker2: MonitorStatus) => {
+    const world = servingWorld(0);
+    report(world, worker2, (m) => m.address === '10.0.0.2');
+    world.servers[0]!.interfaces[1]!.addresses[0]!.subnet = SUBNET_B;
+    return world.plan();
+  };
+
+  test('worker-2 up: the old member makes room, worker-2 serves meanwhile', () => {
+    expect(shape(moved('up'))).toEqual([
+      'delete-member member 10.0.0.1:30080 of pool tcp/http [minimal]',
+      'create-member member 10.0.0.1:30080 of pool tcp/http [minimal]',
+    ]);
+  });
+
+  test.each(['down', 'changing'] as const)('worker-2 %s: the pool is swapped, so the old member serves until its successor is up', (status) => {
+    const plan = shape(moved(status));
+    expect(plan).not.toContain('delete-member member 10.0.0.1:30080 of pool tcp/http [minimal]');
+    expect(plan.slice(0, 5)).toEqual([
+      'create-pool pool tcp/http [none]',
+      'create-member member 10.0.0.1:30080 of pool tcp/http [none]',
+      'create-member member 10.0.0.2:30080 of pool tcp/http [none]',
+      'create-monitor health monitor of pool tcp/http [none]',
+      'await-members 2 members of pool tcp/http healthy [none]',
     ]);
   });
 });

@@ -57,7 +57,7 @@ import {
   type DesiredMonitor,
   type DesiredPool,
 } from './desired.js';
-import { errorExplanation } from './health.js';
+import { errorExplanation, serving } from './health.js';
 import { downtimeOf, impactRank, type Downtime, type ImpactClass, type MonitorTiming } from './impact.js';
 import { mapNodesToServers, selectLbNodes } from './nodes.js';
 import { annotationProblem, type PlanWarning, type Problem } from './problems.js';
@@ -1632,7 +1632,9 @@ function monitorFields(monitor: Pick<DesiredMonitor, 'type' | 'delay_s' | 'timeo
  * Why a pool that matches the Service must still be swapped to serve through the change: its
  * monitor's type or HTTP version changes (the API cannot change them in place), or every member
  * is replaced by one with the same address and port (the API holds one member per address and
- * port, so the new ones cannot be added beside the old) while no other member serves.
+ * port, so the new ones cannot be added beside the old) while no other member serves (the
+ * members that stay are all reported down or disabled: deleting the old ones first would leave
+ * the port without an up member).
  */
 function swapInPlaceReason(pool: DesiredPool, have: ActualPool): Reason | undefined {
   if (have.monitors.length > 0 && !have.monitors.some((m) => monitorKey(m) === monitorKey(pool.monitor))) {
@@ -1640,7 +1642,7 @@ function swapInPlaceReason(pool: DesiredPool, have: ActualPool): Reason | undefi
     return { ...reason, text: `the monitor type or HTTP version cannot change in place: pool ${pool.name} is swapped for one with the new monitor` };
   }
   const { create, remove, matched } = diffBy(pool.members, have.members, desiredMemberKey, actualMemberKey);
-  if (matched.length > 0 || create.length === 0) return undefined;
+  if (matched.some(([, kept]) => serving(kept)) || create.length === 0) return undefined;
   const slot = (m: { address: string; protocol_port: number }) => `${m.address}|${m.protocol_port}`;
   const removedSlots = new Set(remove.map(slot));
   if (!create.every((m) => removedSlots.has(slot(m)))) return undefined;
