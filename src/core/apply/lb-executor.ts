@@ -6,11 +6,12 @@
 import type { V1LoadBalancerIngress } from '@kubernetes/client-node';
 import type { CloudscaleClient } from '../cloudscale/client.js';
 import { isOutcomeUnknown } from '../cloudscale/errors.js';
-import type { LoadBalancer, MemberState, MonitorStatus, PoolMember } from '../cloudscale/types.js';
+import type { LoadBalancer, MemberState, PoolMember } from '../cloudscale/types.js';
 import { CcmError, CloudscaleApiError, InternalError, assertNever, errorMessage } from '../errors.js';
 import { LB_REF, isPlannedRef, type ObjectRef, type PlannedAction } from '../lb/actions.js';
 import { ingressFromVips } from '../lb/desired.js';
 import { memberCompactor } from '../lb/actual.js';
+import { servesStatus } from '../lb/health.js';
 import { OWNER_SERVICE_UID_TAG } from '../lb/annotations.js';
 import { LB_FINALIZER, type ServicePlan } from '../lb/planner.js';
 import { abortableSleep } from '../sleep.js';
@@ -78,14 +79,9 @@ const RELEASE_MS = 30_000;
 /** The members a strategy waits for did not come up in time; what they would replace still serves. */
 export class MembersNotHealthyError extends CcmError {}
 
-/** A monitor status that takes traffic: checked healthy, or in a pool without a monitor. */
-function serves(status: MonitorStatus): boolean {
-  return status === 'up' || status === 'no_monitor';
-}
-
 /** How far the monitor has got with a set of members (`expected` of them should exist). */
 function membersHealth(members: readonly Pick<PoolMember, 'monitor_status'>[], expected: number) {
-  const up = members.filter((m) => serves(m.monitor_status)).length;
+  const up = members.filter((m) => servesStatus(m.monitor_status)).length;
   const down = members.filter((m) => m.monitor_status === 'down').length;
   const missing = expected - members.length;
   const checking = members.length - up - down;
@@ -344,7 +340,7 @@ class PlanRun {
       const protectedMembers =
         action.protects.pool.uuid === pool ? members : await cloud.poolMembers.list(action.protects.pool.uuid);
       const state = membersHealth(members.filter((m) => awaited.has(m.name)), awaited.size);
-      const protectedUp = protectedMembers.filter((m) => protectedNames.has(m.name) && serves(m.monitor_status)).length;
+      const protectedUp = protectedMembers.filter((m) => protectedNames.has(m.name) && servesStatus(m.monitor_status)).length;
       if ((state.checked && state.up > 0) || protectedUp === 0) return;
       if (performance.now() >= deadline) {
         throw new MembersNotHealthyError(
