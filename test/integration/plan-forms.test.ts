@@ -250,7 +250,7 @@ spec:
     );
     const { document } = await plan([], { filename: file });
     // A new number for the same port name moves the listener in place: its port and its name, in one update.
-    expect(kinds(document, 'web')).toEqual(['update-listener listener tcp/80 [minimal]']);
+    expect(kinds(document, 'web')).toEqual(['update-listener listener tcp/80 [port-move]']);
     const [listener] = (await harness.cloud.listeners.list()).filter((l) => l.load_balancer.uuid === document.services[0]!.loadBalancer!.uuid);
     expect(document.services[0]!.actions).toMatchObject([
       {

@@ -239,7 +239,7 @@ describe('plan -o json then sync-lb: the executed actions are the planned ones',
     const [before] = await listenersOf(await planJson('port'));
     await patchSpec('port', { ports: [{ ...service.spec!.ports![0]!, port: 8080 }] });
     const plan = await planThenSync('port');
-    expect(impacts(plan)).toEqual(['update-listener [minimal]']);
+    expect(impacts(plan)).toEqual(['update-listener [port-move]']);
     expect(plan.services[0]!.actions).toMatchObject([{ patch: { protocol_port: 8080, name: 'tcp/8080' } }]);
     const after = await listenersOf(plan);
     expect(after.map((l) => [l.uuid, l.name, l.protocol_port, l.pool?.uuid])).toEqual([[before!.uuid, 'tcp/8080', 8080, before!.pool?.uuid]]);

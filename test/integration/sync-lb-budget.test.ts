@@ -347,6 +347,27 @@ describe('sync-lb --max-downtime', () => {
     expect((await harness.cloud.listeners.list()).filter((l) => l.load_balancer.uuid === lb.uuid).map((l) => l.protocol_port)).toEqual([8080]);
   });
 
+  it('a pool swap stopped between its listener delete and create: plan says the port serves nothing now; under 0s the next pass gives it its listener, not held', async () => {
+    const service = await created('stranded');
+    await annotate(namespace, 'stranded', { [key('loadbalancer-pool-algorithm')]: 'least_connections' });
+    expect((await passOk(harness, ['stranded'], budget0)).report.services[0]!.held).toHaveLength(1);
+    // The approved pass that moves the listener stopped right after deleting it.
+    const { listener } = await poolsOf(service);
+    await harness.cloud.deleteByHref(listener!.href);
+
+    const planCtx = harness.context();
+    await planCommand(['service/stranded'], { namespace, detailedExitcode: false, drainSeconds: 0, maxDowntime: 0 }, planCtx);
+    expect(planCtx.out()).toContain('listener-missing');
+    expect(planCtx.out()).toContain('the port has no listener and serves nothing now');
+    expect(planCtx.out()).not.toContain('held back');
+
+    const resumed = await passOk(harness, ['stranded'], budget0);
+    expect(resumed.report.services[0]!.held).toBeUndefined();
+    const after = await poolsOf(service);
+    expect(after.serving?.algorithm).toBe('least_connections');
+    expect(after.pools.map((p) => p.algorithm)).toEqual(['least_connections']);
+  });
+
   it('an approval is used once: a member removal approved, reverted and asked for again is held again under a new id and announced', async () => {
     const service = await created('selected');
     const members = async () => Object.values((await theLb(harness, service)).pools).flatMap((p) => p.members.map((m) => m.uuid));

@@ -571,7 +571,7 @@ describe('changes on a converged Service: planned actions and their impact', () 
     world.monitors = [];
     expect(shape(world.plan())).toEqual([
       'create create-monitor health monitor of pool tcp/http [minimal]',
-      'create create-listener listener tcp/80 [none]',
+      'create create-listener listener tcp/80 [listener-missing]',
     ]);
   });
 });

@@ -291,6 +291,7 @@ describe('expected downtime per impact class', () => {
     ['member-rotation', 'none', 0, 0],
     ['minimal', 'minimal', 0, 5],
     ['port-move', 'short', 0, 20],
+    ['listener-missing', 'short', 0, 20],
     ['pool-swap', 'short', 0, 20],
     ['listener-recreation', 'short', 0, 15],
     ['monitor-recreation', 'short', 0, 14],
@@ -306,7 +307,7 @@ describe('expected downtime per impact class', () => {
   });
 
   test('the table above names every class', () => {
-    expect(IMPACT_CLASSES).toHaveLength(15);
+    expect(IMPACT_CLASSES).toHaveLength(16);
   });
 
   test('a port number change says that the old number stops answering at once (not "no interruption expected")', () => {

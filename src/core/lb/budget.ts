@@ -16,11 +16,13 @@
 // What is never held: a plan that creates its load balancer (nothing serves yet; this includes
 // a load balancer recreated because the one the Service records is gone: its port is down
 // already, holding would only prolong the outage), `delete` plans (the Service is deleted or
-// no longer of type LoadBalancer: Kubernetes already took its node ports away), and what takes
-// away a port number the Service no longer has (`leavesPort`): a removed port (Kubernetes
-// released its node port and may give it to another Service, so a listener kept would forward
-// to that Service) and a port moved to another number (holding it would leave the Service's
-// new number unserved to keep serving the old one, which no client of the Service expects).
+// no longer of type LoadBalancer: Kubernetes already took its node ports away), and the actions
+// of `outsideBudget`: what takes away a port number the Service no longer has — a removed port
+// (Kubernetes released its node port and may give it to another Service, so a listener kept
+// would forward to that Service) and a port moved to another number (holding it would leave the
+// Service's new number unserved to keep serving the old one, which no client of the Service
+// expects) — and the listener of a port that has none (it serves nothing already; holding would
+// only prolong the outage).
 //
 // All held actions of a Service form one change with one id (`changeId`), stable while the
 // pending change is the same: a hash of the Service UID, of what the triggers change (kind,
@@ -29,7 +31,7 @@
 import { createHash } from 'node:crypto';
 import type { PlannedAction } from './actions.js';
 import { LB_ANNOTATIONS } from './annotations.js';
-import type { Downtime } from './impact.js';
+import type { Downtime, ImpactClass } from './impact.js';
 import type { ServicePlan } from './planner.js';
 
 /** A part of a Service's change that is not applied in this pass, with why. */
@@ -99,7 +101,7 @@ export function heldChange(plan: ServicePlan, budgetSeconds: number): HeldChange
   if (plan.mode !== 'ensure' || plan.actions.some((a) => a.kind === 'create-lb')) return null;
   const triggers = new Set<number>();
   plan.actions.forEach((action, index) => {
-    if (action.verb !== 'refuse' && !leavesPort(action) && interruptionSeconds(action.downtime) > budgetSeconds) triggers.add(index);
+    if (action.verb !== 'refuse' && !outsideBudget(action) && interruptionSeconds(action.downtime) > budgetSeconds) triggers.add(index);
   });
   if (triggers.size === 0) return null;
 
@@ -107,7 +109,7 @@ export function heldChange(plan: ServicePlan, budgetSeconds: number): HeldChange
   const heldRefs = new Set<string>();
   plan.actions.forEach((action, index) => {
     const held =
-      !leavesPort(action) &&
+      !outsideBudget(action) &&
       (triggers.has(index) || referencedRefs(action).some((ref) => heldRefs.has(ref)) || positions.some((p) => sameStory(plan.actions[p]!, action)));
     if (!held) return;
     positions.push(index);
@@ -135,15 +137,19 @@ export function heldChange(plan: ServicePlan, budgetSeconds: number): HeldChange
   };
 }
 
+/** The impact classes never held, whatever the budget (`outsideBudget`). */
+const OUTSIDE_BUDGET: ReadonlySet<ImpactClass> = new Set<ImpactClass>(['port-removal', 'port-move', 'listener-missing']);
+
 /**
- * Whether an action takes away a port number the Service no longer has: a removed port (impact
- * `port-removal`) or a port moved to another number in place (`port-move`). Never held, whatever
- * the budget: no client of the Service can expect the old number any more, and for a removed
- * port Kubernetes released its node port and may allocate it to another Service, so a listener
- * held back would forward that Service's traffic; a held move would keep the new number unserved.
+ * Whether an action is never held, whatever the budget: it takes away a port number the Service
+ * no longer has — a removed port (impact `port-removal`: Kubernetes released its node port and
+ * may allocate it to another Service, so a listener held back would forward that Service's
+ * traffic) or a port moved to another number in place (`port-move`: a held move would keep the
+ * Service's new number unserved) — or it gives a listener back to a port that has none
+ * (`listener-missing`: the port serves nothing already, holding would prolong the outage).
  */
-function leavesPort(action: PlannedAction): boolean {
-  return action.impact === 'port-removal' || action.impact === 'port-move';
+function outsideBudget(action: PlannedAction): boolean {
+  return OUTSIDE_BUDGET.has(action.impact);
 }
 
 /** A Warning Event due for a Service, and the token that records it as announced. */

@@ -10,6 +10,7 @@ export const IMPACT_CLASSES = [
   'member-rotation',
   'minimal',
   'port-move',
+  'listener-missing',
   'pool-swap',
   'listener-recreation',
   'monitor-recreation',
@@ -45,6 +46,8 @@ export const IMPACT_DOC: { readonly [K in ImpactClass]: string } = {
   minimal: 'Generally safe; new connections may be affected briefly.',
   'port-move':
     "The Service port's number changed: its listener moves to the new number in place. The old number stops answering at once (the Service no longer has it); the new one answers once the change reaches the data plane (up to about 20 s).",
+  'listener-missing':
+    'A port of the Service has no listener (a pass stopped between the delete and the create of a listener move, or it was deleted outside this tool): it serves nothing now, and answers once the listener created for it reaches the data plane (up to about 20 s). A downtime budget does not hold it back: holding would only prolong the outage.',
   'pool-swap':
     "A successor pool is built beside the old one and checked healthy; then the port's listener moves to it: the port is unreachable only while its listener is re-created (up to about 20 s: one propagation of the data plane).",
   'listener-recreation':
@@ -70,6 +73,7 @@ const DOWNTIME_CLASS: { readonly [K in ImpactClass]: DowntimeClass } = {
   'member-rotation': 'none',
   minimal: 'minimal',
   'port-move': 'short',
+  'listener-missing': 'short',
   'pool-swap': 'short',
   'listener-recreation': 'short',
   'monitor-recreation': 'short',
@@ -146,6 +150,13 @@ function computeDowntime(impact: ImpactClass, monitor?: MonitorTiming): Downtime
         // A listener PATCH reaches the data plane within about 15–20 s (docs/cloudscale-api.md).
         maxSeconds: 20,
         text: 'the old port number stops answering at once; the new one answers once the change reaches the data plane (up to ~20 s)',
+      };
+    case 'listener-missing':
+      return {
+        class: cls,
+        minSeconds: 0,
+        maxSeconds: 20,
+        text: 'the port has no listener and serves nothing now: it answers once this one reaches the data plane (up to ~20 s)',
       };
     case 'listener-recreation':
       return { class: cls, minSeconds: 0, maxSeconds: 15, text: 'the port is unreachable for up to ~15 s' };

@@ -1064,7 +1064,7 @@ class CloudPlan {
     this.createPools(targets, { uuid: actual.lb.uuid });
     this.deleteBlockingFreeListeners(actual);
     for (const swap of swaps) {
-      const { steps, warning } = this.strategies.swapPool({ ...swap, loadBalancer: { uuid: actual.lb.uuid } });
+      const { steps, warning } = this.strategies.swapPool({ ...swap, loadBalancer: { uuid: actual.lb.uuid }, nodeOf: this.nodeOf });
       this.swaps.push(...steps);
       if (warning !== undefined) this.warnings.push(warning);
     }
@@ -1264,9 +1264,11 @@ class CloudPlan {
     const old = remove[0];
     // A new port number for the same pool and protocol moves the listener in place, unless
     // another listener holds that port now (two ports swapping numbers: deleted, then created).
+    // It frees its old port before listeners are created (one may need that port: a listener
+    // re-creation a pass left half done, or a new port that takes the old number).
     if (create.length === 1 && remove.length === 1 && old!.protocol === wanted.protocol && !this.portTaken(old!, wanted)) {
       const field = `spec.ports[${pool.port.name || 0}].port`;
-      this.updates.push(
+      this.listenerDeletes.push(
         this.act({
           kind: 'update-listener',
           object: `listener ${old!.name}`,
@@ -1277,7 +1279,7 @@ class CloudPlan {
         }),
       );
       if (old!.name !== wanted.name) {
-        this.updates.push(
+        this.listenerDeletes.push(
           this.act({
             kind: 'update-listener',
             object: `listener ${old!.name}`,
@@ -1288,7 +1290,7 @@ class CloudPlan {
           }),
         );
       }
-      this.updateListener({ ...old!, name: wanted.name }, wanted);
+      this.updateListener({ ...old!, name: wanted.name }, wanted, this.listenerDeletes);
       return;
     }
     const recreated = create.length > 0 && remove.length > 0;
@@ -1319,7 +1321,7 @@ class CloudPlan {
           target,
           recreated
             ? { impact: 'listener-recreation', reason: recreation! }
-            : { impact: 'none', reason: { text: `the listener of port ${describePort(pool)} is missing` } },
+            : { impact: 'listener-missing', reason: { text: `the listener of port ${describePort(pool)} is missing` } },
         ),
       );
     }
@@ -1333,7 +1335,8 @@ class CloudPlan {
     );
   }
 
-  private updateListener(have: { uuid: string; name: string } & DesiredListener, want: DesiredListener): void {
+  /** Plans the in-place updates of a listener's other fields, into `into` (beside its other updates: one PATCH). */
+  private updateListener(have: { uuid: string; name: string } & DesiredListener, want: DesiredListener, into: PlannedAction[] = this.updates): void {
     const update = (
       patch: Extract<PlannedAction, { kind: 'update-listener' }>['patch'],
       field: string,
@@ -1341,7 +1344,7 @@ class CloudPlan {
       to: string,
       impact: ImpactClass,
     ) =>
-      this.updates.push(
+      into.push(
         this.act({
           kind: 'update-listener',
           object: `listener ${have.name}`,
