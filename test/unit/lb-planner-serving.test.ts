@@ -236,3 +236,34 @@ describe('a member replaced at its own address and port while the other members 
     ]);
   });
 });
+
+describe('a pool swap a stopped pass left at its gate', () => {
+  const resumed = (status: MonitorStatus) => {
+    const world = servingWorld(60);
+    const old = world.pools[0]!.uuid;
+    world.annotate({ 'loadbalancer-health-monitor-type': 'http' });
+    stopAtGate(world, world.plan());
+    const successor = world.pools.find((p) => p.uuid !== old)!.uuid;
+    for (const m of world.members[successor]!) m.monitor_status = status;
+    return world.plan();
+  };
+
+  test.each(['down', 'changing', 'up'] as const)('successor members %s: the gate still stands before the listener moves', (status) => {
+    const plan = resumed(status);
+    expect(shape(plan).slice(0, 3)).toEqual([
+      'await-members 2 members of pool tcp/http healthy [none]',
+      'delete-listener listener tcp/80 [pool-swap]',
+      'create-listener listener tcp/80 [pool-swap]',
+    ]);
+    const kept = warnings(plan).filter((w) => w.startsWith('MembersKept'));
+    expect(kept).toEqual(
+      status === 'down'
+        ? [
+            'MembersKept: pool tcp/http keeps port TCP 80, because the members of its successor are down: ' +
+              '10.0.0.1:30080 (node worker-1) fails its http GET / check on port 30080, 10.0.0.2:30080 (node worker-2) fails its http GET / check on port 30080. ' +
+              'The pass waits up to 26 s for one of them to pass its check; until one does, the listener does not move.',
+          ]
+        : [],
+    );
+  });
+});

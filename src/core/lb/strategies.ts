@@ -358,9 +358,13 @@ export class Strategies {
     readonly loadBalancer: ExistingRef;
     readonly reason: Reason;
     readonly successor?: ActualPool;
+    /** The selected Node of an address, to name it beside a member that is down. */
+    readonly nodeOf?: (address: string) => string | undefined;
   }): { readonly steps: PlannedAction[]; readonly warning?: PlanWarning } {
     const { old, desired, reason } = input;
     const protects = old.members.filter(mayServe).map((m) => m.name);
+    const wanted = new Set(desired.members.map((m) => m.name));
+    const built = input.successor?.members.filter((m) => wanted.has(m.name)) ?? [];
     if (desired.members.length === 0 && protects.length > 0) {
       return {
         steps: [],
@@ -396,6 +400,9 @@ export class Strategies {
     const servingPort = old.listeners.filter(
       (l) => l.protocol === desired.listener.protocol && l.protocol_port === desired.listener.protocol_port,
     );
+    // A successor a stopped pass built, whose members are all reported down: the gate holds the
+    // listener on the old pool, and the warning says why.
+    const down = protects.length > 0 && built.length === wanted.size && built.every((m) => m.monitor_status === 'down');
     if (desired.members.length > 0 && protects.length > 0) {
       steps.push(
         this.awaitMembers(successor, desired.members.map((m) => m.name), { pool: { uuid: old.pool.uuid }, members: protects }, desired.monitor, building),
@@ -411,7 +418,12 @@ export class Strategies {
         reason: { text: `no Service port maps to this listener of the old pool ${old.pool.name} any more: it stops serving` },
       }),
     );
-    return { steps };
+    if (!down) return { steps };
+    const message =
+      `pool ${old.pool.name} keeps port ${desired.listener.protocol.toUpperCase()} ${desired.listener.protocol_port}, because the members of its successor are down: ` +
+      `${describeDown(built, input.successor?.monitors[0], input.nodeOf ?? (() => undefined))}. The pass waits up to ${awaitSeconds(desired.monitor)} s ` +
+      'for one of them to pass its check; until one does, the listener does not move.';
+    return { steps, warning: { reason: 'MembersKept', message } };
   }
 }
 
