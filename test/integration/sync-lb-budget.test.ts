@@ -347,6 +347,24 @@ describe('sync-lb --max-downtime', () => {
     expect((await harness.cloud.listeners.list()).filter((l) => l.load_balancer.uuid === lb.uuid).map((l) => l.protocol_port)).toEqual([8080]);
   });
 
+  it('a port moved to another number and a new port on its old number, in one edit under 0s: one pass applies both (the move frees the number first)', async () => {
+    const service = await created('taken');
+    await patchService(namespace, 'taken', {
+      spec: {
+        ports: [
+          { ...service.spec!.ports![0], port: 8080 },
+          { name: 'admin', protocol: 'TCP', port: 80, targetPort: 9090 },
+        ],
+      },
+    });
+    const pass = await passOk(harness, ['taken'], budget0);
+    expect(pass.report.services[0]!.held).toBeUndefined();
+    const { lb } = await theLb(harness, service);
+    const listeners = (await harness.cloud.listeners.list()).filter((l) => l.load_balancer.uuid === lb.uuid);
+    expect(listeners.map((l) => `${l.protocol_port} ${l.name}`).sort()).toEqual(['80 tcp/80', '8080 tcp/8080']);
+    await expectConverged(harness, ['taken'], budget0);
+  });
+
   it('a pool swap stopped between its listener delete and create: plan says the port serves nothing now; under 0s the next pass gives it its listener, not held', async () => {
     const service = await created('stranded');
     await annotate(namespace, 'stranded', { [key('loadbalancer-pool-algorithm')]: 'least_connections' });
