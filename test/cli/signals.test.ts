@@ -1,7 +1,10 @@
 // Signals: `sim` runs until it is told to stop and then exits 0 (a demo or a CI job stops it
 // with SIGTERM or Ctrl-C); its first stdout line is CLOUDSCALE_API_URL=…, so a script can read
 // the address before anything else. A pass (sync-lb) stops between steps on SIGTERM, says what
-// it did and exits 1; the next pass finishes the work.
+// it did and exits 1; the next pass finishes the work. It never stops inside a step pair: after
+// a pool swap's listener delete, the listener is re-created before the process exits, in a
+// plain pass and in a reaction pass of `run --watch-for` (the binary announces each step
+// boundary with CLOUDSCALE_CCM_TEST_STEP_PAUSE_MS, and the test signals at one).
 import type { V1Service } from '@kubernetes/client-node';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { runBinary, startHarness, type Harness } from '../support/ccm.js';

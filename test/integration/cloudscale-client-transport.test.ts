@@ -58,9 +58,14 @@ afterEach(async () => {
   await Promise.all(running.splice(0).map((server) => server.stop()));
 });
 
-/** A loopback server that answers attempt n with answers[n]; extra attempts get a 599. */
-async function scriptedServer(answers: Answer[]): Promise<Scripted> {
+/**
+ * A loopback server that answers attempt n with answers[n], or with the method's nth answer when
+ * they are given per method; extra attempts get a 599.
+ */
+async function scriptedServer(answers: Answer[] | Partial<Record<string, Answer[]>>): Promise<Scripted> {
   const seen: SeenRequest[] = [];
+  const nth = (method: string): Answer | undefined =>
+    Array.isArray(answers) ? answers[seen.length - 1] : answers[method]?.[seen.filter((r) => r.method === method).length - 1];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -71,7 +76,7 @@ async function scriptedServer(answers: Answer[]): Promise<Scripted> {
         headers: req.headers,
         body: Buffer.concat(chunks).toString('utf8'),
       });
-      const answer = answers[seen.length - 1] ?? text(599, 'unscripted attempt', 'text/plain');
+      const answer = nth(req.method ?? '') ?? text(599, 'unscripted attempt', 'text/plain');
       answer(res);
     });
   });
@@ -224,12 +229,12 @@ describe('retries of idempotent requests', () => {
     expect(server.seen).toHaveLength(3);
   });
 
-  test('PATCH is retried after a timeout', async () => {
-    const server = await scriptedServer([hang, noContent]);
+  test('PATCH after a timeout: read back, not applied, sent again', async () => {
+    const server = await scriptedServer({ PATCH: [hang, noContent], GET: [json(200, { uuid, allowed_cidrs: ['10.0.0.0/8'] })] });
     const client = clientFor(server);
     await client.listeners.update(uuid, { allowed_cidrs: [] });
-    expect(server.seen.map((r) => r.method)).toEqual(['PATCH', 'PATCH']);
-    expect(client.requests.entries().map((e) => e.status)).toEqual(['error', 204]);
+    expect(server.seen.map((r) => r.method)).toEqual(['PATCH', 'GET', 'PATCH']);
+    expect(server.seen[1]!.url).toBe(`/v1/load-balancers/listeners/${uuid}`);
   });
 
   test('GET that never gets an answer ends in CloudscaleNoAnswerError after the budget', async () => {
@@ -283,6 +288,57 @@ describe('retries of idempotent requests', () => {
   });
 });
 
+describe('a write without an answer is read back before it is sent again or reported', () => {
+  const before = { uuid, allowed_cidrs: ['10.0.0.0/8'] };
+  const after = { uuid, allowed_cidrs: [] };
+  const overlapping = json(400, { detail: 'Another change to this load balancer is still being processed.' });
+
+  test('PATCH timed out but applied: the read back shows it, not sent again', async () => {
+    const server = await scriptedServer({ PATCH: [hang], GET: [json(200, after)] });
+    await clientFor(server).listeners.update(uuid, { allowed_cidrs: [] });
+    expect(server.seen.map((r) => r.method)).toEqual(['PATCH', 'GET']);
+  });
+
+  test('PATCH timed out, its retry refused (400) while the first was applied: read back, done', async () => {
+    const server = await scriptedServer({ PATCH: [hang, overlapping], GET: [json(200, before), json(200, after)] });
+    await clientFor(server).listeners.update(uuid, { allowed_cidrs: [] });
+    expect(server.seen.map((r) => r.method)).toEqual(['PATCH', 'GET', 'PATCH', 'GET']);
+  });
+
+  test('PATCH timed out, refused on every retry and never applied: the 400 after the budget, saying an attempt went unanswered', async () => {
+    const server = await scriptedServer({ PATCH: [hang, overlapping, overlapping], GET: [json(200, before), json(200, before), json(200, before)] });
+    const error = (await caught(clientFor(server).listeners.update(uuid, { allowed_cidrs: [] }))) as CloudscaleRequestError;
+    expect(error).toBeInstanceOf(CloudscaleRequestError);
+    expect(error.status).toBe(400);
+    expect(error.attempts).toBe(3);
+    expect(error.hint).toMatch(/an earlier attempt got no answer/);
+    expect(server.seen.map((r) => r.method)).toEqual(['PATCH', 'GET', 'PATCH', 'GET', 'PATCH', 'GET']);
+  });
+
+  test('PATCH refused (400) with no attempt unanswered: an answer, not read back', async () => {
+    const server = await scriptedServer({ PATCH: [overlapping] });
+    const error = (await caught(clientFor(server).listeners.update(uuid, { allowed_cidrs: [] }))) as CloudscaleRequestError;
+    expect(error.status).toBe(400);
+    expect(error.hint).not.toMatch(/an earlier attempt/);
+    expect(server.seen.map((r) => r.method)).toEqual(['PATCH']);
+  });
+
+  test('DELETE timed out but applied: the read back answers 404, not sent again', async () => {
+    const server = await scriptedServer({ DELETE: [hang], GET: [json(404, { detail: 'Not found.' })] });
+    await clientFor(server).deleteByHref(`${server.url}/v1/load-balancers/pools/${uuid}`);
+    expect(server.seen.map((r) => `${r.method} ${r.url}`)).toEqual([`DELETE /v1/load-balancers/pools/${uuid}`, `GET /v1/load-balancers/pools/${uuid}`]);
+  });
+
+  test('POST timed out but applied: the pool is found among the pools and is the answer', async () => {
+    const pool = { uuid, name: 'tcp', load_balancer: { uuid: lb.uuid }, algorithm: 'round_robin', protocol: 'tcp' };
+    const other = { ...pool, uuid: '57cec963-fcd2-482f-bdb6-24461b2d47b1', name: 'udp' };
+    const server = await scriptedServer({ POST: [hang], GET: [json(200, [other, pool])] });
+    const made = await clientFor(server).pools.create({ name: 'tcp', load_balancer: lb.uuid, algorithm: 'round_robin', protocol: 'tcp' });
+    expect(made).toEqual(pool);
+    expect(server.seen.map((r) => `${r.method} ${r.url}`)).toEqual(['POST /v1/load-balancers/pools', 'GET /v1/load-balancers/pools']);
+  });
+});
+
 describe('creates are not repeated blindly', () => {
   const body = { name: 'tcp', load_balancer: uuid, algorithm: 'round_robin', protocol: 'tcp' } as const;
 
@@ -293,15 +349,15 @@ describe('creates are not repeated blindly', () => {
     { name: '503 with Retry-After', answer: json(503, {}, { 'retry-after': '0' }), kind: CloudscaleRequestError },
     { name: 'a timeout', answer: hang, kind: CloudscaleNoAnswerError },
     { name: 'a dropped connection', answer: drop, kind: CloudscaleNoAnswerError },
-  ])('POST after $name: one attempt, outcome unknown', async ({ answer, kind }) => {
-    const server = await scriptedServer([answer, json(201, { uuid })]);
+  ])('POST after $name: one attempt, read back, nothing found: outcome unknown', async ({ answer, kind }) => {
+    const server = await scriptedServer({ POST: [answer, json(201, { uuid })], GET: [json(200, [])] });
     const client = clientFor(server);
     const error = await caught(client.pools.create(body));
     expect(error).toBeInstanceOf(kind);
     expect(isOutcomeUnknown(error)).toBe(true);
     expect((error as { outcomeUnknown: boolean }).outcomeUnknown).toBe(true);
     expect((error as Error & { hint?: string }).hint).toMatch(/read the current state/);
-    expect(server.seen).toHaveLength(1);
+    expect(server.seen.map((r) => r.method)).toEqual(['POST', 'GET']);
   });
 
   test.each([{ name: '429', answer: json(429, { detail: 'Request was throttled.' }) }])('POST after $name is retried: nothing was created', async ({ answer }) => {

@@ -410,7 +410,7 @@ describe('fault injection', () => {
     await client.deleteByHref(lb.href);
   });
 
-  test('503 with Retry-After on a POST that was applied: not sent again, flagged outcome-unknown, one object', async () => {
+  test('503 with Retry-After on a POST that was applied: not sent again; read back, the pool it made is the answer', async () => {
     const lb = await newLoadBalancer('k8s-service-503-retry-after');
     client.requests.reset();
     sim.admin.setFaults({
@@ -423,11 +423,9 @@ describe('fault injection', () => {
         count: 1,
       },
     });
-    const error = (await caught(newPool(lb, 'after-maintenance'))) as CloudscaleRequestError;
-    expect(error).toBeInstanceOf(CloudscaleRequestError);
-    expect(error.outcomeUnknown).toBe(true);
-    expect(client.requests.entries().map((e) => e.status)).toEqual([503]);
-    expect((await client.pools.list()).filter((p) => p.load_balancer.uuid === lb.uuid)).toHaveLength(1);
+    const pool = await newPool(lb, 'after-maintenance');
+    expect(client.requests.entries().map((e) => `${e.method} ${e.status}`)).toEqual(['POST 503', 'GET 200']);
+    expect((await client.pools.list()).filter((p) => p.load_balancer.uuid === lb.uuid).map((p) => p.uuid)).toEqual([pool.uuid]);
     await client.deleteByHref(lb.href);
   });
 
@@ -462,7 +460,7 @@ describe('fault injection', () => {
     });
   });
 
-  test('a POST answered 500 after the create happened: not retried, flagged outcome-unknown', async () => {
+  test('a POST answered 500 after the create happened: not retried; read back, the pool it made is the answer', async () => {
     const lb = await newLoadBalancer('k8s-service-lost-answer');
     sim.admin.setFaults({
       errorRate: {
@@ -474,14 +472,22 @@ describe('fault injection', () => {
       },
     });
     client.requests.reset();
-    const error = await caught(newPool(lb, 'maybe'));
+    const pool = await newPool(lb, 'maybe');
+    expect(pool.name).toBe('maybe');
+    expect(client.requests.summary()).toMatchObject({ total: 2, writes: 1, retries: 0 });
+    expect((await client.pools.list()).filter((p) => p.load_balancer.uuid === lb.uuid).map((p) => p.uuid)).toEqual([pool.uuid]);
+    await client.deleteByHref(lb.href);
+  });
+
+  test('a POST answered 500 that created nothing: read back, not found, the error stands (outcome unknown)', async () => {
+    const lb = await newLoadBalancer('k8s-service-lost-nothing');
+    sim.admin.setFaults({ errorRate: { pathPattern: '/v1/load-balancers/pools', methods: ['POST'], status: 500, count: 1 } });
+    client.requests.reset();
+    const error = await caught(newPool(lb, 'never'));
     expect(error).toBeInstanceOf(CloudscaleRequestError);
     expect(isOutcomeUnknown(error)).toBe(true);
-    expect(client.requests.summary()).toMatchObject({ total: 1, writes: 1, retries: 0 });
-    // The create did happen: re-reading, as the flag asks, finds exactly one pool.
-    expect((await client.pools.list()).filter((p) => p.load_balancer.uuid === lb.uuid).map((p) => p.name)).toEqual([
-      'maybe',
-    ]);
+    expect(client.requests.entries().map((e) => `${e.method} ${e.status}`)).toEqual(['POST 500', 'GET 200']);
+    expect((await client.pools.list()).filter((p) => p.load_balancer.uuid === lb.uuid)).toEqual([]);
     await client.deleteByHref(lb.href);
   });
 
@@ -494,6 +500,64 @@ describe('fault injection', () => {
     await client.deleteByHref(lb.href);
     expect(client.requests.entries().map((e) => e.status)).toEqual([502, 404]);
     expect(((await caught(client.loadBalancers.get(lb.uuid))) as CloudscaleApiError).isNotFound).toBe(true);
+  });
+});
+
+describe('writes slower than the timeout that the API still applies', () => {
+  /** A client that gives up on an answer after 200 ms; the simulator's hangs outlast it. */
+  const impatient = () => clientWith({ timeoutMs: 200, retry: { limit: 3, baseDelayMs: 50, maxDelayMs: 100 } });
+
+  test.each([
+    ['a pool', (c: CloudscaleClient, lb: LoadBalancer) => c.pools.create({ name: 'late', load_balancer: lb.uuid, algorithm: 'round_robin', protocol: 'tcp' }), '/v1/load-balancers/pools'],
+    [
+      'a listener',
+      async (c: CloudscaleClient, lb: LoadBalancer) => {
+        const pool = await newPool(lb, 'for-listener');
+        return c.listeners.create({ pool: pool.uuid, name: 'tcp/80', protocol: 'tcp', protocol_port: 80, allowed_cidrs: [], timeout_client_data_ms: 50_000, timeout_member_connect_ms: 5_000, timeout_member_data_ms: 50_000 });
+      },
+      '/v1/load-balancers/listeners',
+    ],
+  ] as const)('a create of %s timed out after it was applied: read back, no duplicate, no error', async (_, make, route) => {
+    const lb = await newLoadBalancer(`k8s-service-late-${route.split('/').pop()}`);
+    const c = impatient();
+    sim.admin.setFaults({ hang: { pathPattern: route, methods: ['POST'], afterApplying: true, count: 1 } });
+    const made = await make(c, lb);
+    expect(c.requests.entries().filter((e) => e.method === 'POST').map((e) => e.status)).toEqual(['error']);
+    const all = route.endsWith('pools') ? (await client.pools.list()).filter((p) => p.load_balancer.uuid === lb.uuid && p.name === 'late') : (await client.listeners.list()).filter((l) => l.load_balancer.uuid === lb.uuid);
+    expect(all.map((o) => o.uuid)).toEqual([made.uuid]);
+    await client.deleteByHref(lb.href);
+  });
+
+  test("a PATCH slower than the timeout, its retry refused while the API still applies it (one write per load balancer): read back, done", async () => {
+    sim.admin.setBehaviour({ refuseOverlappingWrites: true });
+    try {
+      const lb = await newLoadBalancer('k8s-service-late-patch');
+      const pool = await newPool(lb, 'late-patch');
+      const member = await client.poolMembers.create(pool.uuid, { name: 'm', protocol_port: 30080, address: '10.1.1.50', subnet: await privateSubnetUuid() });
+      // Gives up after 200 ms, tries again 100–200 ms later and then every 200–400 ms: the first
+      // retry comes while the PATCH is still applied (500 ms, the load balancer's write lock held),
+      // the last after it.
+      const c = clientWith({ timeoutMs: 200, retry: { limit: 3, baseDelayMs: 200, maxDelayMs: 400 } });
+      sim.admin.setFaults({ hang: { pathPattern: '/v1/load-balancers/pools/*/members/*', methods: ['PATCH'], forMs: 500, count: 1 } });
+      await c.poolMembers.update(pool.uuid, member.uuid, { enabled: false });
+      const patches = c.requests.entries().filter((e) => e.method === 'PATCH').map((e) => e.status);
+      expect(patches.slice(0, 2)).toEqual(['error', 400]);
+      expect((await client.poolMembers.list(pool.uuid)).map((m) => m.enabled)).toEqual([false]);
+      await client.deleteByHref(lb.href);
+    } finally {
+      sim.admin.setBehaviour({ refuseOverlappingWrites: false });
+    }
+  });
+
+  test('a DELETE slower than the timeout and applied: read back (404), done without another DELETE', async () => {
+    const lb = await newLoadBalancer('k8s-service-late-delete');
+    const pool = await newPool(lb, 'late-delete');
+    const c = impatient();
+    sim.admin.setFaults({ hang: { pathPattern: '/v1/load-balancers/pools/*', methods: ['DELETE'], afterApplying: true, count: 1 } });
+    await c.deleteByHref(pool.href);
+    // Each attempt is counted when its call ends: the read back first.
+    expect(c.requests.entries().map((e) => `${e.method} ${e.status}`)).toEqual(['GET 404', 'DELETE error']);
+    await client.deleteByHref(lb.href);
   });
 });
 

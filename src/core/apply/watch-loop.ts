@@ -5,7 +5,10 @@
 // server closes resumes from the last version seen; one that expired (410) or failed is
 // re-established from a fresh list, whose differences count as changes (nothing missed in
 // between goes unseen); one that cannot be re-established within `reestablishWithinMs` ends the
-// loop with an error, never silently. The signal (SIGTERM, a lost Lease) ends it between passes.
+// loop with an error, never silently. The signal (SIGTERM, a lost Lease) ends it: between passes
+// at once; a reaction pass in progress stops at its next step outside a step pair (SIGTERM
+// waits for the pair, src/core/stop.ts; a lost Lease does not: the write fence refuses its
+// writes), and the loop ends after it.
 import type { V1Node, V1Service } from '@kubernetes/client-node';
 import { KubeApiError, errorMessage } from '../errors.js';
 import type { ListedCollection, RunningWatch, WatchEnd, WatchHandlers, WatchedKind } from '../kube/watch.js';

@@ -7,6 +7,8 @@ import { InternalError, RefusedError } from '../errors.js';
 import { createRequestCounter, type RequestCounter } from './request-counter.js';
 import { defaultRetryPolicy, type RetryPolicy } from './retry.js';
 import { checkedToken, defaultApiTimeoutMs, normaliseBaseUrl } from './settings.js';
+import { isOutcomeUnknown } from './errors.js';
+import { createdBy, onlyMatch } from './reread.js';
 import { createTransport } from './transport.js';
 import type { WriteFence } from '../fence.js';
 import type {
@@ -62,6 +64,9 @@ export type TagFilter = Record<string, string | true>;
  * `detail` and `fieldErrors` as the API sent them) or CloudscaleNoAnswerError (a
  * CloudscaleUnavailableError), both with `outcomeUnknown` for creates that may have happened.
  * Updates send exactly the one attribute they are given and resolve once the API answered 204.
+ * A write that got no answer is read back before it is sent again or reported (reread.ts): a
+ * create of a pool, member, listener or monitor that the API applied all the same answers with
+ * the object it made; an update or delete found done resolves.
  */
 export interface CloudscaleClient {
   /** The API root without `/v1` and without a trailing slash. */
@@ -137,8 +142,21 @@ export function createCloudscaleClient(options: CloudscaleClientOptions): Clouds
     expectList<T>(await send({ method: 'GET', url: apiUrl(path, tags) }), path);
   const get = async <T>(path: string): Promise<T> =>
     (await send({ method: 'GET', url: apiUrl(path) })) as T;
-  const create = async <T>(path: string, body: unknown): Promise<T> =>
-    (await send({ method: 'POST', url: apiUrl(path), json: body })) as T;
+  /**
+   * A create whose outcome is unknown (no answer, a lost one, a 5xx) is never sent again: the
+   * objects are read back, and the one it made (`made`: what identifies it in its parent, see
+   * reread.ts) is its answer. Not found, or not readable, the error stands.
+   */
+  const create = async <T>(path: string, body: unknown, made?: { readonly list: () => Promise<T[]>; readonly is: (object: T) => boolean }): Promise<T> => {
+    try {
+      return (await send({ method: 'POST', url: apiUrl(path), json: body })) as T;
+    } catch (error) {
+      if (made === undefined || !isOutcomeUnknown(error)) throw error;
+      const found = await made.list().then((objects) => onlyMatch(objects, made.is), () => undefined);
+      if (found === undefined) throw error;
+      return found;
+    }
+  };
   const update = async (path: string, patch: object): Promise<void> => {
     await send({ method: 'PATCH', url: apiUrl(path), json: patch });
   };
@@ -160,29 +178,33 @@ export function createCloudscaleClient(options: CloudscaleClientOptions): Clouds
     loadBalancers: {
       list: (tags) => list('load-balancers', tags),
       get: (uuid) => get(`load-balancers/${checkedUuid(uuid)}`),
+      // A lost create of a load balancer is looked for by its caller, which knows its ownership tags.
       create: (body) => create('load-balancers', body),
       update: (uuid, patch) => update(`load-balancers/${checkedUuid(uuid)}`, patch),
     },
     pools: {
       list: (tags) => list('load-balancers/pools', tags),
       get: (uuid) => get(`load-balancers/pools/${checkedUuid(uuid)}`),
-      create: (body) => create('load-balancers/pools', body),
+      create: (body) => create('load-balancers/pools', body, { list: () => list<Pool>('load-balancers/pools'), is: createdBy.pool(body) }),
     },
     poolMembers: {
       list: (poolUuid, tags) => list(`load-balancers/pools/${checkedUuid(poolUuid)}/members`, tags),
-      create: (poolUuid, body) =>
-        create(`load-balancers/pools/${checkedUuid(poolUuid)}/members`, body),
+      create: (poolUuid, body) => {
+        const members = `load-balancers/pools/${checkedUuid(poolUuid)}/members`;
+        return create(members, body, { list: () => list<PoolMember>(members), is: createdBy.member(body) });
+      },
       update: (poolUuid, memberUuid, patch) =>
         update(`load-balancers/pools/${checkedUuid(poolUuid)}/members/${checkedUuid(memberUuid)}`, patch),
     },
     listeners: {
       list: (tags) => list('load-balancers/listeners', tags),
-      create: (body) => create('load-balancers/listeners', body),
+      create: (body) => create('load-balancers/listeners', body, { list: () => list<Listener>('load-balancers/listeners'), is: createdBy.listener(body) }),
       update: (uuid, patch) => update(`load-balancers/listeners/${checkedUuid(uuid)}`, patch),
     },
     healthMonitors: {
       list: (tags) => list('load-balancers/health-monitors', tags),
-      create: (body) => create('load-balancers/health-monitors', body),
+      create: (body) =>
+        create('load-balancers/health-monitors', body, { list: () => list<HealthMonitor>('load-balancers/health-monitors'), is: createdBy.monitor(body) }),
       update: (uuid, patch) => update(`load-balancers/health-monitors/${checkedUuid(uuid)}`, patch),
     },
     deleteByHref: async (href) => {

@@ -18,11 +18,13 @@ export class CloudscaleRequestError extends CloudscaleApiError {
     body: unknown;
     attempts: number;
     outcomeUnknown: boolean;
+    /** Instead of the status's hint, when the transport knows better. */
+    hint?: string;
   }) {
     super({ ...init, body: normaliseErrorBody(init.body) });
     this.outcomeUnknown = init.outcomeUnknown;
     this.attempts = init.attempts;
-    this.hint = hintForStatus(init.status, init.outcomeUnknown);
+    this.hint = init.hint ?? hintForStatus(init.status, init.outcomeUnknown);
   }
 }
 

@@ -7,7 +7,8 @@ import { InternalError, errorMessage } from '../errors.js';
 import { CloudscaleNoAnswerError, CloudscaleRequestError } from './errors.js';
 import { routePattern, type RecordingRequestCounter } from './request-counter.js';
 import { AdaptiveLimiter, type AttemptAnswer } from './limiter.js';
-import { decideRetry, parseRetryAfterMs, type AttemptOutcome, type RetryPolicy } from './retry.js';
+import { backoffDelayMs, decideRetry, parseRetryAfterMs, type AttemptOutcome, type RetryDecision, type RetryPolicy } from './retry.js';
+import { patchApplied } from './reread.js';
 import { abortableSleep } from '../sleep.js';
 import { redactToken } from './settings.js';
 import { hostOf, tlsFailureOf, type TlsFailure } from '../tls.js';
@@ -63,12 +64,27 @@ export function createTransport(options: TransportOptions): Transport {
   const random = options.random ?? Math.random;
   const limiter = options.limiter ?? new AdaptiveLimiter();
 
-  return async (call) => {
+  /**
+   * Whether the PATCH or DELETE `call` is already done, as the object reads now: deleted (404),
+   * or holding what the PATCH asks for. False when the read fails otherwise: then nobody knows.
+   */
+  const alreadyDone = async (call: ApiCall): Promise<boolean> => {
+    try {
+      const object = await send({ method: 'GET', url: call.url });
+      return call.method === 'PATCH' && patchApplied(call.json, object);
+    } catch (error) {
+      return call.method === 'DELETE' && error instanceof CloudscaleRequestError && error.status === 404;
+    }
+  };
+
+  const send: Transport = async (call) => {
     const path = call.url.pathname + call.url.search;
     const route = routePattern(call.url.pathname);
     // What this call waited so far: retry delays (Retry-After or backoff) and the limiter's queue.
     let waitedMs = 0;
     let backoffMs = 0;
+    // An attempt of this PATCH or DELETE got no answer: the API may still apply it, or be applying it.
+    let unanswered = false;
     for (let attempts = 1; ; attempts++) {
       const queued = performance.now();
       await limiter.acquire(options.signal);
@@ -146,7 +162,7 @@ export function createTransport(options: TransportOptions): Transport {
       // A failed TLS handshake is no network hiccup: the same certificate fails again, and
       // nothing reached the API (so no create can have happened).
       const tls = outcome.kind === 'network' ? tlsFailureOf(networkCause) : undefined;
-      const decision = tls !== undefined
+      let decision: RetryDecision = tls !== undefined
         ? ({ retry: false, outcomeUnknown: false } as const)
         : decideRetry({
             method: call.method,
@@ -156,6 +172,21 @@ export function createTransport(options: TransportOptions): Transport {
             policy: options.retry,
             random,
           });
+      // A write with no answer is read back before it is sent again or reported (reread.ts): it
+      // may have been applied. So is one refused (400) after such an attempt: the API handles one
+      // write per load balancer at a time, and refuses another while the first is in progress.
+      if ((call.method === 'PATCH' || call.method === 'DELETE') && tls === undefined) {
+        if (outcome.kind !== 'status') unanswered = true;
+        const refusedAfter = unanswered && outcome.kind === 'status' && outcome.status === 400;
+        if (outcome.kind !== 'status' || refusedAfter) {
+          if (await alreadyDone(call)) {
+            record(true);
+            return undefined;
+          }
+          // Not done yet: the first attempt may still be in progress; tried again within the budget.
+          if (refusedAfter && attempts <= options.retry.limit) decision = { retry: true, delayMs: backoffDelayMs(attempts, options.retry, random) };
+        }
+      }
       record(!decision.retry);
       if (decision.retry) {
         await abortableSleep(decision.delayMs, options.signal);
@@ -171,6 +202,9 @@ export function createTransport(options: TransportOptions): Transport {
           body: errorBody,
           attempts,
           outcomeUnknown: decision.outcomeUnknown,
+          ...(unanswered && outcome.status === 400
+            ? { hint: 'an earlier attempt got no answer and was not applied when read back; the API may still be applying it: the next pass reads the state again' }
+            : {}),
         });
       }
       throw new CloudscaleNoAnswerError({
@@ -190,6 +224,7 @@ export function createTransport(options: TransportOptions): Transport {
       });
     }
   };
+  return send;
 }
 
 /** What to check when the TLS handshake with the API failed, by kind of failure. */
