@@ -186,3 +186,28 @@ describe('a listener moved to another port number in place frees its old number 
     expect(plan.actions[0]).toMatchObject({ patch: { protocol_port: 8080, name: 'tcp/8080', allowed_cidrs: ['10.0.0.0/8'] } });
   });
 });
+
+describe('a member rotation stopped after its creates, the new members not checked yet', () => {
+  test.each([
+    ['deleted at once (--drain-seconds 0)', undefined, 'delete-member', 'member-rotation'],
+    ['drained', DRAIN, 'update-member', 'member-drain'],
+  ] as const)('the old members leave only after a wait for the new ones (%s), predicted as no interruption', (_, drain, leaving, impact) => {
+    const world = converged();
+    if (drain !== undefined) world.drain = drain;
+    world.service.spec!.ports![0]!.nodePort = 31080;
+    const full = world.plan();
+    world.apply(full.actions.filter((a) => a.kind === 'create-member'));
+    for (const member of Object.values(world.members).flat()) if (member.protocol_port === 31080) member.monitor_status = 'unknown';
+    const resumed = world.plan();
+    const wait = resumed.actions.findIndex((a) => a.kind === 'await-members');
+    const leaves = resumed.actions.flatMap((a, i) => (a.kind === leaving ? [i] : []));
+    expect(wait).toBeGreaterThanOrEqual(0);
+    expect(resumed.actions[wait]).toMatchObject({ impact: 'member-rotation', members: ['10.0.0.1:31080', '10.0.0.2:31080'] });
+    expect(leaves.length).toBeGreaterThan(0);
+    for (const i of leaves) {
+      expect(i).toBeGreaterThan(wait);
+      expect(resumed.actions[i]!.impact).toBe(impact);
+    }
+    expect(worstDowntime([resumed])).toBeNull();
+  });
+});
