@@ -1,7 +1,8 @@
 // Every strategy's resumed form says what it does: a pass stopped after any step of a pool swap,
-// a member rotation, a drain or a listener re-creation leaves a state the next pass finishes, and
-// that pass's plan must predict what finishing does to traffic — above all, a port the stopped
-// pass left without a listener is down now, which a plan of "no interruption" would hide.
+// a member rotation or a listener re-creation leaves a state the next pass finishes, and that
+// pass's plan must predict what finishing does to traffic — above all, a port the stopped pass
+// left without a listener is down now, which a plan of "no interruption" would hide. A drain is
+// one step (tag and disable in one PATCH); the passes after it finish it (below).
 import { describe, expect, test } from 'vitest';
 import { applyBudget } from '../../src/core/lb/budget.js';
 import { downtimeOf } from '../../src/core/lb/impact.js';
@@ -31,14 +32,6 @@ const STRATEGIES: readonly (readonly [string, () => World])[] = [
       changed(svc(), (w) => {
         w.drain = DRAIN;
         w.service.spec!.ports![0]!.nodePort = 31080;
-      }),
-  ],
-  [
-    'drain (a node leaves)',
-    () =>
-      changed(svc(), (w) => {
-        w.drain = DRAIN;
-        w.nodes.pop();
       }),
   ],
   [
@@ -209,5 +202,46 @@ describe('a member rotation stopped after its creates, the new members not check
       expect(resumed.actions[i]!.impact).toBe(impact);
     }
     expect(worstDowntime([resumed])).toBeNull();
+  });
+});
+
+describe('a drain resumed by the passes after it', () => {
+  const drained = () => {
+    const world = converged();
+    world.drain = DRAIN;
+    world.nodes.pop();
+    world.apply(world.plan().actions);
+    return world;
+  };
+  const at = (world: World, seconds: number) => (world.drain = { seconds: 60, nowMs: DRAIN.nowMs + seconds * 1000 });
+
+  test('within the drain period: nothing runs, the deletion is pending', () => {
+    const world = drained();
+    at(world, 59);
+    const plan = world.plan();
+    expect(plan.actions).toEqual([]);
+    expect(plan.pending!.map((p) => `${p.action.kind} ${p.action.object} [${p.action.impact}] after ${p.after}`)).toEqual([
+      'delete-member member 10.0.0.2:30080 of pool tcp/http [none] after 2026-01-01T00:01:00.000Z',
+    ]);
+  });
+
+  test('after it: the disabled member is deleted, predicted as no interruption (it takes no new connections already)', () => {
+    const world = drained();
+    at(world, 60);
+    const plan = world.plan();
+    expect(shape(plan)).toEqual(['delete-member member 10.0.0.2:30080 of pool tcp/http [none]']);
+    expect(worstDowntime([plan])).toBeNull();
+  });
+
+  test('tagged but still enabled (a drain that did not finish): the next pass disables it, keeping when the drain began', () => {
+    const world = converged();
+    world.drain = DRAIN;
+    world.nodes.pop();
+    const member = world.members[world.pools[0]!.uuid]!.find((m) => m.address === '10.0.0.2')!;
+    member.tags = { 'k8s.cloudscale.ch/draining-since': '2025-12-31T23:59:30.000Z' };
+    const plan = world.plan();
+    expect(shape(plan)).toEqual(['update-member member 10.0.0.2:30080 of pool tcp/http [member-drain]']);
+    expect(plan.actions[0]).toMatchObject({ patch: { enabled: false } });
+    expect(plan.pending![0]!.after).toBe('2026-01-01T00:00:30.000Z');
   });
 });
