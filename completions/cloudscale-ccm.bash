@@ -44,7 +44,7 @@ _cloudscale_ccm_global_flags='--kubeconfig --context -o --output --no-color --ap
 
 # Flags that take a value (the next word, or after "="): when scanning the line their value is
 # not a subcommand or an argument.
-_cloudscale_ccm_value_flags=' --kubeconfig --context -o --output --api-url --token-file --cluster-id -n --namespace -l --selector -f --filename --out --concurrency --wait-timeout --settle-seconds --poll-seconds --drain-seconds --max-downtime --window --watch-for --max-node-deletions --lease-seconds --metrics-file --pushgateway --fail-if-older-than --seed --port --lb-provision-seconds --token --latency-ms --world --time-scale --image --schedule --api-server-host --api-server-port '
+_cloudscale_ccm_value_flags=' --kubeconfig --context -o --output --api-url --token-file --cluster-id -n --namespace -l --selector -f --filename --out --concurrency --wait-timeout --settle-seconds --poll-seconds --drain-seconds --max-downtime --window --watch-for --max-node-deletions --lease-seconds --metrics-file --pushgateway --fail-if-older-than --seed --port --lb-provision-seconds --token --latency-ms --world --time-scale --image --schedule --api-server-host --api-server-port --admission-policy '
 
 _cloudscale_ccm_command_flags() {
   case $1 in
@@ -56,7 +56,7 @@ _cloudscale_ccm_command_flags() {
     run) echo '--wait --lease-seconds --metrics-file --pushgateway --force --max-downtime --window --concurrency --max-node-deletions --wait-timeout --settle-seconds --poll-seconds --drain-seconds --watch-for' ;;
     status) echo '-n --namespace --fail-if-older-than --drain-seconds' ;;
     sim) echo '--seed --port --lb-provision-seconds --token --latency-ms --pool-delete-keeps-listeners --world --time-scale' ;;
-    manifests) echo '--image --schedule --api-server-host --api-server-port --max-downtime --window --pushgateway --watch-for' ;;
+    manifests) echo '--image --schedule --api-server-host --api-server-port --max-downtime --window --pushgateway --watch-for --admission-policy' ;;
   esac
 }
 
@@ -121,6 +121,9 @@ _cloudscale_ccm() {
         ;;
       --world)
         mapfile -t COMPREPLY < <(compgen -W 'strict forgiving' -- "$cur")
+        ;;
+      --admission-policy)
+        mapfile -t COMPREPLY < <(compgen -W 'deny warn none' -- "$cur")
         ;;
       --kubeconfig | --token-file | --seed | -f | --filename | --out | --metrics-file)
         compopt -o filenames 2>/dev/null

@@ -203,6 +203,7 @@ complete -c cloudscale-ccm -n '__fish_seen_subcommand_from manifests' -l image -
 complete -c cloudscale-ccm -n '__fish_seen_subcommand_from manifests' -l schedule -x -d 'CronJob schedule'
 complete -c cloudscale-ccm -n '__fish_seen_subcommand_from manifests' -l api-server-host -x -d 'reach the API server at this host'
 complete -c cloudscale-ccm -n '__fish_seen_subcommand_from manifests' -l api-server-port -x -d 'port of --api-server-host'
+complete -c cloudscale-ccm -n '__fish_seen_subcommand_from manifests' -l admission-policy -x -a 'deny warn none' -d 'the admission policy checking load-balancer annotations'
 
 # completion and help
 complete -c cloudscale-ccm -n '__fish_seen_subcommand_from completion; and not __fish_seen_subcommand_from bash zsh fish' -a 'bash zsh fish'

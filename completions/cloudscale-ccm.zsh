@@ -212,7 +212,8 @@ _cloudscale_ccm() {
         '--api-server-host=[reach the API server at this host]:host:_hosts' \
         '--api-server-port=[port of --api-server-host]:port:' \
         "--pushgateway=[each Job's run pushes its metrics there]:url:" \
-        "--watch-for=[each Job's run reacts to changes until this long after its start]:duration (e.g. 50s, 0\\: one pass):" && ret=0
+        "--watch-for=[each Job's run reacts to changes until this long after its start]:duration (e.g. 50s, 0\\: one pass):" \
+        '--admission-policy=[the admission policy checking load-balancer annotations]:mode:(deny warn none)' && ret=0
       ;;
     completion)
       _arguments $global_opts '1:shell:(bash zsh fish)' && ret=0

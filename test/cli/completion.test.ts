@@ -178,6 +178,8 @@ describe('bash completion', () => {
     [['cloudscale-ccm', 'completion', 'z'], ['zsh']],
     [['cloudscale-ccm', 'completion', 'bash', ''], []],
     [['cloudscale-ccm', 'help', 'sy'], ['sync-lb']],
+    [['cloudscale-ccm', 'manifests', '--admission-policy', ''], ['deny', 'warn', 'none']],
+    [['cloudscale-ccm', 'manifests', '--admission-policy', 'w'], ['warn']],
   ])('arguments: %j', (words, expected) => {
     expect(complete(words)).toEqual(expected);
   });
