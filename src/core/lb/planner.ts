@@ -6,7 +6,6 @@ import type { V1LoadBalancerIngress, V1Node, V1Service } from '@kubernetes/clien
 import type {
   FloatingIp,
   HealthMonitor,
-  HealthMonitorHttp,
   Listener,
   LoadBalancer,
   MemberState,
@@ -57,11 +56,13 @@ import {
   type DesiredMonitor,
   type DesiredPool,
 } from './desired.js';
-import { errorExplanation, serving } from './health.js';
+import { errorExplanation } from './health.js';
 import { downtimeOf, impactRank, type Downtime, type ImpactClass, type MonitorTiming } from './impact.js';
 import { mapNodesToServers, selectLbNodes } from './nodes.js';
 import { annotationProblem, type PlanWarning, type Problem } from './problems.js';
-import { MEMBER_DRAINING_TAG, Strategies, type Story } from './strategies.js';
+import { actualMemberKey, desiredMemberKey, diffBy, listenerKey, monitorKey } from './identity.js';
+import { describePort, memberChangeReason, memberGoneReason, monitorRecreationReason } from './reasons.js';
+import { MEMBER_DRAINING_TAG, Strategies, matchPools, type Story } from './strategies.js';
 
 /** Added before anything is created, removed after the load balancer is gone. MUST not change. */
 export const LB_FINALIZER = 'service.kubernetes.io/load-balancer-cleanup';
@@ -161,51 +162,6 @@ const SERVICE_STATUS_OBJECT = 'status.loadBalancer';
 function refuse(problem: Problem, object: string, reason: Reason): PlannedAction {
   return build({ kind: 'refuse', object, reason, impact: 'refused', problem });
 }
-
-/** Pairs desired and actual items by identity key; unmatched desired are created, unmatched actual deleted. */
-function diffBy<D, A>(
-  desired: readonly D[],
-  actual: readonly A[],
-  desiredKey: (d: D) => string,
-  actualKey: (a: A) => string,
-): { create: D[]; remove: A[]; matched: [D, A][] } {
-  // Keys are computed once per item (a pool may have hundreds of members): actual items by key,
-  // in API order, each taken by the first desired item with that key.
-  const byKey = new Map<string, A[]>();
-  for (const a of actual) {
-    const key = actualKey(a);
-    const same = byKey.get(key);
-    if (same === undefined) byKey.set(key, [a]);
-    else same.push(a);
-  }
-  const taken = new Set<A>();
-  const create: D[] = [];
-  const matched: [D, A][] = [];
-  for (const d of desired) {
-    const a = byKey.get(desiredKey(d))?.shift();
-    if (a === undefined) create.push(d);
-    else {
-      matched.push([d, a]);
-      taken.add(a);
-    }
-  }
-  return { create, remove: actual.filter((a) => !taken.has(a)), matched };
-}
-
-// Identity keys (docs/go-ccm-compatibility.md): a differing key means delete and re-create.
-const poolKey = (name: string, algorithm: string, protocol: string) =>
-  JSON.stringify([name, algorithm, protocol]);
-// `enabled` is not part of a member's identity: it changes in place (drain, restore).
-const desiredMemberKey = (m: DesiredMember) =>
-  JSON.stringify([m.name, m.monitor_port, m.protocol_port, m.address, m.subnet.href, m.subnet.cidr, m.subnet.uuid]);
-/** An unset `monitor_port` means the API uses `protocol_port`. */
-const actualMemberKey = (m: MemberState) =>
-  JSON.stringify([m.name, m.monitor_port ?? m.protocol_port, m.protocol_port, m.address, m.subnet.href, m.subnet.cidr, m.subnet.uuid]);
-const listenerKey = (l: { name: string; protocol: string; protocol_port: number }) =>
-  JSON.stringify([l.name, l.protocol, l.protocol_port]);
-/** The HTTP version counts as 1.1 when `http` is null or has no version. */
-const monitorKey = (m: { type: string; http: Pick<HealthMonitorHttp, 'version'> | null }) =>
-  JSON.stringify([m.type, m.http?.version || '1.1']);
 
 function sameList(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((item, i) => item === b[i]);
@@ -857,14 +813,6 @@ export interface DrainPolicy {
   readonly nowMs: number;
 }
 
-/** One pool swap planned for this load balancer. */
-interface Swap {
-  readonly old: ActualPool;
-  readonly desired: DesiredPool;
-  readonly reason: Reason;
-  readonly successor?: ActualPool;
-}
-
 class CloudPlan {
   // Categories in execution order; `actions` concatenates them.
   private readonly poolDeletes: PlannedAction[] = [];
@@ -962,72 +910,8 @@ class CloudPlan {
     const d = this.desired;
     this.existing = existingByObject(actual);
     this.actualListeners = [...actual.pools.flatMap((p) => p.listeners), ...actual.freeListeners];
-    const holdsPort = (pool: ActualPool, wanted: DesiredPool) =>
-      pool.listeners.some((l) => l.protocol === wanted.listener.protocol && l.protocol_port === wanted.listener.protocol_port);
-    // Several pools may share a desired pool's name, algorithm and protocol while a swap is under
-    // way (an externalTrafficPolicy or health-check-port change keeps them). The one the Service
-    // is matched with is the one that already fits it (its members and monitor), else the one
-    // that holds the port: so a successor is found whether or not the old pool still serves.
-    const desiredByKey = new Map(d.pools.map((p) => [poolKey(p.name, p.algorithm, p.protocol), p] as const));
-    const preference = (have: ActualPool): number => {
-      const wanted = desiredByKey.get(poolKey(have.pool.name, have.pool.algorithm, have.pool.protocol));
-      if (wanted === undefined) return 0;
-      return (swapInPlaceReason(wanted, have) === undefined ? 2 : 0) + (holdsPort(have, wanted) ? 1 : 0);
-    };
-    // Ranked once per pool: the sort would otherwise compare members again on every comparison.
-    const ranks = new Map(actual.pools.map((p) => [p, preference(p)] as const));
-    const { create, remove, matched } = diffBy(
-      d.pools,
-      [...actual.pools].sort((a, b) => ranks.get(b)! - ranks.get(a)!),
-      (p) => poolKey(p.name, p.algorithm, p.protocol),
-      (p) => poolKey(p.pool.name, p.pool.algorithm, p.pool.protocol),
-    );
-    const swaps: Swap[] = [];
-    const swapped = new Set<ActualPool>();
-
-    // A swap an earlier pass began: the pool that matches the Service serves no listener on
-    // its port, while a pool that no longer matches still does. It is finished, not redone.
-    for (const [pool, successor] of matched) {
-      if (holdsPort(successor, pool)) continue;
-      const old = remove.find((r) => !swapped.has(r) && holdsPort(r, pool));
-      if (old === undefined) continue;
-      swaps.push({ old, desired: pool, reason: swapInPlaceReason(pool, old) ?? poolRecreationReason(old, pool), successor });
-      swapped.add(old);
-    }
-    // A new pool that takes over a port from a pool that no longer matches (same name with
-    // another algorithm or protocol, or the same listener port under a new port name).
-    for (const pool of create) {
-      const old =
-        remove.find((r) => r.pool.name === pool.name && !swapped.has(r)) ??
-        remove.find((r) => !swapped.has(r) && holdsPort(r, pool));
-      if (old === undefined) continue;
-      swaps.push({ old, desired: pool, reason: poolRecreationReason(old, pool) });
-      swapped.add(old);
-    }
-    // A pool that matches but cannot keep serving through the change in place: its monitor's
-    // type or HTTP version changes, or every member would be replaced by one with the same
-    // address and port (which the API cannot hold beside it). Its successor has the same name,
-    // algorithm and protocol; one an earlier pass built (no listener, the new monitor) is
-    // finished rather than built again.
-    const successors = new Set<ActualPool>();
-    for (const [pool, have] of matched) {
-      if (swaps.some((s) => s.successor === have || s.old === have) || !holdsPort(have, pool)) continue;
-      const reason = swapInPlaceReason(pool, have);
-      if (reason === undefined) continue;
-      const successor = remove.find(
-        (r) =>
-          !swapped.has(r) &&
-          !successors.has(r) &&
-          r.listeners.length === 0 &&
-          poolKey(r.pool.name, r.pool.algorithm, r.pool.protocol) === poolKey(pool.name, pool.algorithm, pool.protocol) &&
-          swapInPlaceReason(pool, r) === undefined,
-      );
-      if (successor !== undefined) successors.add(successor);
-      swaps.push({ old: have, desired: pool, reason, ...(successor === undefined ? {} : { successor }) });
-    }
-
-    for (const old of remove) {
-      if (swapped.has(old) || successors.has(old)) continue;
+    const { matched, swaps, retired } = matchPools(d.pools, actual.pools);
+    for (const old of retired) {
       this.poolDeletes.push(
         ...this.strategies.retirePool(
           old,
@@ -1524,134 +1408,6 @@ function serverAddresses(servers: readonly Server[]): ReadonlySet<string> {
   const addresses = new Set<string>();
   for (const server of servers) for (const iface of server.interfaces) for (const a of iface.addresses) addresses.add(a.address);
   return addresses;
-}
-
-function describePort(pool: DesiredPool): string {
-  const { name, protocol, port } = pool.port;
-  return `${name === '' ? '' : `${name} `}${protocol} ${port}`;
-}
-
-function poolRecreationReason(old: ActualPool, pool: DesiredPool): Reason {
-  if (old.pool.name !== pool.name) {
-    return {
-      text: `the Service port was renamed: pool ${old.pool.name} is replaced by ${pool.name}`,
-      field: 'spec.ports[].name',
-      from: old.pool.name,
-      to: pool.name,
-    };
-  }
-  if (old.pool.algorithm !== pool.algorithm) {
-    return {
-      text: `the pool algorithm cannot change in place: pool ${pool.name} is replaced`,
-      field: LB_ANNOTATIONS.poolAlgorithm.key,
-      from: old.pool.algorithm,
-      to: pool.algorithm,
-    };
-  }
-  return {
-    text: `the pool protocol cannot change in place: pool ${pool.name} is replaced`,
-    field: LB_ANNOTATIONS.poolProtocol.key,
-    from: old.pool.protocol,
-    to: pool.protocol,
-  };
-}
-
-function memberGoneReason(member: MemberState, pool: DesiredPool): Reason {
-  return {
-    text: `${member.address} is no longer the private address of a selected node (pool ${pool.name})`,
-  };
-}
-
-function memberChangeReason(have: MemberState, want: DesiredMember, pool: DesiredPool): Reason {
-  const haveMonitor = have.monitor_port ?? have.protocol_port;
-  if (have.protocol_port !== want.protocol_port) {
-    return {
-      text: 'the node port changed: a new member replaces this one',
-      field: `spec.ports[${pool.port.name || 0}].nodePort`,
-      from: String(have.protocol_port),
-      to: String(want.protocol_port),
-    };
-  }
-  if (haveMonitor !== want.monitor_port) {
-    return {
-      text: 'the health-check port changed (externalTrafficPolicy Local checks healthCheckNodePort): a new member replaces this one',
-      field: 'spec.externalTrafficPolicy',
-      from: `monitor_port ${haveMonitor}`,
-      to: `monitor_port ${want.monitor_port}`,
-    };
-  }
-  return {
-    text: 'the subnet of the address changed: a new member replaces this one',
-    field: 'subnet',
-    from: `${have.subnet.cidr} (${have.subnet.uuid})`,
-    to: `${want.subnet.cidr} (${want.subnet.uuid})`,
-  };
-}
-
-/**
- * Why a monitor is recreated, its `from` and `to` naming every field that differs, each as
- * `name value` (`type tcp` → `type http, http.url_path /livez, …`): a path or a timing that
- * changes with the type is said, not only the type and HTTP version that force the recreation.
- */
-function monitorRecreationReason(have: HealthMonitor, want: DesiredMonitor): Reason {
-  const before = monitorFields(have);
-  const after = monitorFields(want);
-  const differing = [...new Set([...before.keys(), ...after.keys()])].filter((key) => before.get(key) !== after.get(key));
-  const side = (fields: ReadonlyMap<string, string>) =>
-    differing.flatMap((key) => (fields.has(key) ? [`${key} ${fields.get(key)}`] : [])).join(', ') || '(none)';
-  const from = side(before);
-  const to = side(after);
-  const livez = (m: { type: string; http: { url_path: string } | null }) => m.type === 'http' && m.http?.url_path === '/livez';
-  const field =
-    livez(have) !== livez(want)
-      ? 'spec.externalTrafficPolicy'
-      : have.type !== want.type
-        ? LB_ANNOTATIONS.healthMonitorType.key
-        : LB_ANNOTATIONS.healthMonitorHttp.key;
-  return { text: 'the monitor type or HTTP version cannot change in place: the monitor is recreated', field, from, to };
-}
-
-/** A monitor's fields by name (`http.<name>` for its http options; a missing version is 1.1, as the API answers). */
-function monitorFields(monitor: Pick<DesiredMonitor, 'type' | 'delay_s' | 'timeout_s' | 'up_threshold' | 'down_threshold' | 'http'>): Map<string, string> {
-  const fields = new Map<string, string>([
-    ['type', monitor.type],
-    ['delay_s', String(monitor.delay_s)],
-    ['timeout_s', String(monitor.timeout_s)],
-    ['up_threshold', String(monitor.up_threshold)],
-    ['down_threshold', String(monitor.down_threshold)],
-  ]);
-  const { http } = monitor;
-  if (http !== null) {
-    fields.set('http.version', http.version || '1.1');
-    fields.set('http.url_path', http.url_path);
-    fields.set('http.method', http.method);
-    fields.set('http.expected_codes', JSON.stringify(http.expected_codes));
-    if (http.host) fields.set('http.host', http.host);
-  }
-  return fields;
-}
-
-/**
- * Why a pool that matches the Service must still be swapped to serve through the change: its
- * monitor's type or HTTP version changes (the API cannot change them in place), or every member
- * is replaced by one with the same address and port (the API holds one member per address and
- * port, so the new ones cannot be added beside the old) while no other member serves (the
- * members that stay are all reported down or disabled: deleting the old ones first would leave
- * the port without an up member).
- */
-function swapInPlaceReason(pool: DesiredPool, have: ActualPool): Reason | undefined {
-  if (have.monitors.length > 0 && !have.monitors.some((m) => monitorKey(m) === monitorKey(pool.monitor))) {
-    const reason = monitorRecreationReason(have.monitors[0]!, pool.monitor);
-    return { ...reason, text: `the monitor type or HTTP version cannot change in place: pool ${pool.name} is swapped for one with the new monitor` };
-  }
-  const { create, remove, matched } = diffBy(pool.members, have.members, desiredMemberKey, actualMemberKey);
-  if (matched.some(([, kept]) => serving(kept)) || create.length === 0) return undefined;
-  const slot = (m: { address: string; protocol_port: number }) => `${m.address}|${m.protocol_port}`;
-  const removedSlots = new Set(remove.map(slot));
-  if (!create.every((m) => removedSlots.has(slot(m)))) return undefined;
-  const first = remove.find((r) => slot(r) === slot(create[0]!))!;
-  const reason = memberChangeReason(first, create[0]!, pool);
-  return { ...reason, text: `${reason.text.replace(/: a new member replaces this one$/, '')}: every member changes at the same address and port, so pool ${pool.name} is swapped` };
 }
 
 // ---- summaries -------------------------------------------------------------------------------

@@ -37,9 +37,11 @@ import {
 import type { ActualPool } from './actual.js';
 import type { DesiredMember, DesiredMonitor, DesiredPool } from './desired.js';
 import { describeDown, mayServe, serving } from './health.js';
+import { actualMemberKey, desiredMemberKey, diffBy, monitorKey, poolKey } from './identity.js';
 import type { ImpactClass, MonitorTiming } from './impact.js';
 import type { DrainPolicy, PendingAction } from './planner.js';
 import type { PlanWarning } from './problems.js';
+import { memberChangeReason, monitorRecreationReason, poolRecreationReason } from './reasons.js';
 
 /** How long a drained member is kept (disabled) before it is deleted, unless --drain-seconds says otherwise. */
 export const DEFAULT_DRAIN_SECONDS = 60;
@@ -436,4 +438,115 @@ function httpBody(http: DesiredMonitor['http']) {
     version: http.version,
     ...(http.host === null || http.host === '' ? {} : { host: http.host }),
   };
+}
+
+// ---- which strategy applies ------------------------------------------------------------------
+
+/** One pool swap planned for a load balancer: `successor` when an earlier pass built it already. */
+export interface Swap {
+  readonly old: ActualPool;
+  readonly desired: DesiredPool;
+  readonly reason: Reason;
+  readonly successor?: ActualPool;
+}
+
+/**
+ * The desired pools paired with the load balancer's, and when a pool swap applies: a pool that
+ * no longer matches gives its port to a new one (name, algorithm or protocol changed), or a pool
+ * that matches cannot serve through the change in place (`swapInPlaceReason`). How a swap
+ * resumes: a successor an earlier pass built — it matches the Service and serves no listener
+ * while the old pool still holds the port — is finished, never built again. `retired`: the
+ * pools no Service port maps to any more (neither swapped nor a successor).
+ */
+export function matchPools(
+  desired: readonly DesiredPool[],
+  actual: readonly ActualPool[],
+): { readonly matched: readonly [DesiredPool, ActualPool][]; readonly swaps: readonly Swap[]; readonly retired: readonly ActualPool[] } {
+  const holdsPort = (pool: ActualPool, wanted: DesiredPool) =>
+    pool.listeners.some((l) => l.protocol === wanted.listener.protocol && l.protocol_port === wanted.listener.protocol_port);
+  // Several pools may share a desired pool's name, algorithm and protocol while a swap is under
+  // way (an externalTrafficPolicy or health-check-port change keeps them). The one the Service
+  // is matched with is the one that already fits it (its members and monitor), else the one
+  // that holds the port: so a successor is found whether or not the old pool still serves.
+  const desiredByKey = new Map(desired.map((p) => [poolKey(p.name, p.algorithm, p.protocol), p] as const));
+  const preference = (have: ActualPool): number => {
+    const wanted = desiredByKey.get(poolKey(have.pool.name, have.pool.algorithm, have.pool.protocol));
+    if (wanted === undefined) return 0;
+    return (swapInPlaceReason(wanted, have) === undefined ? 2 : 0) + (holdsPort(have, wanted) ? 1 : 0);
+  };
+  // Ranked once per pool: the sort would otherwise compare members again on every comparison.
+  const ranks = new Map(actual.map((p) => [p, preference(p)] as const));
+  const { create, remove, matched } = diffBy(
+    desired,
+    [...actual].sort((a, b) => ranks.get(b)! - ranks.get(a)!),
+    (p) => poolKey(p.name, p.algorithm, p.protocol),
+    (p) => poolKey(p.pool.name, p.pool.algorithm, p.pool.protocol),
+  );
+  const swaps: Swap[] = [];
+  const swapped = new Set<ActualPool>();
+
+  // A swap an earlier pass began: the pool that matches the Service serves no listener on
+  // its port, while a pool that no longer matches still does. It is finished, not redone.
+  for (const [pool, successor] of matched) {
+    if (holdsPort(successor, pool)) continue;
+    const old = remove.find((r) => !swapped.has(r) && holdsPort(r, pool));
+    if (old === undefined) continue;
+    swaps.push({ old, desired: pool, reason: swapInPlaceReason(pool, old) ?? poolRecreationReason(old, pool), successor });
+    swapped.add(old);
+  }
+  // A new pool that takes over a port from a pool that no longer matches (same name with
+  // another algorithm or protocol, or the same listener port under a new port name).
+  for (const pool of create) {
+    const old =
+      remove.find((r) => r.pool.name === pool.name && !swapped.has(r)) ??
+      remove.find((r) => !swapped.has(r) && holdsPort(r, pool));
+    if (old === undefined) continue;
+    swaps.push({ old, desired: pool, reason: poolRecreationReason(old, pool) });
+    swapped.add(old);
+  }
+  // A pool that matches but cannot keep serving through the change in place: its monitor's
+  // type or HTTP version changes, or every member would be replaced by one with the same
+  // address and port (which the API cannot hold beside it). Its successor has the same name,
+  // algorithm and protocol; one an earlier pass built (no listener, the new monitor) is
+  // finished rather than built again.
+  const successors = new Set<ActualPool>();
+  for (const [pool, have] of matched) {
+    if (swaps.some((s) => s.successor === have || s.old === have) || !holdsPort(have, pool)) continue;
+    const reason = swapInPlaceReason(pool, have);
+    if (reason === undefined) continue;
+    const successor = remove.find(
+      (r) =>
+        !swapped.has(r) &&
+        !successors.has(r) &&
+        r.listeners.length === 0 &&
+        poolKey(r.pool.name, r.pool.algorithm, r.pool.protocol) === poolKey(pool.name, pool.algorithm, pool.protocol) &&
+        swapInPlaceReason(pool, r) === undefined,
+    );
+    if (successor !== undefined) successors.add(successor);
+    swaps.push({ old: have, desired: pool, reason, ...(successor === undefined ? {} : { successor }) });
+  }
+  return { matched, swaps, retired: remove.filter((old) => !swapped.has(old) && !successors.has(old)) };
+}
+
+/**
+ * Why a pool that matches the Service must still be swapped to serve through the change: its
+ * monitor's type or HTTP version changes (the API cannot change them in place), or every member
+ * is replaced by one with the same address and port (the API holds one member per address and
+ * port, so the new ones cannot be added beside the old) while no other member serves (the
+ * members that stay are all reported down or disabled: deleting the old ones first would leave
+ * the port without an up member).
+ */
+export function swapInPlaceReason(pool: DesiredPool, have: ActualPool): Reason | undefined {
+  if (have.monitors.length > 0 && !have.monitors.some((m) => monitorKey(m) === monitorKey(pool.monitor))) {
+    const reason = monitorRecreationReason(have.monitors[0]!, pool.monitor);
+    return { ...reason, text: `the monitor type or HTTP version cannot change in place: pool ${pool.name} is swapped for one with the new monitor` };
+  }
+  const { create, remove, matched } = diffBy(pool.members, have.members, desiredMemberKey, actualMemberKey);
+  if (matched.some(([, kept]) => serving(kept)) || create.length === 0) return undefined;
+  const slot = (m: { address: string; protocol_port: number }) => `${m.address}|${m.protocol_port}`;
+  const removedSlots = new Set(remove.map(slot));
+  if (!create.every((m) => removedSlots.has(slot(m)))) return undefined;
+  const first = remove.find((r) => slot(r) === slot(create[0]!))!;
+  const reason = memberChangeReason(first, create[0]!, pool);
+  return { ...reason, text: `${reason.text.replace(/: a new member replaces this one$/, '')}: every member changes at the same address and port, so pool ${pool.name} is swapped` };
 }
