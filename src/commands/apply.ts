@@ -13,8 +13,8 @@ import { DEFAULT_POLL_SECONDS } from '../core/apply/lb-watch.js';
 import { readLbPassSnapshot } from '../core/apply/snapshot.js';
 import { CcmError, ConfigError, PartialFailureError, RefusedError, errorMessage } from '../core/errors.js';
 import { plainYaml, resultDocument } from '../core/render/document.js';
-import { counted } from '../core/nodes/wording.js';
-import { escapeUnprintable } from '../core/render/untrusted.js';
+import { counted } from '../core/text/wording.js';
+import { escapeUnprintable } from '../core/text/untrusted.js';
 import type { CommandContext } from './context.js';
 import { asWriter } from './writer.js';
 

@@ -21,7 +21,7 @@ import {
 } from '../core/apply/cleanup.js';
 import { PartialFailureError, UsageError } from '../core/errors.js';
 import { plainYaml, resultDocument } from '../core/render/document.js';
-import { escapeUnprintable } from '../core/render/untrusted.js';
+import { escapeUnprintable } from '../core/text/untrusted.js';
 import type { CommandContext } from './context.js';
 import { asWriter, type WriterOptions } from './writer.js';
 

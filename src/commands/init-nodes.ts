@@ -3,11 +3,11 @@
 // each warning of the pass once; fails the pass if any node did.
 import { initNodes, type InitNodesResult } from '../core/apply/node-pass.js';
 import type { ApplyNodeOptions } from '../core/nodes/apply.js';
-import { counted } from '../core/nodes/wording.js';
+import { counted } from '../core/text/wording.js';
 import { PartialFailureError, UsageError, errorMessage } from '../core/errors.js';
 import { parseLabelSelector } from '../core/lb/selector.js';
 import { plainYaml, resultDocument } from '../core/render/document.js';
-import { escapeUnprintable } from '../core/render/untrusted.js';
+import { escapeUnprintable } from '../core/text/untrusted.js';
 import type { CommandContext } from './context.js';
 import { nodeDetails } from './pass-end.js';
 import { asWriter, type WriterOptions } from './writer.js';

@@ -13,7 +13,7 @@ import { readStatus, writeStatusRecord, type StatusRead } from '../core/kube/sta
 import { renderExposition } from '../core/metrics/exposition.js';
 import { passMetrics } from '../core/metrics/pass-metrics.js';
 import { pushMetrics, writeMetricsFile } from '../core/metrics/publish.js';
-import { escapeUnprintable } from '../core/render/untrusted.js';
+import { escapeUnprintable } from '../core/text/untrusted.js';
 import { buildPassRecord, type PassCommand, type PassOutcome, type PassRecord } from '../core/status/record.js';
 import type { CommandContext } from './context.js';
 

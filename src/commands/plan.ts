@@ -13,7 +13,7 @@ import { budgetPolicy, budgetSecondsAt, type MaintenanceWindow } from '../core/l
 import { planNodePass } from '../core/apply/node-pass.js';
 import { dryRunService } from '../core/kube/dry-run.js';
 import { LB_ANNOTATIONS } from '../core/lb/annotations.js';
-import { counted } from '../core/nodes/wording.js';
+import { counted } from '../core/text/wording.js';
 import { ConfigError, UsageError } from '../core/errors.js';
 import { renderPlanMarkdown } from '../core/render/markdown.js';
 import { planDocument, renderPlanText, type PlanDocument } from '../core/render/plan.js';

@@ -6,8 +6,8 @@
 import { reactionScope, describeChanges, type ChangeSet } from '../core/apply/watch-changes.js';
 import { watchAndReact, type WatchLoopReport } from '../core/apply/watch-loop.js';
 import { listForWatch, startWatch, type ListedCollection } from '../core/kube/watch.js';
-import { counted } from '../core/nodes/wording.js';
-import { escapeUnprintable } from '../core/render/untrusted.js';
+import { counted } from '../core/text/wording.js';
+import { escapeUnprintable } from '../core/text/untrusted.js';
 import type { CommandContext } from './context.js';
 import type { ReactionCounts } from '../core/status/record.js';
 import type { RunSummary } from './run.js';

@@ -4,7 +4,7 @@
 import { LockHeldError, PartialFailureError, RefusedError } from '../core/errors.js';
 import { leaseInUse } from '../core/kube/lease.js';
 import { budgetLine } from '../core/cloudscale/request-counter.js';
-import { counted } from '../core/nodes/wording.js';
+import { counted } from '../core/text/wording.js';
 import { plainYaml, resultDocument } from '../core/render/document.js';
 import type { CommandContext, OutputStream } from './context.js';
 import { initNodesCommand, type InitNodesResult } from './init-nodes.js';

@@ -3,14 +3,14 @@
 // exit 1 when the last success is too old or the last pass did not succeed.
 import { PASS_COMMANDS, type PassRecord, type ReactionTotals } from '../core/status/record.js';
 import { unreadableRecordFix } from '../core/status/record-parse.js';
-import { counted } from '../core/nodes/wording.js';
+import { counted } from '../core/text/wording.js';
 import { agoText, assessHealth, recordedTime, type Health } from '../core/status/health.js';
 import { formatDuration, parseDuration, DURATION_EXAMPLES } from '../core/duration.js';
 import { UnhealthyError, UsageError } from '../core/errors.js';
 import { readStatus, STATUS_CONFIGMAP } from '../core/kube/status-configmap.js';
 import { budgetLine } from '../core/cloudscale/request-counter.js';
 import { plainYaml, resultDocument } from '../core/render/document.js';
-import { escapeUnprintable } from '../core/render/untrusted.js';
+import { escapeUnprintable } from '../core/text/untrusted.js';
 import type { CommandContext } from './context.js';
 import { didText } from './run-watch.js';
 import { parseServiceArgs } from './service-args.js';

@@ -11,11 +11,11 @@ import { budgetLine, summarise, type RequestSummary } from '../core/cloudscale/r
 import { CcmError, InternalError, PartialFailureError, errorMessage } from '../core/errors.js';
 import type { PlannedAction } from '../core/lb/actions.js';
 import type { PlanWarning } from '../core/lb/problems.js';
-import { counted } from '../core/nodes/wording.js';
+import { counted } from '../core/text/wording.js';
 import { sharedClusterIdWarning, sharingClusterId } from '../core/lb/cluster-identity.js';
 import { plainYaml, resultDocument } from '../core/render/document.js';
 import { createPassReporter, reporterMode } from '../core/render/progress.js';
-import { escapeUnprintable } from '../core/render/untrusted.js';
+import { escapeUnprintable } from '../core/text/untrusted.js';
 import type { CommandContext } from './context.js';
 import { parseServiceArgs, type ServiceName } from './service-args.js';
 import { serviceDetails, type PassReportingOptions } from './pass-end.js';

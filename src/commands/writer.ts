@@ -7,7 +7,7 @@ import { hostname } from 'node:os';
 import { CCM_LEASE_NAME, CCM_NAMESPACE, GO_CCM_LEASE_NAME } from '../core/deploy/manifests.js';
 import { holdLease } from '../core/kube/lease.js';
 import { PartialFailureError } from '../core/errors.js';
-import { escapeUnprintable } from '../core/render/untrusted.js';
+import { escapeUnprintable } from '../core/text/untrusted.js';
 import type { PassCommand } from '../core/status/record.js';
 import type { CommandContext } from './context.js';
 import { endOfPass, requestCount, type PassDetails, type PassReportingOptions } from './pass-end.js';

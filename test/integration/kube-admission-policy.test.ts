@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { admissionPolicyManifests } from '../../src/core/deploy/manifests.js';
 import { ADMISSION_POLICY_NAME, ADMISSION_RULES } from '../../src/core/deploy/admission-policy.js';
 import { LB_ANNOTATIONS, LB_NAME_MAX_CHARACTERS, parseLbAnnotations, type LbAnnotationName } from '../../src/core/lb/annotations.js';
-import { quoteUntrusted } from '../../src/core/render/untrusted.js';
+import { quoteUntrusted } from '../../src/core/text/untrusted.js';
 import { ensureNamespace, ignoreNotFound, statusOf, testConnection, uniqueName, waitUntil } from '../support/kube.js';
 import { adminConfig } from '../support/rbac.js';
 

@@ -14,7 +14,7 @@ import {
 import { buildManifests, CHART_ADMISSION_TEMPLATE, renderAdmissionPolicyChartTemplate } from '../../src/core/deploy/manifests.js';
 import { AnnotationError } from '../../src/core/errors.js';
 import { LB_ANNOTATIONS, readLbAnnotation, type LbAnnotationName } from '../../src/core/lb/annotations.js';
-import { quoteUntrusted } from '../../src/core/render/untrusted.js';
+import { quoteUntrusted } from '../../src/core/text/untrusted.js';
 
 interface PolicySpec {
   variables: { name: string; expression: string }[];

@@ -14,7 +14,7 @@ import {
   renderAnnotationReference,
   type LbAnnotationName,
 } from '../../src/core/lb/annotations.js';
-import { hasUnprintable, quoteUntrusted } from '../../src/core/render/untrusted.js';
+import { hasUnprintable, quoteUntrusted } from '../../src/core/text/untrusted.js';
 
 const P = 'k8s.cloudscale.ch/';
 

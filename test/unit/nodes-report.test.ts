@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest';
 import { summarise, untouchedResult } from '../../src/core/apply/node-report.js';
 import { toNodeSnapshot } from '../../src/core/kube/nodes.js';
 import type { NodeAction, NodeAddress, NodeSnapshot } from '../../src/core/nodes/types.js';
-import { counted } from '../../src/core/nodes/wording.js';
+import { counted } from '../../src/core/text/wording.js';
 
 const node: NodeSnapshot = toNodeSnapshot({ metadata: { name: 'worker-1', uid: 'uid-1', resourceVersion: '7' } });
 

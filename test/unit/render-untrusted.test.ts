@@ -9,7 +9,7 @@ import {
   firstUnprintable,
   hasUnprintable,
   quoteUntrusted,
-} from '../../src/core/render/untrusted.js';
+} from '../../src/core/text/untrusted.js';
 
 describe('escapeUnprintable', () => {
   test.each<[string, string]>([

@@ -3,7 +3,7 @@
 // as measured. Pure: it reads the executed actions, as `plan` printed them.
 import { isCloudAction, type PlannedAction, type Reason } from '../lb/actions.js';
 import type { ImpactClass } from '../lb/impact.js';
-import { counted } from '../nodes/wording.js';
+import { counted } from '../text/wording.js';
 import type { ExecutedAction } from './lb-executor.js';
 
 /** At most this many objects are named per change, and this many changes per Event; the others are counted. */

@@ -8,7 +8,7 @@ import type {
 } from '../nodes/types.js';
 import type { UntouchedNode } from '../nodes/plan.js';
 import { formatProviderId } from '../nodes/provider-id.js';
-import { counted } from '../nodes/wording.js';
+import { counted } from '../text/wording.js';
 
 export type NodeOutcome =
   | 'initialized'

@@ -21,7 +21,7 @@ import {
   type LbAnnotationName,
 } from '../lb/annotations.js';
 import { DNS_SUBDOMAIN, DNS_SUBDOMAIN_MAX_LENGTH } from '../lb/net.js';
-import { hasUnprintable } from '../render/untrusted.js';
+import { hasUnprintable } from '../text/untrusted.js';
 
 /** Name of the policy and of its binding. */
 export const ADMISSION_POLICY_NAME = 'cloudscale-ccm-annotations';
@@ -122,7 +122,7 @@ function characterClass(test: (character: string) => boolean): string {
 
 /** What String.prototype.trim removes: the tool trims integers, names and approvals with it. */
 const JS_WHITESPACE = characterClass((c) => c.trim() === '');
-/** What the tool calls unprintable (src/core/render/untrusted.ts), all in the BMP. */
+/** What the tool calls unprintable (src/core/text/untrusted.ts), all in the BMP. */
 const UNPRINTABLE = characterClass(hasUnprintable);
 /** Node's net.isIPv4: four decimal parts 0-255 without leading zeros. */
 const IPV4 = '^((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9][0-9]|[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9][0-9]|[0-9])$';

@@ -5,7 +5,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { PatchStrategy, setHeaderOptions, type CoreV1Event } from '@kubernetes/client-node';
 import { KubeApiError, LeaseLostError } from '../errors.js';
 import { kubeCall, kubeWrite, type KubeConnection } from './connection.js';
-import { escapeUnprintable } from '../render/untrusted.js';
+import { escapeUnprintable } from '../text/untrusted.js';
 
 export const DEFAULT_EVENT_COMPONENT = 'cloudscale-ccm';
 

@@ -14,7 +14,7 @@ import type {
 } from '../cloudscale/types.js';
 import { LB_LIMITS, type IntegerRange, type LbLimitField } from '../cloudscale/limits.js';
 import { AnnotationError } from '../errors.js';
-import { escapeUnprintable, firstUnprintable, quoteUntrusted } from '../render/untrusted.js';
+import { escapeUnprintable, firstUnprintable, quoteUntrusted } from '../text/untrusted.js';
 import { IMPACT_DOC, downtimeOf, type ImpactClass } from './impact.js';
 import { isCidr, isDnsSubdomain, isIpAddress, isUuid } from './net.js';
 import { parseLabelSelector, SelectorSyntaxError, type LabelSelector } from './selector.js';

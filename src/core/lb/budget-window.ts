@@ -4,7 +4,7 @@
 // value; `budgetSecondsAt` answers the budget at a given instant (the clock is the caller's).
 import { parseDuration as parseDurationText } from '../duration.js';
 import { UsageError } from '../errors.js';
-import { quoteUntrusted } from '../render/untrusted.js';
+import { quoteUntrusted } from '../text/untrusted.js';
 
 /** A maintenance window: on `days` (0 = Sunday, local to `timeZone`) from `startMinute` to `endMinute`. */
 export interface MaintenanceWindow {

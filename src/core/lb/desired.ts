@@ -13,7 +13,7 @@ import type {
   Tags,
 } from '../cloudscale/types.js';
 import { isIP } from 'node:net';
-import { quoteUntrusted } from '../render/untrusted.js';
+import { quoteUntrusted } from '../text/untrusted.js';
 import {
   LB_ANNOTATIONS,
   ownershipTags,

@@ -3,7 +3,7 @@
 import type { Server } from '../cloudscale/types.js';
 import { parseProviderId } from './provider-id.js';
 import type { NodeSnapshot } from './types.js';
-import { counted } from './wording.js';
+import { counted } from '../text/wording.js';
 
 /** The answer of `GET /v1/servers/<uuid>` for one server. */
 export type ServerLookup =

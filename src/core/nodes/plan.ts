@@ -24,7 +24,7 @@ import type {
   SkipNodeAction,
   Taint,
 } from './types.js';
-import { counted } from './wording.js';
+import { counted } from '../text/wording.js';
 import {
   PROVIDED_NODE_IP_ANNOTATION,
   SHUTDOWN_TAINT_EFFECT,

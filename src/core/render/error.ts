@@ -1,5 +1,5 @@
 import { CcmError, PartialFailureError, UsageError } from '../errors.js';
-import { escapeUnprintable } from './untrusted.js';
+import { escapeUnprintable } from '../text/untrusted.js';
 
 /**
  * The one place a failure is turned into text for a person: the message, the hint that says

@@ -6,12 +6,12 @@
 // escaped, and every character Markdown gives a meaning to (emphasis, links, HTML, table pipes)
 // is escaped too, so a name can neither break the table nor become a link, a tag or a mention.
 import { restoreHeld } from '../lb/budget.js';
-import { counted } from '../nodes/wording.js';
+import { counted } from '../text/wording.js';
 import type { ServicePlan } from '../lb/planner.js';
 import { problemSummary } from '../lb/problems.js';
 import type { PlannedAction } from '../lb/actions.js';
 import { addressChangeText, describeNodeReason, describeReason, fieldChangeText, groupActions, lostLoadBalancerOf, pendingGroups, pendingSummary, reasonsOf, type PlanDocument } from './plan.js';
-import { escapeUnprintable } from './untrusted.js';
+import { escapeUnprintable } from '../text/untrusted.js';
 
 /**
  * Markdown-escaped text for a table cell or a heading: one line, no markup, no pipe, and nothing

@@ -7,10 +7,10 @@ import { impactRank, type DowntimeClass, type ImpactClass } from '../lb/impact.j
 import { problemSummary, type Problem } from '../lb/problems.js';
 import { approvalHint, formatSeconds, restoreHeld } from '../lb/budget.js';
 import { DOCUMENT_API_VERSION } from './document.js';
-import { escapeStrings } from './untrusted.js';
+import { escapeStrings } from '../text/untrusted.js';
 import { countByVerb, worstDowntime, type ServicePlan } from '../lb/planner.js';
 import type { NodeAction } from '../nodes/types.js';
-import { counted } from '../nodes/wording.js';
+import { counted } from '../text/wording.js';
 
 /** Bumped on any incompatible change of the JSON document. */
 export const PLAN_DOCUMENT_VERSION = 1;

@@ -1,7 +1,7 @@
 // The state of a running load-balancer pass, as the progress views show it. Pure: events in,
 // a new state out; the live (ink) view and the plain-line view both read it.
 import type { ExecutorEvent } from '../apply/lb-executor.js';
-import { escapeUnprintable } from './untrusted.js';
+import { escapeUnprintable } from '../text/untrusted.js';
 
 export type ServiceProgressStatus = 'pending' | 'running' | 'waiting' | 'changed' | 'unchanged' | 'failed';
 

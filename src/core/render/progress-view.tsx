@@ -1,7 +1,7 @@
 // The live progress view of a load-balancer pass in a terminal (ink): finished Services scroll
 // up as permanent lines, the ones in flight stay at the bottom with what they are doing.
 import { Box, Static, Text } from 'ink';
-import { counted } from '../nodes/wording.js';
+import { counted } from '../text/wording.js';
 import { describeProgress, type PassProgress, type ServiceProgress } from './progress-model.js';
 
 const SYMBOL: { readonly [K in ServiceProgress['status']]: string } = {

@@ -2,8 +2,8 @@
 // CronJob's log), nothing with -o json/yaml (the document at the end says it all).
 import type { ExecutorEvent } from '../apply/lb-executor.js';
 import type { LiveView } from './progress-live.js';
-import { counted } from '../nodes/wording.js';
-import { escapeUnprintable } from './untrusted.js';
+import { counted } from '../text/wording.js';
+import { escapeUnprintable } from '../text/untrusted.js';
 import { describeProgress, initialProgress, progressReducer, type PassProgress, type ProgressEvent } from './progress-model.js';
 
 export type ReporterMode = 'live' | 'lines' | 'silent';

@@ -1,7 +1,7 @@
 // The text of `status service/NAME`: the load balancer, each listener port and whether it serves
 // (and why not), then each pool with its health check and one line per member.
 import type { ServiceLbView } from '../status/service-view.js';
-import { escapeUnprintable } from './untrusted.js';
+import { escapeUnprintable } from '../text/untrusted.js';
 
 export function serviceLbText(view: ServiceLbView): string {
   const lb = view.loadBalancer;

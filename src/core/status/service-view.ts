@@ -8,7 +8,7 @@
 // or its health check failing, with the check's type and the port it probes (the member's
 // `monitor_port`, else its `protocol_port`).
 import type { HealthMonitor, Listener, LoadBalancer, Pool, PoolMember } from '../cloudscale/types.js';
-import { counted } from '../nodes/wording.js';
+import { counted } from '../text/wording.js';
 import { MEMBER_DRAINING_TAG } from '../lb/strategies.js';
 import { recordedTime } from './health.js';
 
