@@ -12,6 +12,7 @@ import {
   isOutcomeUnknown,
 } from '../../src/core/cloudscale/errors.js';
 import type { LoadBalancer, Pool, Server } from '../../src/core/cloudscale/types.js';
+import { testSimWorld } from '../support/sim-world.js';
 
 const token = 'sim-token-0123456789';
 
@@ -73,7 +74,7 @@ function clientWith(over: Partial<Parameters<typeof createCloudscaleClient>[0]> 
 }
 
 beforeAll(async () => {
-  sim = await startSimulator({ seed, lbProvisionMs: 0, token });
+  sim = await startSimulator({ seed, lbProvisionMs: 0, token, ...testSimWorld() });
 });
 afterAll(async () => {
   await sim?.stop();

@@ -64,6 +64,7 @@ import {
   schedulingProblems,
   type ContainerImage,
 } from '../support/kubelet.js';
+import { testSimWorld } from '../support/sim-world.js';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 /** Where the container sees the image's files (the repository); the sandbox mounts under /run. */
@@ -221,6 +222,7 @@ describe.skipIf(unsupported !== undefined)('the CronJob of `cloudscale-ccm manif
       seed: parseSeed(nodesSeed({ prefix, count: 4, privateNet: '10.77.0', publicNet: '192.0.2' }), 'cronjob-e2e seed'),
       token: TOKEN,
       lbProvisionMs: 0,
+      ...testSimWorld(),
     });
     // As kubelets with --cloud-provider=external register: uninitialized; kubeadm's control plane.
     for (const name of nodeNames) {

@@ -21,6 +21,7 @@ import {
   testConnection,
   uniqueName,
 } from '../support/kube.js';
+import { testSimWorld } from '../support/sim-world.js';
 
 const UNINIT = { key: 'node.cloudprovider.kubernetes.io/uninitialized', value: 'true', effect: 'NoSchedule' };
 const SHUTDOWN_KEY = 'node.cloudprovider.kubernetes.io/shutdown';
@@ -64,7 +65,7 @@ function seedOf(servers: ServerSpec[]): SimSeed {
 }
 
 async function simulator(servers: ServerSpec[]): Promise<Simulator> {
-  const sim = await startSimulator({ seed: seedOf(servers), serverActionMs: 0 });
+  const sim = await startSimulator({ seed: seedOf(servers), serverActionMs: 0, ...testSimWorld() });
   simulators.push(sim);
   return sim;
 }

@@ -5,11 +5,12 @@
 import { afterEach, describe, expect, test } from 'vitest';
 import type { LoadBalancer, Server } from '../../src/core/cloudscale/types.js';
 import { loadSeedFile, SimAdminError, startSimulator, type Simulator, type SimulatorOptions } from '../../src/sim/index.js';
+import { testSimWorld } from '../support/sim-world.js';
 
 const running: Simulator[] = [];
 
 async function start(options: Omit<SimulatorOptions, 'seed'> = {}): Promise<Simulator> {
-  const sim = await startSimulator({ seed: await loadSeedFile('examples/sim-seed.yaml'), lbProvisionMs: 0, ...options });
+  const sim = await startSimulator({ seed: await loadSeedFile('examples/sim-seed.yaml'), lbProvisionMs: 0, ...testSimWorld(), ...options });
   running.push(sim);
   return sim;
 }

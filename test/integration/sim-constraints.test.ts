@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { LoadBalancer, Pool, Server, Subnet } from '../../src/core/cloudscale/types.js';
 import { loadSeedFile, startSimulator, type Simulator } from '../../src/sim/index.js';
+import { testSimWorld } from '../support/sim-world.js';
 
 let sim: Simulator;
 let lb: LoadBalancer;
@@ -35,7 +36,7 @@ async function create(path: string, body: unknown): Promise<any> {
 const UNKNOWN = '11111111-2222-4333-8444-555555555555';
 
 beforeAll(async () => {
-  sim = await startSimulator({ seed: await loadSeedFile('examples/sim-seed.yaml'), lbProvisionMs: 0 });
+  sim = await startSimulator({ seed: await loadSeedFile('examples/sim-seed.yaml'), lbProvisionMs: 0, ...testSimWorld() });
   servers = (await call('GET', '/v1/servers')).body;
   subnet = (await call('GET', '/v1/subnets')).body[0];
   lb = await create('/v1/load-balancers', { name: 'lb', flavor: 'lb-standard', zone: 'rma1', vip_addresses: [] });

@@ -14,6 +14,7 @@ import type {
   Subnet,
 } from '../../src/core/cloudscale/types.js';
 import { loadSeedFile, startSimulator, type Simulator } from '../../src/sim/index.js';
+import { testSimWorld } from '../support/sim-world.js';
 
 let sim: Simulator;
 
@@ -59,7 +60,7 @@ async function newPool(lb: LoadBalancer, name = 'tcp'): Promise<Pool> {
 }
 
 beforeAll(async () => {
-  sim = await startSimulator({ seed: await loadSeedFile('examples/sim-seed.yaml'), lbProvisionMs: 0 });
+  sim = await startSimulator({ seed: await loadSeedFile('examples/sim-seed.yaml'), lbProvisionMs: 0, ...testSimWorld() });
 });
 afterAll(async () => {
   await sim.stop();
@@ -529,7 +530,7 @@ describe('floating IPs', () => {
   });
 
   test('deleting a server (admin) leaves its floating IPs unassigned', async () => {
-    const local = await startSimulator({ seed: await loadSeedFile('examples/sim-seed.yaml'), lbProvisionMs: 0 });
+    const local = await startSimulator({ seed: await loadSeedFile('examples/sim-seed.yaml'), lbProvisionMs: 0, ...testSimWorld() });
     try {
       const servers = (await (await fetch(`${local.url}/v1/servers`)).json()) as Server[];
       const target = servers[2]!;

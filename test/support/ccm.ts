@@ -9,8 +9,9 @@ import type { CommandContext, GlobalOptions } from '../../src/commands/context.j
 import { createCloudscaleClient, type CloudscaleClient } from '../../src/core/cloudscale/client.js';
 import { createWriteFence } from '../../src/core/fence.js';
 import { namespaceUid } from '../../src/core/kube/cluster.js';
-import { parseSeed, startSimulator, type SimSeed, type Simulator } from '../../src/sim/index.js';
+import { parseSeed, startSimulator, type SimSeed, type Simulator, type WorldName } from '../../src/sim/index.js';
 import { testConnection, testKubeconfig } from './kube.js';
+import { testSimWorld } from './sim-world.js';
 
 export const TEST_TOKEN = 'test-token-0123456789';
 
@@ -32,10 +33,15 @@ export interface Harness {
   stop(): Promise<void>;
 }
 
-export async function startHarness(options: { seed?: SimSeed | string; lbProvisionMs?: number } = {}): Promise<Harness> {
+/**
+ * A harness on a fresh simulator in the tests' world (test/support/sim-world.ts), or in `world`
+ * for a test that is about one world.
+ */
+export async function startHarness(options: { seed?: SimSeed | string; lbProvisionMs?: number; world?: WorldName } = {}): Promise<Harness> {
   const seed = typeof options.seed === 'string' ? parseSeed(options.seed, 'test seed') : options.seed;
   const sim = await startSimulator({
     ...(seed === undefined ? {} : { seed }),
+    ...testSimWorld(options.world),
     lbProvisionMs: options.lbProvisionMs ?? 0,
     token: TEST_TOKEN,
   });
