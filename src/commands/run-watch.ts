@@ -9,8 +9,7 @@ import { listForWatch, startWatch, type ListedCollection } from '../core/kube/wa
 import { counted } from '../core/text/wording.js';
 import { escapeUnprintable } from '../core/text/untrusted.js';
 import type { CommandContext } from './context.js';
-import type { ReactionCounts } from '../core/status/record.js';
-import type { RunSummary } from './run.js';
+import { didText, type RunSummary } from './run-summary.js';
 
 /** A change is collected this long, so that a burst of them makes one pass. */
 export const WATCH_DEBOUNCE_MS = 300;
@@ -115,21 +114,4 @@ function stepsFor(changes: ChangeSet): ReactionSteps | undefined {
       };
     }
   }
-}
-
-/**
- * What one or more reaction passes changed, in the words of run's summary line; `nothing
- * changed` if nothing. Also for the reactions summed (run's summary, `status`).
- */
-export function didText(s: ReactionCounts & Partial<Pick<RunSummary, 'nodesRefreshed' | 'nodesDeleted'>>): string {
-  const parts = [
-    [s.nodesInitialized, 'node', 'initialized'],
-    [s.nodesRefreshed ?? 0, 'node', 'refreshed'],
-    [s.nodesDeleted ?? 0, 'node', 'deleted'],
-    [s.loadBalancersCreated, 'load balancer', 'created'],
-    [s.loadBalancersUpdated, 'load balancer', 'updated'],
-    [s.loadBalancersDeleted, 'load balancer', 'deleted'],
-  ] as const;
-  const shown = parts.filter(([n]) => n > 0).map(([n, noun, verb]) => `${counted(n, noun)} ${verb}`);
-  return shown.length === 0 ? 'nothing changed' : shown.join(', ');
 }

@@ -8,8 +8,9 @@ import { counted } from '../core/text/wording.js';
 import { plainYaml, resultDocument } from '../core/render/document.js';
 import type { CommandContext, OutputStream } from './context.js';
 import { initNodesCommand, type InitNodesResult } from './init-nodes.js';
-import { didText, listWatchStart, watchAfterPass, type ReactionSteps, type RunWatchReport, type WatchStart } from './run-watch.js';
+import { listWatchStart, watchAfterPass, type ReactionSteps, type RunWatchReport, type WatchStart } from './run-watch.js';
 import { syncLbCommand, type SyncLbOptions, type SyncLbReport } from './sync-lb.js';
+import { didText, summarise, type RunSummary } from './run-summary.js';
 import { budgetPolicy } from '../core/lb/budget-window.js';
 import { endOfPass, failedBeforeTheLease, nodeDetails, requestCount, runDetails, type PassDetails, type PassReportingOptions } from './pass-end.js';
 import { NO_REACTIONS, withReaction, type ReactionTotals, type WatchingSpan } from '../core/status/record.js';
@@ -226,36 +227,6 @@ export async function runCommand(options: RunOptions, ctx: CommandContext): Prom
     );
   }
   return report;
-}
-
-export interface RunSummary {
-  readonly nodesInitialized: number;
-  readonly nodesRefreshed: number;
-  readonly nodesDeleted: number;
-  readonly loadBalancersCreated: number;
-  readonly loadBalancersUpdated: number;
-  readonly loadBalancersDeleted: number;
-  readonly servicesFailed: number;
-  /** Changes the downtime budget held back (not failures). */
-  readonly changesHeld: number;
-}
-
-export function summarise(nodes: InitNodesResult | undefined, lbs: SyncLbReport | undefined): RunSummary {
-  const nodeCount = (outcome: string) => nodes?.nodes.filter((n) => n.outcome === outcome).length ?? 0;
-  const services = lbs?.services ?? [];
-  const did = (kind: string) => (s: SyncLbReport['services'][number]) => s.actions.some((a) => a.kind === kind);
-  return {
-    nodesInitialized: nodeCount('initialized'),
-    nodesRefreshed: nodeCount('refreshed'),
-    nodesDeleted: nodeCount('deleted'),
-    loadBalancersCreated: services.filter(did('create-lb')).length,
-    loadBalancersDeleted: services.filter(did('delete-lb')).length,
-    loadBalancersUpdated: services.filter(
-      (s) => s.status === 'changed' && !did('create-lb')(s) && !did('delete-lb')(s),
-    ).length,
-    servicesFailed: services.filter((s) => s.status === 'failed').length,
-    changesHeld: services.reduce((n, s) => n + (s.held?.length ?? 0), 0),
-  };
 }
 
 function summaryLine(report: RunReport): string {

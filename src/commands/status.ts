@@ -12,7 +12,7 @@ import { budgetLine } from '../core/cloudscale/request-counter.js';
 import { plainYaml, resultDocument } from '../core/render/document.js';
 import { escapeUnprintable } from '../core/text/untrusted.js';
 import type { CommandContext } from './context.js';
-import { didText } from './run-watch.js';
+import { didText } from './run-summary.js';
 import { parseServiceArgs } from './service-args.js';
 import { readServiceLb } from '../core/status/service-read.js';
 import { serviceLbView, type ServiceLbView } from '../core/status/service-view.js';

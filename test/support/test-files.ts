@@ -17,7 +17,7 @@ export function relativeImports(source: string): string[] {
 }
 
 /** The TypeScript file an import specifier of `importer` names (`./x.js` is `./x.ts` or `./x.tsx`), or undefined. */
-function resolveImport(importer: string, specifier: string): string | undefined {
+export function resolveImport(importer: string, specifier: string): string | undefined {
   const base = resolve(dirname(importer), specifier).replace(/\.js$/, '');
   return [`${base}.ts`, `${base}.tsx`].find((candidate) => existsSync(candidate));
 }
