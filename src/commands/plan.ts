@@ -64,15 +64,6 @@ export async function planCommand(
   return { exitCode: options.detailedExitcode && document.summary.changes ? 2 : 0 };
 }
 
-/** The plan document: nodes (for a whole-cluster plan) and the Services in play. */
-export async function computePlan(
-  args: readonly string[],
-  options: PlanOptions,
-  ctx: CommandContext,
-): Promise<PlanDocument> {
-  return (await planWithLookups(args, options, ctx)).document;
-}
-
 /** The plan, and the named Services that do not exist. */
 async function planWithLookups(
   args: readonly string[],

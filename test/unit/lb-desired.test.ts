@@ -5,9 +5,10 @@ import { AnnotationError } from '../../src/core/errors.js';
 import { parseLbAnnotations } from '../../src/core/lb/annotations.js';
 import {
   defaultLbName,
-  desiredIngress,
   desiredLoadBalancer,
   ingressEqual,
+  ingressFromVips,
+  ingressSettings,
   listenerName,
   LIVEZ_HTTP,
   memberName,
@@ -465,14 +466,18 @@ describe('allowed client networks: the annotation and spec.loadBalancerSourceRan
   });
 });
 
-describe('desiredIngress', () => {
-  const lb = {
-    vip_addresses: [
-      { version: 4 as const, address: '192.0.2.10', subnet: PUBLIC },
-      { version: 6 as const, address: '2001:db8::10', subnet: PUBLIC },
-    ],
+// The ingress a pass writes: the planner reads the annotations with parseLbAnnotations, takes
+// ingressSettings from them, and the executor builds the entries from the VIPs it finds.
+describe('ingressFromVips(vips, ingressSettings(annotations, minor))', () => {
+  const vips = [
+    { version: 4 as const, address: '192.0.2.10', subnet: PUBLIC },
+    { version: 6 as const, address: '2001:db8::10', subnet: PUBLIC },
+  ];
+  const ingress = (annotations: Record<string, string>, minor: number | null) => {
+    const parsed = parseLbAnnotations(annotations);
+    if (!parsed.ok) throw new Error(`annotations rejected: ${parsed.errors.map((e) => e.message).join('; ')}`);
+    return ingressFromVips(vips, ingressSettings(parsed.values, minor));
   };
-  const svc = (annotations: Record<string, string>) => service([], annotations);
   test.each<[string, Record<string, string>, number | null, unknown]>([
     ['Proxy by default on 1.30', {}, 30, [{ ip: '192.0.2.10', ipMode: 'Proxy' }, { ip: '2001:db8::10', ipMode: 'Proxy' }]],
     ['VIP on request', { [`${P}loadbalancer-ip-mode`]: 'VIP' }, 34, [{ ip: '192.0.2.10', ipMode: 'VIP' }, { ip: '2001:db8::10', ipMode: 'VIP' }]],
@@ -481,12 +486,16 @@ describe('desiredIngress', () => {
     ['force-hostname', { [`${P}loadbalancer-force-hostname`]: 'lb.example.com' }, 34, [{ hostname: 'lb.example.com' }]],
     ['force-hostname ignores a bad ip-mode', { [`${P}loadbalancer-force-hostname`]: 'lb.example.com', [`${P}loadbalancer-ip-mode`]: 'x' }, 34, [{ hostname: 'lb.example.com' }]],
   ])('%s', (_name, annotations, minor, expected) => {
-    expect(desiredIngress(svc(annotations), lb, { apiServerMinor: minor })).toEqual(expected);
+    expect(ingress(annotations, minor)).toEqual(expected);
   });
 
-  test('a bad ip-mode throws AnnotationError naming it', () => {
-    expect(() => desiredIngress(svc({ [`${P}loadbalancer-ip-mode`]: 'vip' }), lb, { apiServerMinor: 30 })).toThrow(AnnotationError);
-    expect(() => desiredIngress(svc({ [`${P}loadbalancer-ip-mode`]: 'vip' }), lb, { apiServerMinor: 30 })).toThrow(`${P}loadbalancer-ip-mode`);
+  test('a bad ip-mode is an AnnotationError naming it, and no ingress is built', () => {
+    const parsed = parseLbAnnotations({ [`${P}loadbalancer-ip-mode`]: 'vip' });
+    expect(parsed.ok).toBe(false);
+    if (parsed.ok) return;
+    expect(parsed.errors).toHaveLength(1);
+    expect(parsed.errors[0]).toBeInstanceOf(AnnotationError);
+    expect(parsed.errors[0]!.annotation).toBe(`${P}loadbalancer-ip-mode`);
   });
 });
 

@@ -17,7 +17,6 @@ import { quoteUntrusted } from '../text/untrusted.js';
 import {
   LB_ANNOTATIONS,
   ownershipTags,
-  readLbAnnotation,
   type IpMode,
   type LbAnnotationValues,
   type VipAddressRequest,
@@ -540,22 +539,6 @@ export function ingressFromVips(
   return vips.map((vip) =>
     settings.ipMode === null ? { ip: vip.address } : { ip: vip.address, ipMode: settings.ipMode },
   );
-}
-
-/**
- * The desired `status.loadBalancer.ingress` for a Service served by `lb`: one entry per VIP in
- * API order (Floating IPs are not reported), `ipMode` only on API servers ≥ 1.30; or a single
- * hostname with force-hostname. Throws `AnnotationError` for a bad force-hostname or ip-mode.
- */
-export function desiredIngress(
-  service: V1Service,
-  lb: Pick<LoadBalancer, 'vip_addresses'>,
-  options: { readonly apiServerMinor: number | null },
-): V1LoadBalancerIngress[] {
-  const annotations = service.metadata?.annotations;
-  const forceHostname = readLbAnnotation(annotations, 'forceHostname');
-  const ipMode = forceHostname === null ? readLbAnnotation(annotations, 'ipMode') : 'Proxy';
-  return ingressFromVips(lb.vip_addresses, ingressSettings({ forceHostname, ipMode }, options.apiServerMinor));
 }
 
 /**
