@@ -289,6 +289,8 @@ export function buildAdmissionPolicy(labels: Readonly<Record<string, string>>): 
   };
 }
 
+const VALIDATION_ACTION = { deny: 'Deny', warn: 'Warn' } as const satisfies Record<Exclude<AdmissionMode, 'none'>, string>;
+
 /** The binding of the policy to every namespace; `mode` is not `none`. */
 export function buildAdmissionPolicyBinding(
   mode: Exclude<AdmissionMode, 'none'>,
@@ -301,5 +303,3 @@ export function buildAdmissionPolicyBinding(
     spec: { policyName: ADMISSION_POLICY_NAME, validationActions: [VALIDATION_ACTION[mode]] },
   };
 }
-
-export const VALIDATION_ACTION = { deny: 'Deny', warn: 'Warn' } as const satisfies Record<Exclude<AdmissionMode, 'none'>, string>;
