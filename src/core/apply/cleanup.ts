@@ -25,7 +25,7 @@ import { CloudscaleApiError, errorMessage } from '../errors.js';
 import type { KubeConnection } from '../kube/connection.js';
 import { getService, listServices } from '../kube/services.js';
 import { loadBalancerReferences } from '../lb/actual.js';
-import { parseOwnershipTags } from '../lb/annotations.js';
+import { parseOwnershipTags } from '../lb/ownership.js';
 import { cleanupOwnership, type ClusterIdentity } from '../lb/cluster-identity.js';
 
 export interface CleanupCandidate {

@@ -12,7 +12,7 @@ import { LB_REF, isPlannedRef, type ObjectRef, type PlannedAction } from '../lb/
 import { ingressFromVips } from '../lb/desired.js';
 import { memberCompactor } from '../lb/actual.js';
 import { servesStatus } from '../lb/health.js';
-import { OWNER_SERVICE_UID_TAG } from '../lb/annotations.js';
+import { OWNER_SERVICE_UID_TAG } from '../lb/ownership.js';
 import { LB_FINALIZER, type ServicePlan } from '../lb/planner.js';
 import { abortableSleep } from '../sleep.js';
 import { processStop, stepBoundaries } from '../stop.js';

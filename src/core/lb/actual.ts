@@ -11,7 +11,8 @@ import type {
   PoolMember,
 } from '../cloudscale/types.js';
 import { AnnotationError, InternalError, RefusedError } from '../errors.js';
-import { LB_ANNOTATIONS, parseOwnershipTags, readLbAnnotation } from './annotations.js';
+import { LB_ANNOTATIONS, readLbAnnotation } from './annotations.js';
+import { parseOwnershipTags } from './ownership.js';
 import { defaultLbName, serviceIdentity } from './desired.js';
 
 export interface ActualPool {

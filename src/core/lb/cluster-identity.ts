@@ -7,7 +7,7 @@
 // differs between clusters), and `sync-lb` adds the tag to those made before it existed. Cleanup
 // deletes nothing without it unless told to (cleanupOwnership).
 import type { LoadBalancer, Tags } from '../cloudscale/types.js';
-import { parseOwnershipTags } from './annotations.js';
+import { parseOwnershipTags } from './ownership.js';
 
 /** The tag with the uid of namespace kube-system of the cluster that owns the load balancer. MUST not change. */
 export const OWNER_KUBE_SYSTEM_UID_TAG = 'k8s.cloudscale.ch/kube-system-uid';

@@ -16,12 +16,12 @@ import { isIP } from 'node:net';
 import { quoteUntrusted } from '../text/untrusted.js';
 import {
   LB_ANNOTATIONS,
-  ownershipTags,
   type IpMode,
   type LbAnnotationValues,
   type VipAddressRequest,
 } from './annotations.js';
 import { kubeSystemUidTag } from './cluster-identity.js';
+import { ownershipTags } from './ownership.js';
 import { isCidr } from './net.js';
 import type { NodeServer } from './nodes.js';
 import type { PlanWarning, Problem } from './problems.js';

@@ -37,10 +37,10 @@ import {
 import {
   LB_ANNOTATIONS,
   parseLbAnnotations,
-  parseOwnershipTags,
   readLbAnnotation,
   type LbAnnotationValues,
 } from './annotations.js';
+import { parseOwnershipTags } from './ownership.js';
 import type { HeldChange } from './budget.js';
 import { OWNER_KUBE_SYSTEM_UID_TAG, taggedKubeSystemUid } from './cluster-identity.js';
 import {
