@@ -88,6 +88,13 @@ function membersHealth(members: readonly Pick<PoolMember, 'monitor_status'>[], e
   return { up, down, checking, missing, checked: missing === 0 && checking === 0 };
 }
 
+/** `; down: a, b` naming the members reported down (the first five), or nothing. */
+function downNames(members: readonly Pick<PoolMember, 'name' | 'monitor_status'>[]): string {
+  const down = members.filter((m) => m.monitor_status === 'down').map((m) => m.name);
+  if (down.length === 0) return '';
+  return `; down: ${down.slice(0, 5).join(', ')}${down.length > 5 ? ` and ${down.length - 5} more` : ''}`;
+}
+
 /** One action of a plan failed; the message names the object and the verb. */
 export class ActionFailedError extends CcmError {
   readonly action: PlannedAction;
@@ -124,8 +131,6 @@ class PlanRun {
   private readonly compactMember = memberCompactor();
   private loadBalancer: LoadBalancer | undefined;
   private loadBalancerReady = false;
-  /** Kinds this plan deleted (never cleared, unlike deletedKinds): what they held may still be held. */
-  private readonly everDeleted = new Set<string>();
   private readonly started = performance.now();
 
   constructor(
@@ -241,12 +246,11 @@ class PlanRun {
       case 'delete-pool':
         await this.awaitLoadBalancer();
         this.deletedKinds.add('pool');
-        this.everDeleted.add('pool');
         return cloud.deleteByHref(action.pool.href);
       case 'create-member': {
         await this.beforeCreate('member');
         const pool = this.resolve(action.pool);
-        const member = await this.createWhenReleased('member', () => cloud.poolMembers.create(pool, action.body)).catch((error: unknown) => {
+        const member = await this.createWhenReleased(() => cloud.poolMembers.create(pool, action.body)).catch((error: unknown) => {
           // Its outcome is unknown, and so are the pool's members: it is listed when read back.
           this.poolsChanged.add(pool);
           throw error;
@@ -257,7 +261,6 @@ class PlanRun {
       case 'delete-member':
         await this.awaitLoadBalancer();
         this.deletedKinds.add('member');
-        this.everDeleted.add('member');
         this.memberWritten(this.resolve(action.pool));
         return cloud.deleteByHref(action.member.href);
       case 'update-member':
@@ -268,24 +271,22 @@ class PlanRun {
         return this.awaitMembers(action);
       case 'create-listener':
         await this.beforeCreate('listener');
-        await this.createWhenReleased('listener', () => cloud.listeners.create({ ...action.body, pool: this.resolve(action.pool) }));
+        await this.createWhenReleased(() => cloud.listeners.create({ ...action.body, pool: this.resolve(action.pool) }));
         return;
       case 'delete-listener':
         await this.awaitLoadBalancer();
         this.deletedKinds.add('listener');
-        this.everDeleted.add('listener');
         return cloud.deleteByHref(action.listener.href);
       case 'update-listener':
         await this.awaitLoadBalancer();
         return patchObject(cloud, action.patch, (patch) => cloud.listeners.update(action.listener.uuid, patch));
       case 'create-monitor':
         await this.beforeCreate('monitor');
-        await this.createWhenReleased('monitor', () => cloud.healthMonitors.create({ ...action.body, pool: this.resolve(action.pool) }));
+        await this.createWhenReleased(() => cloud.healthMonitors.create({ ...action.body, pool: this.resolve(action.pool) }));
         return;
       case 'delete-monitor':
         await this.awaitLoadBalancer();
         this.deletedKinds.add('monitor');
-        this.everDeleted.add('monitor');
         return cloud.deleteByHref(action.monitor.href);
       case 'update-monitor':
         await this.awaitLoadBalancer();
@@ -304,21 +305,22 @@ class PlanRun {
   }
 
   /**
-   * Sends a create of a listener, member or monitor. Right after this plan deleted an object of
-   * that kind (or a pool), the API may still hold what the new one needs — the port, the address
-   * and port, the pool's monitor — because a delete takes a moment to propagate: a 400 is then
-   * tried again every poll interval for up to RELEASE_MS, the shortest wait that works, instead of
-   * a long fixed pause on every move. Without such a delete a 400 is an answer, not a wait.
+   * Sends a create of a listener, member or monitor. A delete takes a moment to propagate
+   * (docs/cloudscale-api.md), and until it has the API may still hold what the new object needs —
+   * the port, the address and port, the pool's monitor — and refuse it with a 400: after a delete
+   * of this plan, and as well after one made outside it (by hand, or by a pass stopped moments
+   * ago), which no read shows. A 400 is therefore tried again every poll interval for up to
+   * RELEASE_MS, the shortest wait that works, instead of a long fixed pause before every create;
+   * a refusal that outlasts it is the API's answer and fails the step.
    */
-  private async createWhenReleased<T>(kind: string, create: () => Promise<T>): Promise<T> {
+  private async createWhenReleased<T>(create: () => Promise<T>): Promise<T> {
     const started = performance.now();
-    const mayBeHeld = this.everDeleted.has(kind) || this.everDeleted.has('pool');
     for (;;) {
       try {
         return await create();
       } catch (error) {
         const refused = error instanceof CloudscaleApiError && error.status === 400;
-        if (!refused || !mayBeHeld || performance.now() - started >= RELEASE_MS) throw error;
+        if (!refused || performance.now() - started >= RELEASE_MS) throw error;
       }
       await abortableSleep(Math.max(this.options.pollIntervalMs, 200), this.options.signal);
     }
@@ -339,13 +341,14 @@ class PlanRun {
       const members = await cloud.poolMembers.list(pool);
       const protectedMembers =
         action.protects.pool.uuid === pool ? members : await cloud.poolMembers.list(action.protects.pool.uuid);
-      const state = membersHealth(members.filter((m) => awaited.has(m.name)), awaited.size);
+      const watched = members.filter((m) => awaited.has(m.name));
+      const state = membersHealth(watched, awaited.size);
       const protectedUp = protectedMembers.filter((m) => protectedNames.has(m.name) && servesStatus(m.monitor_status)).length;
       if ((state.checked && state.up > 0) || protectedUp === 0) return;
       if (performance.now() >= deadline) {
         throw new MembersNotHealthyError(
-          `the new members of pool ${action.poolName} did not pass their health checks within ${action.timeoutSeconds} s ` +
-            `(${state.up} up, ${state.down} down, ${state.checking} still checked, ${state.missing} missing): ` +
+          `the members of pool ${action.poolName} that replace the serving ones did not pass their health checks within ${action.timeoutSeconds} s ` +
+            `(${state.up} up, ${state.down} down, ${state.checking} still checked, ${state.missing} missing${downNames(watched)}): ` +
             'the old members keep serving and nothing was taken out of service',
           {
             hint:
