@@ -9,11 +9,10 @@
 // Timings are compressed (propagation 0.5 s, checks 1 s apart); a gate on members that stay
 // down waits its whole bound (2 checks + 20 s propagation = 22 s) before the pass stops.
 import type { V1Service } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { planCommand } from '../../src/commands/plan.js';
 import type { PlanDocument } from '../../src/core/render/plan.js';
-import type { Harness } from '../support/ccm.js';
-import { createLoadBalancerService, deleteCreatedObjects, uniqueName } from '../support/kube.js';
+import { createLoadBalancerService, uniqueName } from '../support/kube.js';
 import {
   TEST_PASS,
   key,
@@ -27,22 +26,14 @@ import {
   theLb,
   warningsOf,
 } from '../support/lb-scenarios.js';
-import { FAST_MONITOR, PROPAGATION_MS, dataPlaneWorld } from '../support/make-before-break.js';
+import { FAST_MONITOR, PROPAGATION_MS, useDataPlaneWorld } from '../support/make-before-break.js';
 
 describe('serving decides, in every pass (data plane on)', () => {
-  let harness: Harness;
   const namespace = uniqueName('serving');
   const prefix = uniqueName('serving');
   // Members are drained, as by default: the pass that takes the old ones away disables them.
   const pass = { ...TEST_PASS, namespace, settleSeconds: 1, pollSeconds: 0.2, drainSeconds: 60 };
-
-  beforeAll(async () => {
-    harness = await dataPlaneWorld(prefix, namespace, 'serving/slot', { errorWhilePoolDown: true });
-  });
-  afterAll(async () => {
-    await deleteCreatedObjects();
-    await harness?.stop();
-  });
+  const { harness } = useDataPlaneWorld(prefix, namespace, 'serving/slot', { errorWhilePoolDown: true });
 
   /** A Service converged and serving on port 80, with the fast monitor; its load balancer's UUID. */
   async function serving(name: string): Promise<{ service: V1Service; lbUuid: string }> {
@@ -97,7 +88,7 @@ describe('serving decides, in every pass (data plane on)', () => {
 
       // The next pass finds the new members down: it waits for them, and stops with the old ones in place.
       const next = await passFails(harness, [name], pass);
-      expect(String(next.error.failures[0]?.error.message)).toMatch(/await-members .*did not pass their health checks within 22 s \(0 up, 2 down/);
+      expect(String(next.error.failures[0]?.error.message)).toMatch(/await-members .*did not pass their health checks within 22 s \(0 up, 2 down, 0 still checked, 0 missing; down: \S+:32010, \S+:32010\)/);
       expect(memberWrites(next.simWrites), 'no member disabled or deleted').toEqual([]);
       const pool = poolOf(await theLb(harness, service), 'tcp/http');
       expect(pool.members.filter((m) => m.enabled).map((m) => m.protocol_port).sort()).toEqual([service.spec!.ports![0]!.nodePort!, service.spec!.ports![0]!.nodePort!, newPort, newPort].sort());
@@ -143,7 +134,7 @@ describe('serving decides, in every pass (data plane on)', () => {
       const since = Date.now();
       await patchService(namespace, name, { metadata: { annotations: { [key('loadbalancer-node-selector')]: 'serving/slot=1' } } });
       const result = await passFails(harness, [name], pass);
-      expect(String(result.error.failures[0]?.error.message)).toMatch(/did not pass their health checks within 22 s \(0 up, 1 down/);
+      expect(String(result.error.failures[0]?.error.message)).toContain(`did not pass their health checks within 22 s (0 up, 1 down, 0 still checked, 0 missing; down: ${privateAddress(1)}:${nodePort})`);
       expect(memberWrites(result.simWrites)).toEqual([]);
       const members = poolOf(await theLb(harness, service), 'tcp/http').members;
       expect(members.find((m) => m.address === privateAddress(2))?.enabled).toBe(true);

@@ -9,12 +9,11 @@
 // pause of 1 s); `npm run bench -- --only downtime` measures the same classes with the
 // realistic figures of docs/sim.md.
 import type { V1Service } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { planCommand } from '../../src/commands/plan.js';
 import type { PlanDocument } from '../../src/core/render/plan.js';
 import { MEMBER_DRAINING_TAG } from '../../src/core/lb/strategies.js';
-import type { Harness } from '../support/ccm.js';
-import { createLoadBalancerService, deleteCreatedObjects, uniqueName } from '../support/kube.js';
+import { createLoadBalancerService, uniqueName } from '../support/kube.js';
 import {
   TEST_PASS,
   key,
@@ -29,22 +28,14 @@ import {
   theLb,
   warningsOf,
 } from '../support/lb-scenarios.js';
-import { FAST_MONITOR, PROPAGATION_MS, dataPlaneWorld } from '../support/make-before-break.js';
+import { FAST_MONITOR, PROPAGATION_MS, useDataPlaneWorld } from '../support/make-before-break.js';
 
 
 describe('make-before-break against the data plane', () => {
-  let harness: Harness;
   const namespace = uniqueName('mbb');
   const prefix = uniqueName('mbb');
   const pass = { ...TEST_PASS, namespace, settleSeconds: 1, pollSeconds: 0.2, drainSeconds: 0 };
-
-  beforeAll(async () => {
-    harness = await dataPlaneWorld(prefix, namespace, 'mbb/slot');
-  });
-  afterAll(async () => {
-    await deleteCreatedObjects();
-    await harness?.stop();
-  });
+  const { harness } = useDataPlaneWorld(prefix, namespace, 'mbb/slot');
 
   /** A Service converged and serving (its port has served once), with the fast monitor. */
   async function serving(name: string, annotations: Record<string, string> = {}): Promise<V1Service> {

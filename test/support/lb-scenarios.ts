@@ -25,7 +25,7 @@ import type {
   PoolMember,
 } from '../../src/core/cloudscale/types.js';
 import { PartialFailureError } from '../../src/core/errors.js';
-import type { RequestLogEntry, SimSeed } from '../../src/sim/index.js';
+import type { DataPlaneChanges, RequestLogEntry, SimBehaviour, SimSeed } from '../../src/sim/index.js';
 import { TEST_TOKEN, startHarness, type BinaryResult, type Harness, type TestContext } from './ccm.js';
 import { createNode, deleteCreatedObjects, ensureNamespace, testConnection, testKubeconfig, type TestNodeOptions } from './kube.js';
 
@@ -93,37 +93,104 @@ export async function createNodes(
   return names;
 }
 
+/** What a file's world holds besides its simulator (useLbWorld). */
+export interface LbWorldOptions {
+  /** Names the servers of the default seed and the Nodes: `<prefix>-1` … (a uniqueName). */
+  readonly prefix: string;
+  /** The namespace of the file's Services (a uniqueName), created; unset: none is. */
+  readonly namespace?: string;
+  /** The simulator's seed; by default lbSeed(prefix, servers). */
+  readonly seed?: SimSeed | string;
+  /** Servers of the default seed; default 2. */
+  readonly servers?: number;
+  /** Ready Nodes `<prefix>-1 … <prefix>-nodes`, mapped to the servers by name; default `servers`. */
+  readonly nodes?: number;
+  /** More of Node i (1-based): labels, taints, another Ready. */
+  readonly node?: (i: number) => TestNodeOptions;
+  readonly lbProvisionMs?: number;
+  /** Simulator behaviour and data plane switched before the Nodes are made. */
+  readonly behaviour?: Partial<SimBehaviour>;
+  readonly dataPlane?: DataPlaneChanges;
+}
+
+export interface LbWorld {
+  /**
+   * The simulator `beforeAll` starts. It can be handed around while the file is collected; it
+   * works in the tests and in hooks registered after useLbWorld, and throws when used earlier.
+   */
+  readonly harness: Harness;
+  /** The Nodes' names, once made. */
+  readonly nodes: readonly string[];
+}
+
 /**
- * Registers the usual setup of a file's scenarios (beforeAll/afterAll): a simulator seeded with
- * `servers` servers, their Ready Nodes and the namespace; everything removed afterwards. The
- * harness is there once the file's tests run.
+ * The ground a sync-lb test file stands on, registered as its beforeAll/afterAll: a simulator,
+ * the namespace and the Nodes before the first test; every object the file created (Nodes,
+ * Services, namespace) deleted and the simulator stopped after the last. A file's own afterAll
+ * runs before this one's (vitest runs after-hooks last registered first), with the harness up.
  */
-export function lbScenarioSetup(prefix: string, namespace: string, servers = 2): { readonly harness: Harness } {
-  const setup: { harness: Harness } = { harness: undefined as unknown as Harness };
+export function useLbWorld(options: LbWorldOptions): LbWorld {
+  let started: Harness | undefined;
+  const current = (): Harness => {
+    if (started === undefined) {
+      throw new Error(`the simulator of the world ${options.prefix} is not running yet: use its harness in a test, or in a hook registered after useLbWorld`);
+    }
+    return started;
+  };
+  const harness: Harness = {
+    get sim() {
+      return current().sim;
+    },
+    get clusterId() {
+      return current().clusterId;
+    },
+    get cloud() {
+      return current().cloud;
+    },
+    context: (globals) => current().context(globals),
+    stop: () => current().stop(),
+  };
+  const nodes: string[] = [];
   beforeAll(async () => {
-    setup.harness = await startHarness({ seed: lbSeed(prefix, servers) });
-    await ensureNamespace(namespace);
-    await createNodes(prefix, servers);
+    const servers = options.servers ?? 2;
+    started = await startHarness({
+      seed: options.seed ?? lbSeed(options.prefix, servers),
+      ...(options.lbProvisionMs === undefined ? {} : { lbProvisionMs: options.lbProvisionMs }),
+    });
+    if (options.behaviour !== undefined) started.sim.admin.setBehaviour(options.behaviour);
+    if (options.dataPlane !== undefined) started.sim.admin.setDataPlane(options.dataPlane);
+    if (options.namespace !== undefined) await ensureNamespace(options.namespace);
+    nodes.push(...(await createNodes(options.prefix, options.nodes ?? servers, options.node)));
   });
   afterAll(async () => {
     await deleteCreatedObjects();
-    await setup.harness?.stop();
+    await started?.stop();
   });
-  return setup;
+  return { harness, nodes };
+}
+
+/** useLbWorld with its first options' names; for the files not moved to it yet. */
+export function lbScenarioSetup(prefix: string, namespace: string, servers = 2): { readonly harness: Harness } {
+  return useLbWorld({ prefix, namespace, servers });
 }
 
 // ---- one pass --------------------------------------------------------------------------------
 
 /**
- * Pass options for tests: no settle pause, fast polling, and waiting for the writers' Lease (a
- * binary a test killed holds it until it expires).
+ * The pace of every pass a test runs, whatever the command (sync-lb, run, apply share these
+ * options): no settle pause between a delete and its re-creation, a changing load balancer read
+ * every 50 ms and waited for 30 s at most, two Services at a time.
+ */
+export const FAST_PASS = { concurrency: 2, waitTimeout: 30, settleSeconds: 0, pollSeconds: 0.05 } as const;
+
+/**
+ * Pass options for tests: FAST_PASS with four Services at a time, and waiting for the writers'
+ * Lease (a binary a test killed holds it until it expires).
  */
 export const TEST_PASS: SyncLbOptions = {
+  ...FAST_PASS,
   namespace: 'default',
   concurrency: 4,
-  waitTimeout: 30,
-  settleSeconds: 0,
-  pollSeconds: 0.05,
   // Members leave at once, as under the Go CCM: these scenarios check what the pool holds after
   // one pass. Draining (the default, 60 s) has its own tests in sync-lb-strategies.test.ts.
   drainSeconds: 0,

@@ -5,9 +5,8 @@ import type { V1Service } from '@kubernetes/client-node';
 import { expect } from 'vitest';
 import type { DataPlaneChanges } from '../../src/sim/dataplane.js';
 import type { RequestLogEntry } from '../../src/sim/server.js';
-import { startHarness, type Harness } from './ccm.js';
-import { ensureNamespace } from './kube.js';
-import { createNodes, expectWellFormed, key, lbSeed, poolOf, theLb, type PassResult, type PoolState } from './lb-scenarios.js';
+import type { Harness } from './ccm.js';
+import { expectWellFormed, key, poolOf, theLb, useLbWorld, type LbWorld, type PassResult, type PoolState } from './lb-scenarios.js';
 
 /** How long a configuration change takes to reach the data plane in these tests. */
 export const PROPAGATION_MS = 500;
@@ -21,21 +20,17 @@ export const FAST_MONITOR: Readonly<Record<string, string>> = {
 };
 
 /**
- * A simulator with two servers whose data plane checks health, propagates changes in
- * PROPAGATION_MS and holds what a delete frees until then (plus `dataPlane`), the namespace, and
- * the Nodes `<prefix>-1` and `<prefix>-2` labelled `<slotLabel>=1` and `=2`.
+ * The world of a file (useLbWorld) whose data plane checks health, propagates changes in
+ * PROPAGATION_MS and holds what a delete frees until then (plus `dataPlane`): two servers, the
+ * namespace, and the Nodes `<prefix>-1` and `<prefix>-2` labelled `<slotLabel>=1` and `=2`.
  */
-export async function dataPlaneWorld(
-  prefix: string,
-  namespace: string,
-  slotLabel: string,
-  dataPlane: DataPlaneChanges = {},
-): Promise<Harness> {
-  const harness = await startHarness({ seed: lbSeed(prefix, 2) });
-  harness.sim.admin.setDataPlane({ propagationMs: PROPAGATION_MS, healthChecks: true, deletesHoldUntilPropagated: true, ...dataPlane });
-  await ensureNamespace(namespace);
-  await createNodes(prefix, 2, (i) => ({ labels: { [slotLabel]: String(i) } }));
-  return harness;
+export function useDataPlaneWorld(prefix: string, namespace: string, slotLabel: string, dataPlane: DataPlaneChanges = {}): LbWorld {
+  return useLbWorld({
+    prefix,
+    namespace,
+    dataPlane: { propagationMs: PROPAGATION_MS, healthChecks: true, deletesHoldUntilPropagated: true, ...dataPlane },
+    node: (i) => ({ labels: { [slotLabel]: String(i) } }),
+  });
 }
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
