@@ -7,6 +7,7 @@ import type { DataPlaneChanges } from '../../src/sim/dataplane.js';
 import type { RequestLogEntry } from '../../src/sim/server.js';
 import type { Harness } from './ccm.js';
 import { expectWellFormed, key, poolOf, theLb, useLbWorld, type LbWorld, type PassResult, type PoolState } from './lb-scenarios.js';
+import { writesTaken } from './strict-world.js';
 
 /** How long a configuration change takes to reach the data plane in these tests. */
 export const PROPAGATION_MS = 500;
@@ -62,8 +63,9 @@ export function poolSwapWrites(created: number, deleted: number): string[] {
 }
 
 /**
- * A pass that swapped the pool `before` for the pool `name` (by default of the same name): it
- * wrote exactly a pool swap, awaiting the new members before the listener moved; afterwards the
+ * A pass that swapped the pool `before` for the pool `name` (by default of the same name): the
+ * API took exactly the writes of a pool swap (a create refused while a delete settled is sent
+ * again, writesTaken), awaiting the new members before the listener moved; afterwards the
  * new pool (another UUID) holds the port's listener (a new one, on the same port) and the old
  * pool is gone. Returns the new pool.
  */
@@ -80,7 +82,7 @@ export async function expectPoolSwap(
   expect(after.pool.uuid).not.toBe(before.pool.uuid);
   expect(Object.values(state.pools).map((p) => p.pool.uuid)).not.toContain(before.pool.uuid);
   const names = { [before.pool.uuid]: 'OLD', [after.pool.uuid]: 'NEW' };
-  expect(namedRoutes(pass.simWrites, names)).toEqual(poolSwapWrites(after.members.length, before.members.length));
+  expect(namedRoutes(writesTaken(pass.simWrites), names)).toEqual(poolSwapWrites(after.members.length, before.members.length));
   expectAwaited(pass.simRequests, names, {
     built: 'POST /v1/load-balancers/health-monitors',
     polled: 'GET /v1/load-balancers/pools/NEW/members',
