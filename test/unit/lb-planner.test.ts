@@ -476,7 +476,7 @@ describe('changes on a converged Service: planned actions and their impact', () 
     expect(worstDowntime([plan])).toEqual({ service: plan.service, action: move, downtime: move.downtime });
   });
 
-  test.each([
+  test.each<{ name: string; before: Record<string, string>; after: Record<string, string | null>; from: string; to: string }>([
     {
       name: 'an http check on /healthz becomes the /livez check of ETP Local: the path and the version are named',
       before: { 'loadbalancer-health-monitor-type': 'http', 'loadbalancer-health-monitor-http': '{"url_path":"/healthz"}' },
