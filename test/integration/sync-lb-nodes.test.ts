@@ -3,27 +3,22 @@
 // the members, a rename that swaps the pool; and pool members that follow the node set
 // (added, removed, excluded by label, autoscaler taint or deletion; readiness is no filter).
 import { PatchStrategy, setHeaderOptions, type V1Service, type V1ServicePort } from '@kubernetes/client-node';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startHarness, type Harness } from '../support/ccm.js';
+import { afterEach, describe, expect, it } from 'vitest';
 import {
   createLoadBalancerService,
   createNode,
-  deleteCreatedObjects,
   deleteNodeForced,
-  ensureNamespace,
   ignoreNotFound,
   testConnection,
   uniqueName,
   waitUntil,
 } from '../support/kube.js';
 import {
-  createNodes,
   eventsOf,
   expectConverged,
   expectWellFormed,
   failuresOf,
   key,
-  lbSeed,
   memberNames,
   passFails,
   passOk,
@@ -34,30 +29,22 @@ import {
   routes,
   serverName,
   theLb,
+  useLbWorld,
 } from '../support/lb-scenarios.js';
 import { expectAwaited, expectPoolSwap, memberRotationWrites, namedRoutes } from '../support/make-before-break.js';
 
 const SERVERS = 6;
 
 describe('sync-lb: ports and nodes', () => {
-  let harness: Harness;
   const namespace = uniqueName('lb-nodes');
   const prefix = uniqueName('nod');
   const pass = { namespace };
   /** Nodes beyond the two base ones, removed after each test. */
   const extraNodes: string[] = [];
+  const { harness } = useLbWorld({ prefix, namespace, servers: SERVERS, nodes: 2 });
 
-  beforeAll(async () => {
-    harness = await startHarness({ seed: lbSeed(prefix, SERVERS) });
-    await ensureNamespace(namespace);
-    await createNodes(prefix, 2);
-  });
   afterEach(async () => {
     for (const name of extraNodes.splice(0)) await deleteNodeForced(name);
-  });
-  afterAll(async () => {
-    await deleteCreatedObjects();
-    await harness?.stop();
   });
 
   async function reconciled(name: string, options: Parameters<typeof createLoadBalancerService>[2] = {}): Promise<V1Service> {
