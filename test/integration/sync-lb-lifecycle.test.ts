@@ -4,13 +4,10 @@
 // another load-balancer class, adoption of load balancers made by the Go CCM, and load balancers
 // of another cluster that are never touched.
 import type { V1Service } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { LB_FINALIZER } from '../../src/core/lb/planner.js';
-import { startHarness, type Harness } from '../support/ccm.js';
 import {
   createLoadBalancerService,
-  deleteCreatedObjects,
-  ensureNamespace,
   ignoreNotFound,
   testConnection,
   uniqueName,
@@ -21,13 +18,11 @@ import {
   SUBNET_A,
   annotate,
   buildGoCcmLoadBalancer,
-  createNodes,
   eventsOf,
   expectConverged,
   expectWellFormed,
   failuresOf,
   key,
-  lbSeed,
   lbState,
   lbsNamed,
   markAsGoCcmManaged,
@@ -40,23 +35,14 @@ import {
   routes,
   theLb,
   warningsOf,
+  useLbWorld,
 } from '../support/lb-scenarios.js';
 
 describe('sync-lb: lifecycle', () => {
-  let harness: Harness;
   const namespace = uniqueName('lb-life');
   const prefix = uniqueName('life');
   const pass = { namespace };
-
-  beforeAll(async () => {
-    harness = await startHarness({ seed: lbSeed(prefix, 2) });
-    await ensureNamespace(namespace);
-    await createNodes(prefix, 2);
-  });
-  afterAll(async () => {
-    await deleteCreatedObjects();
-    await harness?.stop();
-  });
+  const { harness } = useLbWorld({ prefix, namespace });
 
   async function reconciled(name: string, options: TestServiceOptions = {}): Promise<V1Service> {
     await createLoadBalancerService(namespace, name, options);
