@@ -3,23 +3,18 @@
 // binary killed (SIGKILL) or stopped (SIGTERM) mid-way, leave nothing the next pass does not
 // converge: no duplicate load balancer, no orphan pool, no lost Floating IP.
 import type { V1Service } from '@kubernetes/client-node';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startHarness, type Harness } from '../support/ccm.js';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   createLoadBalancerService,
-  deleteCreatedObjects,
-  ensureNamespace,
   testConnection,
   uniqueName,
 } from '../support/kube.js';
 import {
   FLOATING_IPS,
-  createNodes,
   expectConverged,
   expectWellFormed,
   failuresOf,
   key,
-  lbSeed,
   memberNames,
   passFails,
   passOk,
@@ -31,26 +26,18 @@ import {
   spawnBinary,
   theLb,
   watchRequests,
+  useLbWorld,
 } from '../support/lb-scenarios.js';
 
 const PROVISION_MS = 120;
 
 describe('sync-lb: concurrency and interruption', () => {
-  let harness: Harness;
   const namespace = uniqueName('lb-intr');
   const prefix = uniqueName('intr');
   const pass = { namespace };
+  const { harness } = useLbWorld({ prefix, namespace, lbProvisionMs: PROVISION_MS });
 
-  beforeAll(async () => {
-    harness = await startHarness({ seed: lbSeed(prefix, 2), lbProvisionMs: PROVISION_MS });
-    await ensureNamespace(namespace);
-    await createNodes(prefix, 2);
-  });
   afterEach(() => harness.sim.admin.clearFaults());
-  afterAll(async () => {
-    await deleteCreatedObjects();
-    await harness?.stop();
-  });
 
   /** A Service with two ports and a Floating IP: enough actions to interrupt in between. */
   async function createWebService(name: string, floatingIp: string): Promise<V1Service> {
