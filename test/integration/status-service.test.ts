@@ -5,15 +5,15 @@
 // the kubectl plugin. Read-only: no Lease, no write on either side.
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { statusServiceCommand } from '../../src/commands/status.js';
 import { UsageError } from '../../src/core/errors.js';
 import { MEMBER_DRAINING_TAG } from '../../src/core/lb/strategies.js';
 import type { ServiceLbView } from '../../src/core/status/service-view.js';
-import { runBinary, startHarness, type Harness } from '../support/ccm.js';
-import { createLoadBalancerService, deleteCreatedObjects, ensureNamespace, testConnection, uniqueName, waitUntil } from '../support/kube.js';
+import { runBinary } from '../support/ccm.js';
+import { createLoadBalancerService, testConnection, uniqueName, waitUntil } from '../support/kube.js';
 import { kubeState } from '../support/kube-state.js';
-import { TEST_PASS, createNodes, key, lbSeed, passOk, privateAddress, readService, theLb } from '../support/lb-scenarios.js';
+import { TEST_PASS, key, passOk, privateAddress, readService, theLb, useLbWorld } from '../support/lb-scenarios.js';
 
 /** Checks 1 s apart; one result flips a member. */
 const MONITOR = {
@@ -25,22 +25,10 @@ const MONITOR = {
 const plugin = fileURLToPath(new URL('../../bin/kubectl-cloudscale.js', import.meta.url));
 
 describe('status service/NAME', () => {
-  let harness: Harness;
   const namespace = uniqueName('status-svc');
   const prefix = uniqueName('ss');
   const pass = { ...TEST_PASS, namespace, drainSeconds: 600 };
-  let nodes: string[] = [];
-
-  beforeAll(async () => {
-    harness = await startHarness({ seed: lbSeed(prefix, 3) });
-    harness.sim.admin.setDataPlane({ healthChecks: true });
-    await ensureNamespace(namespace);
-    nodes = await createNodes(prefix, 3);
-  });
-  afterAll(async () => {
-    await deleteCreatedObjects();
-    await harness?.stop();
-  });
+  const { harness, nodes } = useLbWorld({ prefix, namespace, servers: 3, dataPlane: { healthChecks: true } });
 
   /** The members of the Service's one pool, as the API shows them now. */
   async function members() {
