@@ -5,14 +5,14 @@
 // converges within that pass. The race is made deterministic by running the other writer's
 // edit from inside the pass's own patch call, just before the patch is sent.
 import { PatchStrategy, setHeaderOptions, type CoreV1Api, type V1Service } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { syncLbCommand } from '../../src/commands/sync-lb.js';
 import { CcmError, PartialFailureError } from '../../src/core/errors.js';
 import { FINALIZER_ATTEMPTS } from '../../src/core/kube/services.js';
 import { LB_FINALIZER } from '../../src/core/lb/planner.js';
-import { startHarness, type Harness, type TestContext } from '../support/ccm.js';
-import { createLoadBalancerService, deleteCreatedObjects, ensureNamespace, testConnection, uniqueName } from '../support/kube.js';
-import { TEST_PASS, createNodes, failuresOf, lbSeed, readService, theLb } from '../support/lb-scenarios.js';
+import { type Harness, type TestContext } from '../support/ccm.js';
+import { createLoadBalancerService, testConnection, uniqueName } from '../support/kube.js';
+import { TEST_PASS, failuresOf, readService, theLb, useLbWorld } from '../support/lb-scenarios.js';
 
 type PatchArgs = Parameters<CoreV1Api['patchNamespacedService']>;
 
@@ -53,19 +53,9 @@ function racingContext(harness: Harness, times: number, interfere: () => Promise
 }
 
 describe('sync-lb: a finalizer write that conflicts with another writer', () => {
-  let harness: Harness;
   const namespace = uniqueName('fin-race');
   const prefix = uniqueName('fin');
-
-  beforeAll(async () => {
-    harness = await startHarness({ seed: lbSeed(prefix, 2) });
-    await ensureNamespace(namespace);
-    await createNodes(prefix, 2);
-  });
-  afterAll(async () => {
-    await deleteCreatedObjects();
-    await harness?.stop();
-  });
+  const { harness } = useLbWorld({ prefix, namespace });
 
   /** Another writer's label edit (a JSON merge patch, as `kubectl label` sends). */
   const labelEdit = (name: string, value: string) => async () => {
