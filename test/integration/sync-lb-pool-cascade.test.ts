@@ -1,43 +1,30 @@
 // A pass that recreates a pool (a changed pool algorithm) converges whether deleting a pool
 // deletes its listeners too (the real API, the simulator's default) or leaves them behind with
 // `pool: null` (the simulator's poolDeleteKeepsListeners switch).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHarness, type Harness } from '../support/ccm.js';
-import { createLoadBalancerService, deleteCreatedObjects, ensureNamespace, uniqueName } from '../support/kube.js';
+import { describe, expect, it } from 'vitest';
+import { createLoadBalancerService, uniqueName } from '../support/kube.js';
 import {
   annotate,
-  createNodes,
   expectConverged,
   expectWellFormed,
   key,
-  lbSeed,
   memberNames,
   passOk,
   poolOf,
   readService,
   routes,
   theLb,
+  useLbWorld,
 } from '../support/lb-scenarios.js';
 
 describe.each([
   { behaviour: 'a pool delete takes its listeners along (default)', poolDeleteKeepsListeners: false },
   { behaviour: 'a pool delete leaves its listeners with pool: null', poolDeleteKeepsListeners: true },
 ])('sync-lb: pool recreated when $behaviour', ({ poolDeleteKeepsListeners }) => {
-  let harness: Harness;
   const namespace = uniqueName('lb-cascade');
   const prefix = uniqueName('cascade');
   const pass = { namespace };
-
-  beforeAll(async () => {
-    harness = await startHarness({ seed: lbSeed(prefix, 2) });
-    harness.sim.admin.setBehaviour({ poolDeleteKeepsListeners });
-    await ensureNamespace(namespace);
-    await createNodes(prefix, 2);
-  });
-  afterAll(async () => {
-    await deleteCreatedObjects();
-    await harness?.stop();
-  });
+  const { harness } = useLbWorld({ prefix, namespace, behaviour: { poolDeleteKeepsListeners } });
 
   it('converges after the pool algorithm changes: a new pool with members, listener and monitor', async () => {
     await createLoadBalancerService(namespace, 'svc', {
