@@ -144,12 +144,7 @@ async function syncLbPass(names: readonly ServiceName[], options: SyncLbOptions,
       ...(budget === undefined ? {} : { budget }),
       signal: ctx.signal,
       onProgress: (service, event) => reporter.onProgress(service, event),
-      onServiceDone: (outcome) =>
-        reporter.onServiceDone(
-          serviceLabel(outcome.planned.plan),
-          outcome.status,
-          outcome.status === 'failed' ? outcome.errors.map(errorMessage).join('; ') : null,
-        ),
+      onServiceDone: (outcome) => reporter.onServiceDone(serviceLabel(outcome.planned.plan), outcome.status),
       onRequeued: (plan) => reporter.onRequeued(serviceLabel(plan), plan.actions.length),
       onEventError: (error) => ctx.stderr.write(`warning: could not record an event: ${escapeUnprintable(error.message)}\n`),
       ...(options.afterRound === undefined ? {} : { afterRound: options.afterRound }),

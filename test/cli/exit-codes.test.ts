@@ -120,6 +120,10 @@ describe('exit codes', () => {
     expect(errorAndBelow).toContain(brokenAnnotation);
     expect(errorAndBelow).not.toContain(`${namespace}/fresh`);
     expect(errorAndBelow).not.toContain(`${namespace}/good`);
+    // The failure is said once, in the error at the end: the progress line says only that it failed.
+    expect(result.stdout, describeResult(result)).toMatch(new RegExp(`^service/${namespace}/broken: failed after 0/0$`, 'm'));
+    expect(result.stdout).not.toContain(brokenAnnotation);
+    expect(result.stderr.split(brokenAnnotation).length - 1, describeResult(result)).toBe(1);
 
     // The good ones: the new Service got its load balancer, the old one is still in place.
     expect(await ingressCount('fresh')).toBeGreaterThan(0);

@@ -7,6 +7,7 @@ import type { V1Service } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PartialFailureError } from '../../src/core/errors.js';
 import { LB_FINALIZER } from '../../src/core/lb/planner.js';
+import { formatTopLevelError } from '../../src/core/render/error.js';
 import { startHarness, type Harness } from '../support/ccm.js';
 import {
   createLoadBalancerService,
@@ -99,8 +100,12 @@ describe('sync-lb: failures', () => {
         const reported = report!.services.find((r) => r.service === `${namespace}/${name}`);
         expect(reported?.status, name).toBe('failed');
         expect(reported?.errors[0]?.hint, `the hint of ${name}`).toContain(`Fix the annotation ${key(annotation)}`);
-        expect(ctx.out(), `the error line of ${name}`).toContain(`service/${namespace}/${name}`);
-        expect(ctx.out(), `the error line of ${name}`).toContain(messages[0]!.slice(0, 120));
+        // Said once: in the pass's error as the command line prints it, not in the progress lines.
+        expect(formatTopLevelError(error, { verbose: false }), `the error line of ${name}`).toContain(
+          `  service/${namespace}/${name}: ${messages[0]!.slice(0, 120)}`,
+        );
+        expect(ctx.out(), `the progress line of ${name}`).toContain(`service/${namespace}/${name}: failed`);
+        expect(ctx.out(), `the progress line of ${name}`).not.toContain(messages[0]!.slice(0, 120));
 
         const service = bad.get(name)!;
         const warnings = await warningsOf(service);

@@ -9,7 +9,7 @@ import { PassProgressView } from '../../src/core/render/progress-view.js';
 const action = (kind: PlannedAction['kind'], object: string) => ({ kind, object }) as PlannedAction;
 const at = (ms: number) => 1_000_000 + ms;
 
-function run(events: [string, ExecutorEvent | { finished: 'changed' | 'unchanged' | 'failed'; message?: string }, number][]): PassProgress {
+function run(events: [string, ExecutorEvent | { finished: 'changed' | 'unchanged' | 'failed' }, number][]): PassProgress {
   let state = initialProgress([
     { service: 'service/a/web', total: 2 },
     { service: 'service/a/api', total: 1 },
@@ -18,7 +18,7 @@ function run(events: [string, ExecutorEvent | { finished: 'changed' | 'unchanged
     state = progressReducer(
       state,
       'finished' in event
-        ? { type: 'finished', service, status: event.finished, message: event.message ?? null, at: at(ms) }
+        ? { type: 'finished', service, status: event.finished, at: at(ms) }
         : { type: 'executor', service, event, at: at(ms) },
     );
   }
@@ -38,10 +38,10 @@ describe('progress model', () => {
       'service/a/web: 1/2 waiting for lb-web (changing) (2.0 s)',
       'service/a/api: queued (1 action)',
     ]);
-    const done = run([...steps, ['service/a/web', { finished: 'changed' }, 3000], ['service/a/api', { finished: 'failed', message: 'boom' }, 3100]]);
+    const done = run([...steps, ['service/a/web', { finished: 'changed' }, 3000], ['service/a/api', { finished: 'failed' }, 3100]]);
     expect(done.services.map((s) => describeProgress(s, at(9999)))).toEqual([
       'service/a/web: done, 1 action in 3.0 s',
-      'service/a/api: failed after 0/1: boom',
+      'service/a/api: failed after 0/1',
     ]);
   });
 });
@@ -69,7 +69,7 @@ describe('live view (ink)', () => {
     const view = render(<PassProgressView progress={state} now={at(0)} color={false} />);
     const order = [2, 0, 4, 1, 5, 3].map((i) => names[i]!);
     for (const [i, service] of order.entries()) {
-      state = progressReducer(state, { type: 'finished', service, status: 'changed', message: null, at: at(1000 + i) });
+      state = progressReducer(state, { type: 'finished', service, status: 'changed', at: at(1000 + i) });
       view.rerender(<PassProgressView progress={state} now={at(2000)} color={false} />);
     }
     const lines = view.lastFrame()!.split('\n').filter((l) => l.startsWith('✓'));
@@ -84,11 +84,11 @@ describe('live view (ink)', () => {
       state = progressReducer(state, event);
       view.rerender(<PassProgressView progress={state} now={at(5000)} color={false} />);
     };
-    step({ type: 'finished', service: 'service/a/web', status: 'changed', message: null, at: at(1000) });
+    step({ type: 'finished', service: 'service/a/web', status: 'changed', at: at(1000) });
     step({ type: 'requeued', service: 'service/a/web', total: 2, at: at(1100) });
-    step({ type: 'finished', service: 'service/a/api', status: 'unchanged', message: null, at: at(1200) });
-    step({ type: 'finished', service: 'service/a/web', status: 'failed', message: 'boom', at: at(1300) });
-    expect(view.lastFrame()!.split('\n').filter((l) => l !== '')).toEqual(['✓ service/a/web: done, 0 actions in 0.0 s', '= service/a/api: in sync', '✗ service/a/web: failed after 0/2: boom']);
+    step({ type: 'finished', service: 'service/a/api', status: 'unchanged', at: at(1200) });
+    step({ type: 'finished', service: 'service/a/web', status: 'failed', at: at(1300) });
+    expect(view.lastFrame()!.split('\n').filter((l) => l !== '')).toEqual(['✓ service/a/web: done, 0 actions in 0.0 s', '= service/a/api: in sync', '✗ service/a/web: failed after 0/2']);
     view.unmount();
   });
 });
@@ -102,7 +102,7 @@ describe('plain-line reporter (not a terminal)', () => {
     reporter.onProgress('service/a/web', { type: 'start', action: update, index: 0 });
     clock = at(40);
     reporter.onProgress('service/a/web', { type: 'done', action: update, index: 0, ms: 40 });
-    reporter.onServiceDone('service/a/web', 'changed', null);
+    reporter.onServiceDone('service/a/web', 'changed');
     await reporter.close();
     expect(out).toBe('service/a/web: update-listener listener tcp/80 (40 ms)\nservice/a/web: done, 1 action in 0.0 s\n');
     expect(out).not.toMatch(/\u001b\[/);

@@ -15,8 +15,6 @@ export interface ServiceProgress {
   readonly current: string | null;
   readonly startedAt: number | null;
   readonly endedAt: number | null;
-  /** Failure message, when failed. */
-  readonly message: string | null;
 }
 
 export interface PassProgress {
@@ -39,7 +37,6 @@ export function initialProgress(plans: readonly { service: string; total: number
       current: null,
       startedAt: null,
       endedAt: null,
-      message: null,
     })),
     finished: [],
   };
@@ -53,7 +50,6 @@ export type ProgressEvent =
       readonly type: 'finished';
       readonly service: string;
       readonly status: 'changed' | 'unchanged' | 'failed';
-      readonly message: string | null;
       readonly at: number;
     };
 
@@ -66,10 +62,10 @@ export function progressReducer(state: PassProgress, event: ProgressEvent): Pass
 
 function applyTo(s: ServiceProgress, event: ProgressEvent): ServiceProgress {
   if (event.type === 'requeued') {
-    return { ...s, status: 'pending', total: s.done + event.total, current: null, endedAt: null, message: null };
+    return { ...s, status: 'pending', total: s.done + event.total, current: null, endedAt: null };
   }
   if (event.type === 'finished') {
-    return { ...s, status: event.status, current: null, endedAt: event.at, message: event.message, startedAt: s.startedAt ?? event.at };
+    return { ...s, status: event.status, current: null, endedAt: event.at, startedAt: s.startedAt ?? event.at };
   }
   const e = event.event;
   const startedAt = s.startedAt ?? event.at;
@@ -101,6 +97,7 @@ function progressText(s: ServiceProgress, now: number): string {
     case 'changed':
       return `${s.service}: done, ${s.done} action${s.done === 1 ? '' : 's'} in ${seconds} s`;
     case 'failed':
-      return `${s.service}: failed after ${s.done}/${s.total}: ${s.message ?? ''}`;
+      // Why is said once, in the error at the end of the pass (src/core/render/error.ts).
+      return `${s.service}: failed after ${s.done}/${s.total}`;
   }
 }

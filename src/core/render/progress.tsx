@@ -10,7 +10,8 @@ export type ReporterMode = 'live' | 'lines' | 'silent';
 
 export interface PassReporter {
   onProgress(service: string, event: ExecutorEvent): void;
-  onServiceDone(service: string, status: 'changed' | 'unchanged' | 'failed', message: string | null): void;
+  /** A failed Service's line says only that it failed: the pass's error at the end says why. */
+  onServiceDone(service: string, status: 'changed' | 'unchanged' | 'failed'): void;
   /** The Service gets another round of `total` actions (its re-read state still differs). */
   onRequeued(service: string, total: number): void;
   /** Draws the final state and releases the terminal. */
@@ -51,8 +52,8 @@ export function createPassReporter(
           writeLine(`${service}: waiting for ${event.loadBalancer} (${event.status})`);
         }
       },
-      onServiceDone(service, status, message) {
-        apply({ type: 'finished', service, status, message, at: now() });
+      onServiceDone(service, status) {
+        apply({ type: 'finished', service, status, at: now() });
         const line = state.services.find((s) => s.service === service);
         if (line) stream.write(`${describeProgress(line, now())}\n`);
       },
@@ -79,8 +80,8 @@ export function createPassReporter(
       apply({ type: 'executor', service, event, at: now() });
       redraw();
     },
-    onServiceDone(service, status, message) {
-      apply({ type: 'finished', service, status, message, at: now() });
+    onServiceDone(service, status) {
+      apply({ type: 'finished', service, status, at: now() });
       redraw();
     },
     onRequeued(service, total) {
