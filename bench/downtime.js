@@ -1,121 +1,254 @@
-// The downtime group of `npm run bench`: every change class of the impact table, made on a
-// converged Service while the simulator's data plane runs with realistic timings (propagation
-// `downtimePropagationMs`, 15 s by default: "the data plane follows within about 15–20 s";
-// health checks 2 s apart, 2 to be up: the Go CCM's defaults), then `plan -o json` (the
-// prediction) and `sync-lb` (the built CLI, as a process). The measured outage is what the data
-// plane shows for the port: the longest interval after the port first served in which it had no
-// listener whose pool had an enabled, healthy member. Beside both: what the Go CCM does for the
-// same change (docs/go-ccm-compatibility.md, as the annotation table records it).
+// The downtime group of `npm run bench` (`npm run bench:downtime` runs it alone): for every impact
+// class the planner can emit (bench/downtime-scenarios.js, checked against IMPACT_CLASSES before
+// anything starts), one change made to a converged Service in the simulator's strict world (the
+// real API's timings: health checks by the monitor's delay and thresholds, member changes within
+// 20 s, a new listener 30 s, a re-created one 15 s, deletes that settle; docs/sim.md, "Worlds"),
+// at time scale 1 unless `--time-scale` says otherwise. Per scenario: `plan -o json` gives the
+// prediction, `sync-lb` passes apply the change as the CronJob's would (again until `plan` has
+// nothing left, a drained member's deletion included), and the data plane is watched for the
+// Service's ports: its serving history (a port serves while a listener on it has a pool with an
+// enabled, up member) and a probe of a new connection every PROBE_MS. Each scenario has its own
+// Service and load balancer; they share their passes, as Services share the CronJob's Jobs.
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { connectKube } from '../dist/core/kube/connection.js';
-import { downtimeOf } from '../dist/core/lb/impact.js';
+import { IMPACT_CLASSES } from '../dist/core/lb/impact.js';
+import { worstDowntime } from '../dist/core/lb/planner.js';
+import { DRAIN_SECONDS, NOT_PLANNED, SCENARIOS, scenarioProblems } from './downtime-scenarios.js';
 import { BENCH_TOKEN, kubeFixtures, seedOf } from './fixtures.js';
 import { runCli } from './process.js';
 import { startSimulator } from '../dist/sim/index.js';
 
 const NAMESPACE = 'bench-downtime';
-const MONITOR = 'k8s.cloudscale.ch/loadbalancer-health-monitor-';
-
+const UUID_ANNOTATION = 'k8s.cloudscale.ch/loadbalancer-uuid';
+/** How often each scenario's ports are probed with a new connection. */
+const PROBE_MS = 250;
+/** Passes per scenario at most: a drain needs two (disable, then delete once drained). */
+const MAX_PASSES = 5;
 /**
- * The changes measured: each patches one Service and names the impact class this tool plans for
- * it and the one the Go CCM's behaviour falls into.
+ * After the last pass, how long (in the API's seconds) the data plane is given before the history
+ * is read: a new listener's 30 s and a member's checks, with room.
  */
-const CHANGES = [
-  { change: 'pool algorithm', goCcm: 'pool-recreation', patch: () => ({ metadata: { annotations: { 'k8s.cloudscale.ch/loadbalancer-pool-algorithm': 'least_connections' } } }) },
-  { change: 'pool protocol', goCcm: 'pool-recreation', patch: () => ({ metadata: { annotations: { 'k8s.cloudscale.ch/loadbalancer-pool-protocol': 'proxy' } } }) },
-  { change: 'port name', goCcm: 'pool-recreation', patch: (s) => ({ spec: { ports: [{ ...port(s), name: 'web' }] } }) },
-  { change: 'health monitor type', goCcm: 'monitor-recreation', patch: () => ({ metadata: { annotations: { [`${MONITOR}type`]: 'http' } } }) },
-  { change: 'externalTrafficPolicy', goCcm: 'member-recreation', patch: () => ({ spec: { externalTrafficPolicy: 'Local' } }) },
-  { change: 'node port', goCcm: 'member-recreation', patch: (s) => ({ spec: { ports: [{ ...port(s), nodePort: port(s).nodePort === 32100 ? 32101 : 32100 }] } }) },
-  { change: 'a node leaving (drain)', goCcm: 'minimal', patch: () => ({ metadata: { annotations: { 'k8s.cloudscale.ch/loadbalancer-node-selector': 'bench/keep=yes' } } }) },
-];
+const SETTLE_SECONDS = 45;
 
-function port(service) {
-  const { name, protocol, port: number, targetPort, nodePort } = service.spec.ports[0];
-  return { name, protocol, port: number, targetPort, nodePort };
-}
-
-/** Runs every change class; returns one row per class. */
+/** Runs every scenario; returns one row per impact class. */
 export async function measureDowntime(env, { nodes }) {
+  const problems = scenarioProblems(IMPACT_CLASSES);
+  if (problems.length > 0) throw new Error(`bench/downtime-scenarios.js does not cover the planner's impact classes:\n  ${problems.join('\n  ')}`);
   const { settings, log } = env;
-  const propagationMs = settings.downtimePropagationMs;
+  const timeScale = settings.timeScale;
   const conn = connectKube({ kubeconfig: env.kubeconfig });
   const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
-  const sim = await startSimulator({
-    seed: seedOf(nodes.length),
-    lbProvisionMs: 0,
-    token: BENCH_TOKEN,
-    dataPlane: { propagationMs, healthChecks: true, deletesHoldUntilPropagated: true },
-  });
+  const sim = await startSimulator({ seed: seedOf(nodes.length), world: 'strict', timeScale, token: BENCH_TOKEN });
   const cliEnv = { KUBECONFIG: env.kubeconfig, CLOUDSCALE_API_URL: sim.url, CLOUDSCALE_API_TOKEN: BENCH_TOKEN };
   const cli = async (args) => {
     const run = await runCli([...args, '-o', 'json'], cliEnv);
-    if (run.code !== 0 && run.code !== 2) throw new Error(`cloudscale-ccm ${args.join(' ')}: exit ${run.code}\n${run.stderr}\n${run.stdout}`);
-    return JSON.parse(run.stdout);
+    // 1 with a JSON answer: a refused change is a problem of the plan, reported, not a failure here.
+    let document;
+    try {
+      document = JSON.parse(run.stdout);
+    } catch {
+      throw new Error(`cloudscale-ccm ${args.join(' ')}: exit ${run.code}\n${run.stderr}\n${run.stdout}`);
+    }
+    return { code: run.code, document, wallMs: run.wallMs };
   };
-  const rows = [];
+  const api = (method, path) =>
+    fetch(`${sim.url}${path}`, { method, headers: { authorization: `Bearer ${BENCH_TOKEN}` } }).then(async (response) => {
+      if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
+      return response.status === 204 ? null : response.json();
+    });
+  const names = SCENARIOS.map((s) => `dt-${s.impact}`);
+  const started = Date.now();
   try {
     await conn.core.createNamespace({ body: { metadata: { name: NAMESPACE } } }).catch((error) => {
       if (error.code !== 409) throw error;
     });
-    // The drain row keeps the first Node only.
+    // The drain scenario's selector keeps the first Node; the no-members one matches none.
     await conn.core.patchNode({ name: nodes[0], body: { metadata: { labels: { 'bench/keep': 'yes' } } } }, mergePatch);
-    for (const [index, { change, goCcm, patch }] of CHANGES.entries()) {
-      const name = `change-${index + 1}`;
-      log(`downtime: ${change} (propagation ${propagationMs / 1000} s)`);
-      await conn.core.createNamespacedService({
-        namespace: NAMESPACE,
-        body: {
-          metadata: { name, namespace: NAMESPACE },
-          spec: { type: 'LoadBalancer', selector: { app: name }, ports: [{ name: 'http', protocol: 'TCP', port: 80, targetPort: 8080 }] },
-        },
-      });
-      const args = ['-n', NAMESPACE, `service/${name}`];
-      await cli(['sync-lb', ...args, '--poll-seconds', '1']);
-      const service = await conn.core.readNamespacedService({ namespace: NAMESPACE, name });
-      const lbUuid = service.metadata.annotations['k8s.cloudscale.ch/loadbalancer-uuid'];
-      await untilServing(sim, lbUuid, propagationMs * 3 + 30_000);
-
-      const since = Date.now();
-      await conn.core.patchNamespacedService({ namespace: NAMESPACE, name, body: patch(service) }, mergePatch);
-      const plan = await cli(['plan', ...args]);
-      const worst = plan.summary.worstDowntime;
-      const impacts = [...new Set(plan.services.flatMap((s) => s.actions.map((a) => a.impact)))];
-      const started = Date.now();
-      await cli(['sync-lb', ...args, '--poll-seconds', '1']);
-      const passMs = Date.now() - started;
-      // Everything the pass sent reaches the data plane, and new members get their checks.
-      await sleep(propagationMs + 10_000);
-      const served = sim.admin.serving(lbUuid, { since }).ports.find((p) => p.port === 80);
-      const documented = downtimeOf(goCcm);
-      rows.push({
-        change,
-        goCcm: { impact: goCcm, minSeconds: documented.minSeconds, maxSeconds: documented.maxSeconds },
-        predicted: {
-          impacts: impacts.filter((i) => i !== 'none'),
-          maxSeconds: worst === null ? 0 : worst.maxSeconds,
-        },
-        measuredSeconds: served === undefined ? null : Math.round(served.longestOutageMs / 100) / 10,
-        passSeconds: Math.round(passMs / 100) / 10,
-      });
+    await Promise.all(
+      SCENARIOS.map((s, i) =>
+        conn.core.createNamespacedService({
+          namespace: NAMESPACE,
+          body: {
+            metadata: { name: names[i], namespace: NAMESPACE },
+            spec: { type: 'LoadBalancer', selector: { app: names[i] }, ports: s.ports ?? [{ name: 'http', protocol: 'TCP', port: 80, targetPort: 8080 }] },
+          },
+        }),
+      ),
+    );
+    log(`downtime: converging ${SCENARIOS.length} Services in the strict world, time scale ${timeScale}`);
+    await cli(['sync-lb', '-n', NAMESPACE, ...names.map((n) => `service/${n}`), '--poll-seconds', '1', '--concurrency', String(SCENARIOS.length)]);
+    const converged = Date.now();
+    // The passes hold the cluster's Lease, as the CronJob's Jobs do: one pass at a time over every
+    // Service, so the scenarios share their passes (one group per --drain-seconds, one after the other).
+    const rows = [];
+    for (const drainSeconds of [...new Set(SCENARIOS.map((s) => s.drainSeconds ?? DRAIN_SECONDS))]) {
+      const group = SCENARIOS.map((scenario, i) => ({ scenario, name: names[i] })).filter(({ scenario }) => (scenario.drainSeconds ?? DRAIN_SECONDS) === drainSeconds);
+      log(`downtime: ${group.map(({ scenario }) => scenario.impact).join(', ')} (--drain-seconds ${drainSeconds})`);
+      rows.push(...(await measureGroup({ group, drainSeconds, sim, conn, mergePatch, cli, api, timeScale })));
     }
+    return {
+      world: 'strict',
+      timeScale,
+      drainSeconds: DRAIN_SECONDS,
+      probeMs: PROBE_MS,
+      convergeSeconds: Math.round((converged - started) / 1000),
+      scenariosSeconds: Math.round((Date.now() - converged) / 1000),
+      rows: SCENARIOS.map((s) => rows.find((r) => r.impact === s.impact)),
+      notPlanned: Object.entries(NOT_PLANNED).map(([impact, reason]) => ({ impact, reason })),
+    };
   } finally {
-    await kubeFixtures(env.kubeconfig).deleteServices(NAMESPACE, CHANGES.map((_, index) => `change-${index + 1}`)).catch(() => undefined);
+    await kubeFixtures(env.kubeconfig).deleteServices(NAMESPACE, names).catch(() => undefined);
     await conn.core.deleteNamespace({ name: NAMESPACE }).catch(() => undefined);
     await conn.core.patchNode({ name: nodes[0], body: { metadata: { labels: { 'bench/keep': null } } } }, mergePatch).catch(() => undefined);
     await sim.stop();
   }
-  return { propagationMs, monitor: { delaySeconds: 2, upThreshold: 2 }, rows };
 }
 
-async function untilServing(sim, lbUuid, timeoutMs) {
+/**
+ * One group of scenarios: each Service converged and serving, then its change (and what happens
+ * outside this tool before it); one plan over the group (the predictions), then `sync-lb` passes
+ * over the group while the probes run, until `plan` has nothing left; then the data plane is given
+ * SETTLE_SECONDS and every watched port is measured.
+ */
+async function measureGroup({ group, drainSeconds, sim, conn, mergePatch, cli, api, timeScale }) {
+  const prepared = await Promise.all(
+    group.map(async ({ scenario, name }) => {
+      const service = await conn.core.readNamespacedService({ namespace: NAMESPACE, name });
+      const lbUuid = service.metadata.annotations[UUID_ANNOTATION];
+      const vip = service.status.loadBalancer.ingress[0].ip;
+      await untilServing(sim, lbUuid, (scenario.ports ?? [{ port: 80 }]).map((p) => p.port), (150 * timeScale + 60) * 1000);
+      const since = Date.now();
+      if (scenario.before === 'delete-listener') {
+        const listeners = await api('GET', '/v1/load-balancers/listeners');
+        const listener = listeners.find((l) => l.load_balancer.uuid === lbUuid && l.protocol_port === 80);
+        await api('DELETE', `/v1/load-balancers/listeners/${listener.uuid}`);
+      }
+      if (scenario.before === 'delete-lb') await api('DELETE', `/v1/load-balancers/${lbUuid}`);
+      if (scenario.before !== undefined) await untilStopped(sim, lbUuid, 80, (10 * timeScale + 10) * 1000);
+      const patch = scenario.patch(service);
+      if (Object.keys(patch).length > 0) await conn.core.patchNamespacedService({ namespace: NAMESPACE, name, body: patch }, mergePatch);
+      return { scenario, name, lbUuid, vip, since };
+    }),
+  );
+  const args = ['-n', NAMESPACE, ...group.map(({ name }) => `service/${name}`), '--drain-seconds', String(drainSeconds)];
+  const plan = (await cli(['plan', ...args])).document;
+  const probes = prepared.map(({ scenario, vip }) => probeLoop(sim, vip, scenario.watch.filter((w) => !w.newLb).map((w) => w.port)));
+  const passStart = Date.now();
+  const passes = [];
+  for (let pass = 1; pass <= MAX_PASSES; pass += 1) {
+    const run = await cli(['sync-lb', ...args, '--poll-seconds', '1', '--concurrency', String(group.length)]);
+    passes.push(Math.round(run.wallMs / 100) / 10);
+    if (!(await cli(['plan', ...args])).document.summary.changes) break;
+    // As the CronJob's next Job: a drained member waits out its drain before it leaves.
+    await sleep(drainSeconds * 1000 + 1000);
+  }
+  await sleep(SETTLE_SECONDS * timeScale * 1000);
+  return Promise.all(
+    prepared.map(async ({ scenario, name, lbUuid, since }, index) => {
+      const probed = probes[index].stop();
+      const after = await conn.core.readNamespacedService({ namespace: NAMESPACE, name }).catch(() => undefined);
+      const newLbUuid = after?.metadata.annotations?.[UUID_ANNOTATION];
+      const own = plan.services.find((s) => s.service.name === name);
+      const impacts = [...new Set((own?.actions ?? []).map((a) => a.impact))];
+      // The planner's own choice of the worst action (what `plan` prints as the worst downtime).
+      const worst = own === undefined ? null : worstDowntime([own]);
+      return {
+        impact: scenario.impact,
+        change: scenario.change,
+        goCcm: scenario.goCcm,
+        planned: impacts.filter((c) => c !== 'none'),
+        // The self-check that the scenario exercises its class: the plan shows it.
+        classPlanned: scenario.impact === 'none' ? impacts.every((c) => c === 'none') : impacts.includes(scenario.impact),
+        warnings: (own?.warnings ?? []).map((w) => w.reason),
+        predicted: worst === null ? { impact: 'none', minSeconds: 0, maxSeconds: 0 } : { impact: worst.action.impact, minSeconds: worst.downtime.minSeconds, maxSeconds: worst.downtime.maxSeconds },
+        measured: scenario.watch.map((w) => ({
+          port: w.port,
+          kind: w.kind,
+          ...measure(sim, w.newLb ? newLbUuid : lbUuid, w, { since, passStart }),
+          probeFailingSeconds: w.newLb ? null : seconds(probed.longestFailingMs(w.port)),
+        })),
+        passes,
+      };
+    }),
+  );
+}
+
+/**
+ * One watched port's figure in seconds, from the load balancer's serving history (see WatchKind
+ * in bench/downtime-scenarios.js), null when the port never reached the state (never served
+ * again, never stopped); and whether the port served nothing at the end.
+ */
+function measure(sim, lbUuid, watch, { since, passStart }) {
+  if (lbUuid === undefined) return { seconds: null, downAtEnd: true };
+  const port = sim.admin.serving(lbUuid, { since }).ports.find((p) => p.port === watch.port);
+  // Whether the port served nothing when measured: a gap still open, a port never back.
+  const downAtEnd = port?.intervals.at(-1)?.serving !== true;
+  if (watch.kind === 'gap') return { seconds: port === undefined ? null : seconds(port.longestOutageMs), downAtEnd };
+  const wanted = watch.kind === 'until-serving';
+  const at = (interval) => Date.parse(interval.from);
+  // Already in the wanted state when the pass began: 0.
+  if (port?.intervals.some((i) => i.serving === wanted && at(i) <= passStart && (i.to === null || Date.parse(i.to) > passStart))) return { seconds: 0, downAtEnd };
+  const reached = port?.intervals.find((i) => i.serving === wanted && at(i) >= passStart);
+  return { seconds: reached === undefined ? null : seconds(at(reached) - passStart), downAtEnd };
+}
+
+/**
+ * Probes a new connection to each port of `address` every PROBE_MS (the data plane's routing, as
+ * `GET /_sim/probe` answers); `stop()` returns the longest run of failed probes per port, from the
+ * first failure to the next success (or the stop).
+ */
+function probeLoop(sim, address, ports) {
+  const state = new Map(ports.map((port) => [port, { failingSince: null, longestMs: 0 }]));
+  const tick = () => {
+    const now = Date.now();
+    for (const [port, s] of state) {
+      let served;
+      try {
+        served = sim.admin.probe({ address, port }).served;
+      } catch {
+        // The address belongs to no load balancer any more (deleted): no connection is served.
+        served = false;
+      }
+      if (!served && s.failingSince === null) s.failingSince = now;
+      if (served && s.failingSince !== null) {
+        s.longestMs = Math.max(s.longestMs, now - s.failingSince);
+        s.failingSince = null;
+      }
+    }
+  };
+  tick();
+  const timer = setInterval(tick, PROBE_MS);
+  return {
+    stop() {
+      clearInterval(timer);
+      const now = Date.now();
+      for (const s of state.values()) if (s.failingSince !== null) s.longestMs = Math.max(s.longestMs, now - s.failingSince);
+      return { longestFailingMs: (port) => state.get(port)?.longestMs ?? 0 };
+    },
+  };
+}
+
+async function untilServing(sim, lbUuid, ports, timeoutMs) {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    const last = sim.admin.serving(lbUuid).ports.find((p) => p.port === 80)?.intervals.at(-1);
-    if (last?.serving === true && last.to === null) return;
+    const serving = sim.admin.serving(lbUuid).ports;
+    if (ports.every((port) => serving.find((p) => p.port === port)?.intervals.at(-1)?.serving === true)) return;
     await sleep(250);
   }
-  throw new Error(`port 80 of load balancer ${lbUuid} did not serve within ${timeoutMs / 1000} s`);
+  throw new Error(`ports ${ports.join(', ')} of load balancer ${lbUuid} did not serve within ${timeoutMs / 1000} s`);
+}
+
+async function untilStopped(sim, lbUuid, port, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (sim.admin.serving(lbUuid).ports.find((p) => p.port === port)?.intervals.at(-1)?.serving !== true) return;
+    await sleep(250);
+  }
+  throw new Error(`port ${port} of load balancer ${lbUuid} still served ${timeoutMs / 1000} s after its delete`);
+}
+
+function seconds(ms) {
+  return Math.round(ms / 100) / 10;
 }
 
 function sleep(ms) {

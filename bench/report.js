@@ -217,25 +217,50 @@ function scaleSection(scale, storm, settings) {
 
 function downtimeSection(downtime) {
   if (downtime === undefined) return [];
-  const range = ({ minSeconds, maxSeconds }) =>
-    maxSeconds === null ? 'until fixed' : minSeconds === maxSeconds ? `${maxSeconds} s` : `${minSeconds}–${maxSeconds} s`;
+  const findings = downtime.rows.filter(abovePrediction);
   return [
     '## Downtime per change',
     '',
-    "Per change, a Service with one port on the run's Nodes; the simulator's data plane propagates every change after " +
-      `${downtime.propagationMs / 1000} s and checks members every ${downtime.monitor.delaySeconds} s (up after ${downtime.monitor.upThreshold}). ` +
-      '"Measured" is the longest interval after the change in which port 80 had no listener whose pool had an enabled, healthy member. ' +
-      '"Go CCM" is the documented downtime of what the Go CCM does for that change.',
+    `One Service per impact class the planner can emit, in the simulator's strict world (the real API's timings) at time scale ${downtime.timeScale}` +
+      `${downtime.timeScale === 1 ? ' (real time)' : ' (every modelled delay × the scale; figures in real seconds)'}; ` +
+      `the Services shared their passes, as the CronJob's Jobs would. "Predicted" is the worst downtime of \`plan -o json\`; the change is applied by \`sync-lb\` passes (--drain-seconds ${downtime.drainSeconds}) ` +
+      'until `plan` has nothing left. "Measured", per watched port, from the data plane\'s serving history: **gap**, the longest interval after the change without a listener ' +
+      'whose pool had an enabled, up member; **until serving**, from the first pass until the port served; **until stopped**, until it stopped serving. ' +
+      `"Probe": the longest run of failed new connections, probed every ${downtime.probeMs} ms. "Go CCM": what it does for the same change, with its documented figure.`,
     '',
-    '| change | Go CCM | impact here | predicted | measured | sync-lb pass |',
-    '|---|---|---|---:|---:|---:|',
+    '| class | example change | plan | predicted | measured | probe | Go CCM (documented) | passes |',
+    '|---|---|---|---:|---|---:|---|---|',
     ...downtime.rows.map(
       (r) =>
-        `| ${r.change} | ${r.goCcm.impact}, ${range(r.goCcm)} | ${r.predicted.impacts.join(', ') || 'none'} | ≤ ${r.predicted.maxSeconds ?? '∞'} s | ` +
-        `${r.measuredSeconds === null ? '–' : `${r.measuredSeconds} s`} | ${r.passSeconds} s |`,
+        `| ${r.impact} | ${r.change} | ${r.planned.join(', ') || 'none'} | ${r.predicted.maxSeconds === null ? 'until fixed' : `≤ ${r.predicted.maxSeconds} s`} | ` +
+        `${r.measured.map(measuredCell).join('; ')}${abovePrediction(r) ? ' **(above the prediction)**' : ''} | ` +
+        `${r.measured.filter((m) => m.kind !== 'until-stopped' && m.probeFailingSeconds !== null).map((m) => `${m.probeFailingSeconds} s`).join('; ') || '–'} | ` +
+        `${r.goCcm} | ${r.passes.map((p) => `${p} s`).join(' + ')} |`,
     ),
+    ...downtime.notPlanned.map((n) => `| ${n.impact} | – | never planned: ${n.reason} | – | – | – | see the rows named | – |`),
+    '',
+    ...(findings.length === 0
+      ? ['No measured outage exceeded its prediction.']
+      : [`Measured above the prediction: ${findings.map((r) => r.impact).join(', ')}.`]),
+    '',
+    ...downtime.rows.filter((r) => !r.classPlanned).map((r) => `The plan of the ${r.impact} scenario did not show ${r.impact}: it planned ${r.planned.join(', ') || 'none'}.`),
+    `Converging the ${downtime.rows.length} Services took ${downtime.convergeSeconds} s, the scenarios ${downtime.scenariosSeconds} s.`,
     '',
   ];
+}
+
+/** A measured outage (gap, or the wait for a port to serve) longer than the plan's worst prediction. */
+export function abovePrediction(row) {
+  const outages = row.measured.filter((m) => m.kind !== 'until-stopped');
+  if (row.predicted.maxSeconds === null) return false;
+  return outages.some((m) => m.seconds === null || m.seconds > row.predicted.maxSeconds || (m.kind === 'gap' && m.downAtEnd));
+}
+
+function measuredCell(m) {
+  const what = { gap: 'gap', 'until-serving': 'until serving', 'until-stopped': 'until stopped' }[m.kind];
+  const figure = m.seconds === null ? (m.kind === 'until-stopped' ? 'never (still serving)' : 'never') : `${m.seconds} s`;
+  const open = m.kind === 'gap' && m.downAtEnd ? ', still down at the end' : '';
+  return `${m.port}: ${what} ${figure}${open}`;
 }
 
 function mb(pass) {

@@ -32,7 +32,7 @@ const repo = fileURLToPath(new URL('..', import.meta.url));
  * @property {number} scale          Services of the scale and storm groups
  * @property {{ rate: number, retryAfterSeconds: number }} storm  the storm group's share of 429 answers and their Retry-After
  * @property {number} stormConcurrency  sync-lb's --concurrency in the storm
- * @property {number} downtimePropagationMs  the downtime group's data-plane propagation delay
+ * @property {number} timeScale     the downtime group's time scale of the strict world (1: real time)
  * @property {string[]} only         scenario groups to run
  * @property {string} out            directory for results.json and results.md
  */
@@ -55,7 +55,7 @@ const SETTINGS = [
   { flag: 'scale', env: 'BENCH_SCALE', default: '1000', parse: number, doc: 'Services of the scale group (cold and no-op pass) and the storm group' },
   { flag: 'storm', env: 'BENCH_STORM', default: '0.3:1', parse: stormSetting, doc: "RATE:SECONDS: the storm group's share of requests answered 429, with Retry-After SECONDS" },
   { flag: 'storm-concurrency', env: 'BENCH_STORM_CONCURRENCY', default: '16', parse: number, doc: "sync-lb's --concurrency in the storm (the client's limit bounds requests in flight; more Services at once overlap their waits)" },
-  { flag: 'downtime-propagation-ms', env: 'BENCH_DOWNTIME_PROPAGATION_MS', default: '15000', parse: number, doc: "the downtime group's data-plane propagation (the platform: about 15–20 s)" },
+  { flag: 'time-scale', env: 'BENCH_TIME_SCALE', default: '1', parse: timeScale, doc: "the downtime group's time scale of the simulator's strict world (1: the real API's timings; 0.1 for a quick check)" },
   { flag: 'only', env: 'BENCH_ONLY', default: GROUPS.join(','), parse: groupList, doc: 'scenario groups to run' },
   { flag: 'out', env: 'BENCH_OUT', default: 'bench', parse: (v) => v, doc: 'directory for results.json and results.md' },
 ];
@@ -129,6 +129,13 @@ function readSettings() {
 function number(raw, name) {
   const value = Number(raw);
   if (raw === '' || !Number.isFinite(value) || value < 0) throw new Error(`${name}: expected a number ≥ 0, got "${raw}"`);
+  return value;
+}
+
+function timeScale(raw, name) {
+  const value = number(raw, name);
+  // The simulator's own range (src/sim/world-names.ts, TIME_SCALE_RANGE); it would refuse the rest later.
+  if (value < 0.001 || value > 100) throw new Error(`${name}: expected a time scale from 0.001 to 100, got "${raw}"`);
   return value;
 }
 

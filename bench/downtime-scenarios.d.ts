@@ -1,0 +1,10 @@
+// Types of bench/downtime-scenarios.js for the unit test that checks its coverage.
+export interface Scenario {
+  readonly impact: string;
+  readonly change: string;
+  readonly goCcm: string;
+}
+export const DRAIN_SECONDS: number;
+export const SCENARIOS: readonly Scenario[];
+export const NOT_PLANNED: Readonly<Record<string, string>>;
+export function scenarioProblems(classes: readonly string[]): string[];
