@@ -12,6 +12,7 @@ import {
   CloudscaleRequestError,
   isOutcomeUnknown,
 } from '../../src/core/cloudscale/errors.js';
+import { tcpListener } from '../support/go-ccm-bodies.js';
 
 const token = 'tok-Very-Secret-0123456789';
 const uuid = '47cec963-fcd2-482f-bdb6-24461b2d47b1';
@@ -397,16 +398,7 @@ describe('odd answers', () => {
   test('a bare JSON list of messages becomes the detail', async () => {
     const server = await scriptedServer([json(400, ['First problem.', 'Second problem.'])]);
     const client = clientFor(server);
-    const error = (await caught(client.listeners.create({
-      pool: uuid,
-      name: 'tcp/80',
-      protocol: 'tcp',
-      protocol_port: 80,
-      allowed_cidrs: [],
-      timeout_client_data_ms: 50000,
-      timeout_member_connect_ms: 5000,
-      timeout_member_data_ms: 50000,
-    }))) as CloudscaleRequestError;
+    const error = (await caught(client.listeners.create(tcpListener(uuid)))) as CloudscaleRequestError;
     expect(error.detail).toBe('First problem. Second problem.');
   });
 

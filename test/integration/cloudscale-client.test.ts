@@ -13,6 +13,7 @@ import {
 } from '../../src/core/cloudscale/errors.js';
 import type { LoadBalancer, Pool, Server } from '../../src/core/cloudscale/types.js';
 import { testSimWorld } from '../support/sim-world.js';
+import { tcpListener, tcpMonitor } from '../support/go-ccm-bodies.js';
 
 const token = 'sim-token-0123456789';
 
@@ -209,16 +210,7 @@ describe('load balancer lifecycle', () => {
     expect(await client.poolMembers.list(pool.uuid)).toEqual([member]);
     expect(await client.poolMembers.list(pool.uuid, { none: true })).toEqual([]);
 
-    const listener = await client.listeners.create({
-      pool: pool.uuid,
-      name: 'tcp/80',
-      protocol: 'tcp',
-      protocol_port: 80,
-      allowed_cidrs: [],
-      timeout_client_data_ms: 50000,
-      timeout_member_connect_ms: 5000,
-      timeout_member_data_ms: 50000,
-    });
+    const listener = await client.listeners.create(tcpListener(pool.uuid));
     expect(listener.pool?.uuid).toBe(pool.uuid);
     await client.listeners.update(listener.uuid, { allowed_cidrs: ['192.0.2.0/24', '2001:db8::/32'] });
     await client.listeners.update(listener.uuid, { timeout_member_connect_ms: 4000 });
@@ -268,15 +260,7 @@ describe('load balancer lifecycle', () => {
   test('a TCP monitor created with "http": {} comes back with http null', async () => {
     const lb = await newLoadBalancer('k8s-service-tcp-monitor');
     const pool = await newPool(lb);
-    const monitor = await client.healthMonitors.create({
-      pool: pool.uuid,
-      type: 'tcp',
-      delay_s: 2,
-      timeout_s: 1,
-      up_threshold: 2,
-      down_threshold: 3,
-      http: {},
-    });
+    const monitor = await client.healthMonitors.create(tcpMonitor(pool.uuid));
     expect(monitor.type).toBe('tcp');
     expect(monitor.http).toBeNull();
     await client.deleteByHref(lb.href);
@@ -306,16 +290,7 @@ describe('API errors keep detail and per-field messages', () => {
     const lb = await newLoadBalancer('k8s-service-errors');
     const pool = await newPool(lb);
     const error = (await caught(
-      client.listeners.create({
-        pool: pool.uuid,
-        name: 'tcp/80',
-        protocol: 'tcp',
-        protocol_port: 80,
-        allowed_cidrs: ['10.0.0.0/8', '1.1.1.1'],
-        timeout_client_data_ms: 50000,
-        timeout_member_connect_ms: 5000,
-        timeout_member_data_ms: 50000,
-      }),
+      client.listeners.create({ ...tcpListener(pool.uuid), allowed_cidrs: ['10.0.0.0/8', '1.1.1.1'] }),
     )) as CloudscaleRequestError;
     expect(error).toBeInstanceOf(CloudscaleRequestError);
     expect(error.status).toBe(400);

@@ -15,6 +15,7 @@ import type {
 } from '../../src/core/cloudscale/types.js';
 import { loadSeedFile, startSimulator, type Simulator } from '../../src/sim/index.js';
 import { testSimWorld } from '../support/sim-world.js';
+import { LISTENER_TIMEOUTS, tcpListener } from '../support/go-ccm-bodies.js';
 
 let sim: Simulator;
 
@@ -288,16 +289,7 @@ describe('load balancers and their children', () => {
     const tagged = (await call<PoolMember[]>('GET', `/v1/load-balancers/pools/${pool.uuid}/members?tag:node=node-2`)).body;
     expect(tagged.map((m) => m.uuid)).toEqual([second.uuid]);
 
-    const listener = await create<Listener>('/v1/load-balancers/listeners', {
-      pool: pool.uuid,
-      name: 'tcp/80',
-      protocol: 'tcp',
-      protocol_port: 80,
-      allowed_cidrs: [],
-      timeout_client_data_ms: 50000,
-      timeout_member_connect_ms: 5000,
-      timeout_member_data_ms: 50000,
-    });
+    const listener = await create<Listener>('/v1/load-balancers/listeners', tcpListener(pool.uuid));
     expect(listener).toMatchObject({
       href: `${sim.url}/v1/load-balancers/listeners/${listener.uuid}`,
       pool: { uuid: pool.uuid, name: 'tcp' },
@@ -305,9 +297,7 @@ describe('load balancers and their children', () => {
       protocol: 'tcp',
       protocol_port: 80,
       allowed_cidrs: [],
-      timeout_client_data_ms: 50000,
-      timeout_member_connect_ms: 5000,
-      timeout_member_data_ms: 50000,
+      ...LISTENER_TIMEOUTS,
     });
     expect((await call('GET', listener.href)).body).toEqual(listener);
 
