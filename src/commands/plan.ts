@@ -14,12 +14,13 @@ import { planNodePass } from '../core/apply/node-pass.js';
 import { dryRunService } from '../core/kube/dry-run.js';
 import { LB_ANNOTATIONS } from '../core/lb/annotations.js';
 import { counted } from '../core/text/wording.js';
-import { ConfigError, UsageError } from '../core/errors.js';
+import { CcmError, ConfigError, UsageError } from '../core/errors.js';
+import { formatTopLevelError } from '../core/render/error.js';
 import { renderPlanMarkdown } from '../core/render/markdown.js';
 import { planDocument, renderPlanText, type PlanDocument } from '../core/render/plan.js';
 import type { CommandContext, CommandResult } from './context.js';
 import { readServiceManifests } from './service-manifests.js';
-import { parseServiceArgs, type ServiceName } from './service-args.js';
+import { parseServiceArgs, serviceNotFound, type ServiceName } from './service-args.js';
 
 export interface PlanOptions {
   /** -n; unset: the namespace of the kubeconfig's current context (DefaultNamespace). */
@@ -53,14 +54,14 @@ export async function planCommand(
   // read as a verdict on Services that were never looked at. A document (-o json) stays whole.
   const nothingFound = missing.length > 0 && document.services.length === 0 && document.nodes === null;
   if (!(nothingFound && ctx.globals.output === 'text')) writePlan(document, ctx);
-  // Problems and missing Services are errors: the plan is printed, the exit code says "error".
-  for (const name of missing) {
-    ctx.stderr.write(`error: service ${name.namespace}/${name.name} not found\nhint: check the name and the namespace (-n)\n`);
-  }
-  if (document.summary.problems > 0) {
-    ctx.stderr.write(`error: the plan has ${counted(document.summary.problems, 'problem')}; see above\n`);
-  }
-  if (missing.length > 0 || document.summary.problems > 0) return { exitCode: 1 };
+  // Problems and missing Services are errors: the plan is printed, the exit code says "error",
+  // and each error is worded as every top-level error is (src/core/render/error.ts).
+  const errors = [
+    ...missing.map(serviceNotFound),
+    ...(document.summary.problems > 0 ? [new CcmError(`the plan has ${counted(document.summary.problems, 'problem')}; see above`)] : []),
+  ];
+  for (const error of errors) ctx.stderr.write(formatTopLevelError(error, { verbose: ctx.globals.verbose }));
+  if (errors.length > 0) return { exitCode: 1 };
   return { exitCode: options.detailedExitcode && document.summary.changes ? 2 : 0 };
 }
 

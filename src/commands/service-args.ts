@@ -1,4 +1,4 @@
-import { UsageError } from '../core/errors.js';
+import { CcmError, UsageError } from '../core/errors.js';
 import { serviceName } from '../core/option-values.js';
 
 export interface ServiceName {
@@ -33,4 +33,11 @@ export function parseServiceArgs(args: readonly string[], namespace: DefaultName
   if (names.length === 0) return [];
   const inNamespace = namespace();
   return names.map((name) => ({ namespace: inNamespace, name }));
+}
+
+/** A named Service that does not exist: an error of `plan` and `sync-lb` (a typo must not pass silently). */
+export function serviceNotFound(name: ServiceName): CcmError {
+  return new CcmError(`service ${name.namespace}/${name.name} not found`, {
+    hint: 'check the name and the namespace (-n)',
+  });
 }

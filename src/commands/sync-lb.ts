@@ -17,7 +17,7 @@ import { plainYaml, resultDocument } from '../core/render/document.js';
 import { createPassReporter, reporterMode } from '../core/render/progress.js';
 import { escapeUnprintable } from '../core/text/untrusted.js';
 import type { CommandContext } from './context.js';
-import { parseServiceArgs, type ServiceName } from './service-args.js';
+import { parseServiceArgs, serviceNotFound, type ServiceName } from './service-args.js';
 import { serviceDetails, type PassReportingOptions } from './pass-end.js';
 import { asWriter } from './writer.js';
 import { DEFAULT_POLL_SECONDS } from '../core/apply/lb-watch.js';
@@ -245,12 +245,6 @@ function heldLines(report: SyncLbReport): string {
 function heldReport(change: HeldChange, approval: string | null): NonNullable<ServiceReport['held']>[number] {
   const mismatch = approval !== null && approval.trim() !== change.id;
   return { id: change.id, reason: change.reason, ...(mismatch ? { approvalMismatch: approval } : {}) };
-}
-
-function serviceNotFound(name: ServiceName): CcmError {
-  return new CcmError(`service ${name.namespace}/${name.name} not found`, {
-    hint: 'check the name and the namespace (-n)',
-  });
 }
 
 function missingServiceReport(name: ServiceName): ServiceReport {

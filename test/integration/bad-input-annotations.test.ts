@@ -151,6 +151,7 @@ describe('bad annotation values: refused before anything is written', () => {
     const ctx = harness.context({ output: 'json' });
     const result = await planCommand(names.map((n) => `service/${n}`), { namespace, detailedExitcode: false }, ctx);
     expect(result.exitCode).toBe(1);
+    expect(ctx.err()).toMatch(/^error: the plan has \d+ problems; see above\n$/);
     planned = JSON.parse(ctx.out()) as PlanDocument;
   });
   /** Events written by the tool (as the service controller), not by the API server itself. */
