@@ -5,28 +5,21 @@
 // must converge in that one pass, with no load balancer created twice, and the summary must
 // count the 429s. Then a read that fails for good (one pool's members) fails only its Service.
 // The same storm at 1,000 Services is `npm run soak:429` (too slow for npm test).
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { runBinary, startHarness, type Harness } from '../support/ccm.js';
-import { createLoadBalancerService, deleteCreatedObjects, ensureNamespace, uniqueName } from '../support/kube.js';
-import { annotate, createNodes, expectConverged, failuresOf, key, lbSeed, passFails, passOk, readService } from '../support/lb-scenarios.js';
+import { beforeAll, describe, expect, test } from 'vitest';
+import { runBinary } from '../support/ccm.js';
+import { createLoadBalancerService, uniqueName } from '../support/kube.js';
+import { annotate, expectConverged, failuresOf, key, passFails, passOk, readService, useLbWorld } from '../support/lb-scenarios.js';
 
 const SERVICES = 60;
 
 describe('sync-lb in a 429 storm', () => {
-  let harness: Harness;
   const prefix = uniqueName('storm');
   const namespace = uniqueName('storm');
   const names = Array.from({ length: SERVICES }, (_, i) => `svc-${String(i).padStart(2, '0')}`);
+  const { harness } = useLbWorld({ prefix, namespace });
 
   beforeAll(async () => {
-    harness = await startHarness({ seed: lbSeed(prefix, 2) });
-    await createNodes(prefix, 2);
-    await ensureNamespace(namespace);
     for (const name of names) await createLoadBalancerService(namespace, name);
-  });
-  afterAll(async () => {
-    await deleteCreatedObjects();
-    await harness?.stop();
   });
 
   test(`${SERVICES} Services converge in one pass while 30 % of requests are answered 429`, async () => {
@@ -95,20 +88,13 @@ describe('sync-lb in a 429 storm', () => {
 });
 
 describe('sync-lb while the list of load balancers fails', () => {
-  let harness: Harness;
   const prefix = uniqueName('lbwait');
   const namespace = uniqueName('lbwait');
   const names = ['one', 'two', 'three'];
+  const { harness } = useLbWorld({ prefix, namespace, lbProvisionMs: 1_500 });
 
   beforeAll(async () => {
-    harness = await startHarness({ seed: lbSeed(prefix, 2), lbProvisionMs: 1_500 });
-    await createNodes(prefix, 2);
-    await ensureNamespace(namespace);
     for (const name of names) await createLoadBalancerService(namespace, name);
-  });
-  afterAll(async () => {
-    await deleteCreatedObjects();
-    await harness?.stop();
   });
 
   // The list that polls the new load balancers concerns none of them in particular: a failed one
