@@ -2,10 +2,10 @@
 // nodes, so two members per pool). The contract: a pass that changes nothing costs the six list
 // calls plus one member list per pool, whatever the number of Services; a full converge writes
 // exactly the creations. The figures (reads of a converge included) are printed for the record.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHarness, type Harness } from '../support/ccm.js';
-import { createLoadBalancerService, deleteCreatedObjects, ensureNamespace, uniqueName } from '../support/kube.js';
-import { annotate, createNodes, expectConverged, key, lbSeed, passOk, readService, theLb } from '../support/lb-scenarios.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startHarness } from '../support/ccm.js';
+import { createLoadBalancerService, ensureNamespace, uniqueName } from '../support/kube.js';
+import { annotate, expectConverged, key, lbSeed, passOk, readService, theLb, useLbWorld } from '../support/lb-scenarios.js';
 
 const LIST_ROUTES = [
   'GET /v1/servers',
@@ -21,14 +21,10 @@ const MEMBER_LIST_ROUTE = 'GET /v1/load-balancers/pools/{uuid}/members';
 const CREATIONS_PER_SERVICE = 6;
 
 describe('sync-lb: requests per pass', () => {
-  let harness: Harness;
   const prefix = uniqueName('req');
   const figures: string[] = [];
+  const { harness } = useLbWorld({ prefix });
 
-  beforeAll(async () => {
-    harness = await startHarness({ seed: lbSeed(prefix, 2) });
-    await createNodes(prefix, 2);
-  });
   afterAll(async () => {
     if (figures.length > 0) {
       console.info(
@@ -39,8 +35,6 @@ describe('sync-lb: requests per pass', () => {
         ].join('\n'),
       );
     }
-    await deleteCreatedObjects();
-    await harness?.stop();
   });
 
   it.each([1, 10, 50])('%i Service(s): a converge writes exactly the creations; a no-op pass costs 6 lists + 1 member list per pool', async (count) => {
