@@ -2,23 +2,21 @@
 // `run`: init-nodes then sync-lb under the tool's own Lease, refusing while the Go CCM holds
 // its Lease, with one summary at the end.
 import { V1MicroTime } from '@kubernetes/client-node';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { GO_CCM_LEASE, RUN_LEASE, runCommand, type RunOptions } from '../../src/commands/run.js';
 import { LockHeldError, PartialFailureError, RefusedError } from '../../src/core/errors.js';
-import { startHarness, type Harness } from '../support/ccm.js';
+import { nodesSeed } from '../support/ccm.js';
 import {
   UNINITIALIZED_TAINT_KEY,
   createLoadBalancerService,
-  createNode,
-  deleteCreatedObjects,
-  ensureNamespace,
   ignoreNotFound,
   testConnection,
   uniqueName,
   waitUntil,
 } from '../support/kube.js';
+import { FAST_PASS, useLbWorld } from '../support/lb-scenarios.js';
 
-const options: RunOptions = { wait: false, force: false, concurrency: 2, waitTimeout: 30, settleSeconds: 0, pollSeconds: 0.05 };
+const options: RunOptions = { ...FAST_PASS, wait: false, force: false };
 
 async function holdLease(name: string, holder: string, seconds: number, clockOffsetMs = 0): Promise<void> {
   const now = new V1MicroTime(Date.now() + clockOffsetMs);
@@ -50,32 +48,22 @@ async function deleteLease(name: string): Promise<void> {
 }
 
 describe('run', () => {
-  let harness: Harness;
   const namespace = uniqueName('run');
   const prefix = uniqueName('rn');
+  const { harness } = useLbWorld({
+    prefix,
+    namespace,
+    seed: nodesSeed({ prefix, count: 1, privateNet: '10.40.0', publicNet: '5.102.147' }),
+    nodes: 1,
+    node: () => ({ taints: [{ key: UNINITIALIZED_TAINT_KEY, value: 'true', effect: 'NoSchedule' }] }),
+  });
 
   beforeAll(async () => {
-    harness = await startHarness({
-      seed: `
-networks: [{name: p, zone: rma1, subnets: [{cidr: 10.40.0.0/24}]}]
-servers:
-  - {name: ${prefix}-1, flavor: flex-4-2, zone: rma1, interfaces: [{type: public, addresses: [5.102.147.1]}, {type: private, network: p, addresses: [10.40.0.1]}]}
-`,
-    });
-    await ensureNamespace(namespace);
-    await createNode(`${prefix}-1`, {
-      ready: true,
-      taints: [{ key: UNINITIALIZED_TAINT_KEY, value: 'true', effect: 'NoSchedule' }],
-    });
     await createLoadBalancerService(namespace, 'web');
   });
   afterEach(async () => {
     await deleteLease(RUN_LEASE.name);
     await deleteLease(GO_CCM_LEASE.name);
-  });
-  afterAll(async () => {
-    await deleteCreatedObjects();
-    await harness.stop();
   });
 
   it('refuses while the Go CCM holds its Lease, and acts with --force', async () => {
