@@ -7,8 +7,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { TEST_TOKEN, startHarness, type Harness } from '../support/ccm.js';
 import { jsonDocument, runInProcess, writerArgv } from '../support/fault-race/cli.js';
-import { createLoadBalancerService, deleteCreatedObjects, ensureNamespace, testConnection, uniqueName } from '../support/kube.js';
-import { createNodes, key, lbSeed } from '../support/lb-scenarios.js';
+import { createLoadBalancerService, testConnection, uniqueName } from '../support/kube.js';
+import { key, useLbWorld } from '../support/lb-scenarios.js';
 
 const NEW_TOKEN = 'rotated-token-5d41402abc4b2a76b9719d911017c592';
 const SERVICES = ['web-a', 'web-b', 'web-c', 'web-d'];
@@ -71,19 +71,12 @@ describe('the simulator changes its accepted token while running (PUT /_sim/toke
 });
 
 describe('sync-lb with its token rotated mid-pass', () => {
-  let harness: Harness;
   const namespace = uniqueName('rotate');
   const prefix = uniqueName('rot');
+  const { harness } = useLbWorld({ prefix, namespace });
 
   beforeAll(async () => {
-    harness = await startHarness({ seed: lbSeed(prefix, 2), lbProvisionMs: 0 });
-    await ensureNamespace(namespace);
-    await createNodes(prefix, 2);
     for (const name of SERVICES) await createLoadBalancerService(namespace, name);
-  });
-  afterAll(async () => {
-    await deleteCreatedObjects();
-    await harness?.stop();
   });
 
   test('the pass fails the Services it could not finish with a clear 401, prints no token; the next pass with the new token converges, no duplicate', async () => {
