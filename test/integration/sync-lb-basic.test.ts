@@ -1,15 +1,13 @@
 // @kube-versions: all — the Service status written and read back, with or without ipMode (test/support/ip-mode.ts)
 // The central promise of sync-lb: a new Service gets one load balancer with everything on it,
 // its status, annotations, finalizer and events; the next pass writes nothing.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { syncLbCommand } from '../../src/commands/sync-lb.js';
 import { LB_FINALIZER } from '../../src/core/lb/planner.js';
-import { nodesSeed, startHarness, type Harness } from '../support/ccm.js';
-import { expectConverged, passOk } from '../support/lb-scenarios.js';
+import { nodesSeed } from '../support/ccm.js';
+import { FAST_PASS, expectConverged, passOk, useLbWorld } from '../support/lb-scenarios.js';
 import {
   createLoadBalancerService,
-  createNode,
-  deleteCreatedObjects,
   ensureNamespace,
   testConnection,
   uniqueName,
@@ -19,23 +17,13 @@ import { asStored } from '../support/ip-mode.js';
 const seed = (prefix: string) => nodesSeed({ prefix, count: 2, privateNet: '10.20.0', publicNet: '5.102.146' });
 
 describe('sync-lb: a new Service', () => {
-  let harness: Harness;
   const namespace = uniqueName('lb');
   const prefix = uniqueName('n');
-
-  beforeAll(async () => {
-    harness = await startHarness({ seed: seed(prefix) });
-    await ensureNamespace(namespace);
-    for (const i of [1, 2]) await createNode(`${prefix}-${i}`, { ready: true });
-  });
-  afterAll(async () => {
-    await deleteCreatedObjects();
-    await harness.stop();
-  });
+  const { harness } = useLbWorld({ prefix, namespace, seed: seed(prefix), nodes: 2 });
 
   it('gets a load balancer, status, annotations, finalizer and events; the next pass writes nothing', async () => {
     const service = await createLoadBalancerService(namespace, 'web');
-    const options = { namespace, concurrency: 2, waitTimeout: 30, settleSeconds: 0, pollSeconds: 0.05, dryRun: false };
+    const options = { ...FAST_PASS, namespace, dryRun: false };
 
     const first = harness.context();
     const report = await syncLbCommand(['service/web'], options, first);
