@@ -3,24 +3,26 @@
 // line (or a JSON document) per Service. Fails the pass if any Service failed.
 import { planLbPass, reconcileLoadBalancers, type ServiceOutcome } from '../core/apply/lb-pass.js';
 import { DEFAULT_DRAIN_SECONDS } from '../core/lb/strategies.js';
-import { approvalHint, type HeldChange } from '../core/lb/budget.js';
-import { LB_ANNOTATIONS, approvalOf } from '../core/lb/annotations.js';
+import type { HeldChange } from '../core/lb/budget.js';
+import { approvalOf } from '../core/lb/annotations.js';
 import { budgetPolicy, budgetSecondsAt, type BudgetOptions } from '../core/lb/budget-window.js';
 import { readLbPassSnapshot, type ServiceSelection } from '../core/apply/snapshot.js';
-import { budgetLine, summarise, type RequestSummary } from '../core/cloudscale/request-counter.js';
+import { summarise } from '../core/cloudscale/request-counter.js';
 import { CcmError, InternalError, PartialFailureError, errorMessage } from '../core/errors.js';
-import type { PlannedAction } from '../core/lb/actions.js';
-import type { PlanWarning } from '../core/lb/problems.js';
 import { counted } from '../core/text/wording.js';
 import { sharedClusterIdWarning, sharingClusterId } from '../core/lb/cluster-identity.js';
 import { plainYaml, resultDocument } from '../core/render/document.js';
 import { createPassReporter, reporterMode } from '../core/render/progress.js';
+import { SYNC_LB_JSON_VERSION, renderSyncLbText, type ServiceReport, type SyncLbReport } from '../core/render/sync-lb.js';
 import { escapeUnprintable } from '../core/text/untrusted.js';
 import type { CommandContext } from './context.js';
 import { parseServiceArgs, serviceNotFound, type ServiceName } from './service-args.js';
 import { serviceDetails, type PassReportingOptions } from './pass-end.js';
 import { asWriter } from './writer.js';
 import { DEFAULT_POLL_SECONDS } from '../core/apply/lb-watch.js';
+
+// The report's types live with its text view; importers of the command find them here too.
+export type { ServiceReport, SyncLbReport } from '../core/render/sync-lb.js';
 
 export interface SyncLbOptions extends PassReportingOptions, BudgetOptions {
   /** -n; unset: the namespace of the kubeconfig's current context (DefaultNamespace). */
@@ -49,41 +51,6 @@ export interface SyncLbOptions extends PassReportingOptions, BudgetOptions {
   afterRound?: (round: number) => Promise<void>;
   /** The clock that places the pass in or out of the window (test seam; default `Date.now`). */
   now?: () => number;
-}
-
-export const SYNC_LB_JSON_VERSION = 1;
-
-export interface SyncLbReport {
-  readonly version: typeof SYNC_LB_JSON_VERSION;
-  readonly services: readonly ServiceReport[];
-  /** The pass's cloudscale API budget: attempts, retries, 429 answers and waits (see RequestSummary). */
-  readonly requests: Pick<RequestSummary, 'total' | 'reads' | 'writes' | 'retries' | 'throttled' | 'waitedMs'>;
-  readonly durationMs: number;
-  /**
-   * Load balancers tagged with this cluster's id but another cluster's kube-system uid: another
-   * cluster shares the cluster id (a warning, not a failure); null when there are none.
-   */
-  readonly sharedClusterId: { readonly message: string; readonly loadBalancers: readonly string[] } | null;
-}
-
-export interface ServiceReport {
-  readonly service: string;
-  readonly status: ServiceOutcome['status'];
-  readonly loadBalancer: { readonly name: string; readonly uuid: string | null } | null;
-  readonly actions: readonly { readonly kind: PlannedAction['kind']; readonly object: string; readonly ms: number }[];
-  readonly errors: readonly { readonly message: string; readonly hint?: string }[];
-  /** The Service wants a load balancer and still has no address in status.loadBalancer. */
-  readonly waitingForIp: boolean;
-  /**
-   * Changes a downtime budget held back in this pass (absent when none); `approvalMismatch` is the
-   * id the Service's approval annotation carries when it names another change (it approves nothing).
-   */
-  readonly held?: readonly { readonly id: string; readonly reason: string; readonly approvalMismatch?: string }[];
-  /**
-   * What the plan warned about, each also a Warning Event (absent when none): members kept
-   * because nothing up would replace them, a swap held, why the load balancer is in `error`.
-   */
-  readonly warnings?: readonly PlanWarning[];
 }
 
 export async function syncLbCommand(
@@ -171,7 +138,7 @@ async function syncLbPass(names: readonly ServiceName[], options: SyncLbOptions,
   const document = resultDocument('SyncLbResult', SYNC_LB_JSON_VERSION, report);
   if (ctx.globals.output === 'json') ctx.stdout.write(`${JSON.stringify(document, null, 2)}\n`);
   else if (ctx.globals.output === 'yaml') ctx.stdout.write(plainYaml(document));
-  else ctx.stdout.write(`${warningLines(report)}${heldLines(report)}${summaryLine(report)}\n`);
+  else ctx.stdout.write(renderSyncLbText(report));
 
   const failures = [
     ...outcomes.flatMap((o) =>
@@ -218,29 +185,6 @@ function serviceReport(outcome: ServiceOutcome): ServiceReport {
   };
 }
 
-/** One line per warning of a Service's plan, as `plan` shows it. */
-function warningLines(report: SyncLbReport): string {
-  return report.services
-    .flatMap((s) => (s.warnings ?? []).map((w) => `warning: service/${s.service} ${w.reason}: ${escapeUnprintable(w.message)}\n`))
-    .join('');
-}
-
-/** One paragraph per held change: what, its downtime against the budget, and how to approve it. */
-function heldLines(report: SyncLbReport): string {
-  return report.services
-    .flatMap((s) =>
-      (s.held ?? []).map((h) => {
-        const [namespace, name] = s.service.split('/') as [string, string];
-        const mismatch =
-          h.approvalMismatch === undefined
-            ? ''
-            : `  the approval ${escapeUnprintable(h.approvalMismatch)} (annotation ${LB_ANNOTATIONS.approveChange.key}) names another change than the pending ${h.id}: nothing is approved\n`;
-        return `held: service/${s.service} change ${h.id}: ${escapeUnprintable(h.reason)}\n${mismatch}  ${escapeUnprintable(approvalHint(h.id, namespace, name))}\n`;
-      }),
-    )
-    .join('');
-}
-
 /** A held change for the report, with the approval annotation's id when it names another change. */
 function heldReport(change: HeldChange, approval: string | null): NonNullable<ServiceReport['held']>[number] {
   const mismatch = approval !== null && approval.trim() !== change.id;
@@ -261,18 +205,4 @@ function missingServiceReport(name: ServiceName): ServiceReport {
 
 function serviceLabel(plan: { service: { namespace: string; name: string } }): string {
   return `service/${plan.service.namespace}/${plan.service.name}`;
-}
-
-function summaryLine(report: SyncLbReport): string {
-  const count = (status: ServiceOutcome['status']) => report.services.filter((s) => s.status === status).length;
-  return (
-    `sync-lb: ${counted(report.services.length, 'Service')}: ${count('changed')} changed, ${count('unchanged')} in sync, ` +
-    `${count('failed')} failed${heldCount(report)}; ${budgetLine(report.requests)} in ${(report.durationMs / 1000).toFixed(1)} s`
-  );
-}
-
-/** `, 1 change held back` when the budget held any (they are not failures). */
-function heldCount(report: SyncLbReport): string {
-  const held = report.services.reduce((n, s) => n + (s.held?.length ?? 0), 0);
-  return held === 0 ? '' : `, ${held} change${held === 1 ? '' : 's'} held back`;
 }
