@@ -6,5 +6,5 @@ export interface Scenario {
 }
 export const DRAIN_SECONDS: number;
 export const SCENARIOS: readonly Scenario[];
-export const NOT_PLANNED: Readonly<Record<string, string>>;
+export const NOT_PLANNED: Readonly<Record<string, { readonly reason: string; readonly goCcm: string }>>;
 export function scenarioProblems(classes: readonly string[]): string[];

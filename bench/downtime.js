@@ -94,7 +94,7 @@ export async function measureDowntime(env, { nodes }) {
       convergeSeconds: Math.round((converged - started) / 1000),
       scenariosSeconds: Math.round((Date.now() - converged) / 1000),
       rows: SCENARIOS.map((s) => rows.find((r) => r.impact === s.impact)),
-      notPlanned: Object.entries(NOT_PLANNED).map(([impact, reason]) => ({ impact, reason })),
+      notPlanned: Object.entries(NOT_PLANNED).map(([impact, { reason, goCcm }]) => ({ impact, reason, goCcm })),
     };
   } finally {
     await kubeFixtures(env.kubeconfig).deleteServices(NAMESPACE, names).catch(() => undefined);

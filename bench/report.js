@@ -228,23 +228,24 @@ function downtimeSection(downtime) {
       'whose pool had an enabled, up member; **until serving**, from the first pass until the port served; **until stopped**, until it stopped serving. ' +
       `"Probe": the longest run of failed new connections, probed every ${downtime.probeMs} ms. "Go CCM": what it does for the same change, with its documented figure.`,
     '',
-    '| class | example change | plan | predicted | measured | probe | Go CCM (documented) | passes |',
-    '|---|---|---|---:|---|---:|---|---|',
+    '| class | example change | plan | predicted | measured | probe | Go CCM (documented) |',
+    '|---|---|---|---:|---|---:|---|',
     ...downtime.rows.map(
       (r) =>
         `| ${r.impact} | ${r.change} | ${r.planned.join(', ') || 'none'} | ${r.predicted.maxSeconds === null ? 'until fixed' : `≤ ${r.predicted.maxSeconds} s`} | ` +
         `${r.measured.map(measuredCell).join('; ')}${abovePrediction(r) ? ' **(above the prediction)**' : ''} | ` +
         `${r.measured.filter((m) => m.kind !== 'until-stopped' && m.probeFailingSeconds !== null).map((m) => `${m.probeFailingSeconds} s`).join('; ') || '–'} | ` +
-        `${r.goCcm} | ${r.passes.map((p) => `${p} s`).join(' + ')} |`,
+        `${r.goCcm} |`,
     ),
-    ...downtime.notPlanned.map((n) => `| ${n.impact} | – | never planned: ${n.reason} | – | – | – | see the rows named | – |`),
+    ...downtime.notPlanned.map((n) => `| ${n.impact} | – | never planned: ${n.reason} | – | – | – | ${n.goCcm} |`),
     '',
     ...(findings.length === 0
       ? ['No measured outage exceeded its prediction.']
       : [`Measured above the prediction: ${findings.map((r) => r.impact).join(', ')}.`]),
     '',
     ...downtime.rows.filter((r) => !r.classPlanned).map((r) => `The plan of the ${r.impact} scenario did not show ${r.impact}: it planned ${r.planned.join(', ') || 'none'}.`),
-    `Converging the ${downtime.rows.length} Services took ${downtime.convergeSeconds} s, the scenarios ${downtime.scenariosSeconds} s.`,
+    `Converging the ${downtime.rows.length} Services took ${downtime.convergeSeconds} s, the scenarios ${downtime.scenariosSeconds} s. ` +
+      `The passes (sync-lb wall times, shared by the Services of a --drain-seconds group): ${passGroups(downtime.rows)}.`,
     '',
   ];
 }
@@ -254,6 +255,15 @@ export function abovePrediction(row) {
   const outages = row.measured.filter((m) => m.kind !== 'until-stopped');
   if (row.predicted.maxSeconds === null) return false;
   return outages.some((m) => m.seconds === null || m.seconds > row.predicted.maxSeconds || (m.kind === 'gap' && m.downAtEnd));
+}
+
+function passGroups(rows) {
+  const groups = new Map();
+  for (const r of rows) {
+    const key = r.passes.map((p) => `${p} s`).join(' + ');
+    groups.set(key, [...(groups.get(key) ?? []), r.impact]);
+  }
+  return [...groups].map(([passes, impacts]) => `${passes} (${impacts.length === 1 ? impacts[0] : `${impacts.length} scenarios`})`).join('; ');
 }
 
 function measuredCell(m) {
