@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { Tags } from '../core/cloudscale/types.js';
 import { FLOATING_IP_NETWORKS, REGIONS, regionOfZone, ZONES, type Zone } from './catalog.js';
 import { ApiError, badRequest, Fields, notFound } from './fields.js';
+import { API_LIMITS } from './limits.js';
 import { checkFloatingIpRoom } from './routes-servers.js';
 import { addressAt, cidrContains, firstFreeAddress, formatIp, parseCidr, parseIp, type CidrNetwork } from './net.js';
 import { DEFAULT_DNS_SERVERS } from './seed.js';
@@ -102,7 +103,7 @@ export const networkRoutes: Route[] = [
       const fields = new Fields(ctx.body);
       const name = fields.string('name', { required: true });
       const zone = fields.choice('zone', ZONES, { style: 'choose' });
-      const mtu = fields.integer('mtu', { min: 1280, max: 9000 });
+      const mtu = fields.integer('mtu', API_LIMITS.mtu);
       const autoSubnet = fields.boolean('auto_create_ipv4_subnet');
       const tags = fields.tags();
       fields.check();
@@ -131,7 +132,7 @@ export const networkRoutes: Route[] = [
       const fields = new Fields(ctx.body);
       fields.immutable(['zone', 'auto_create_ipv4_subnet']);
       const name = fields.string('name');
-      const mtu = fields.integer('mtu', { min: 1280, max: 9000 });
+      const mtu = fields.integer('mtu', API_LIMITS.mtu);
       const tags = fields.tags();
       fields.check();
       if (typeof name === 'string') network.name = name;

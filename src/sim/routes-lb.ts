@@ -10,8 +10,8 @@ import type {
   PoolAlgorithm,
   PoolProtocol,
 } from '../core/cloudscale/types.js';
-import { LB_LIMITS } from '../core/cloudscale/limits.js';
 import { isZone, LB_FLAVORS, PUBLIC_VIP_NETWORKS, ZONES, type Zone } from './catalog.js';
+import { API_LIMITS } from './limits.js';
 import { ApiError, badRequest, Fields, isDict, notFound, referenceProblem, type Dict } from './fields.js';
 import { cidrContains, firstFreeAddress, parseCidr, parseIp, type IpAddress } from './net.js';
 import type { PropagationKind } from './dataplane.js';
@@ -284,8 +284,8 @@ export const memberRoutes: Route[] = [
       const lb = find(state.loadBalancers, pool.loadBalancerUuid);
       const fields = new Fields(ctx.body);
       const name = fields.string('name', { required: true });
-      const protocolPort = fields.integer('protocol_port', { required: true, ...LB_LIMITS.protocol_port });
-      const monitorPort = fields.integer('monitor_port', { nullable: true, ...LB_LIMITS.protocol_port });
+      const protocolPort = fields.integer('protocol_port', { required: true, ...API_LIMITS.protocol_port });
+      const monitorPort = fields.integer('monitor_port', { nullable: true, ...API_LIMITS.protocol_port });
       const address = fields.ipAddress('address', { required: true });
       const subnet = fields.reference('subnet', state.subnets, { required: true });
       const enabled = fields.boolean('enabled');
@@ -363,7 +363,7 @@ export const memberRoutes: Route[] = [
 
 function listenerTimeouts(fields: Fields): { client?: number; connect?: number; data?: number } {
   const read = (key: 'timeout_client_data_ms' | 'timeout_member_connect_ms' | 'timeout_member_data_ms'): number | undefined =>
-    fields.integer(key, LB_LIMITS[key]) ?? undefined;
+    fields.integer(key, API_LIMITS[key]) ?? undefined;
   return {
     client: read('timeout_client_data_ms'),
     connect: read('timeout_member_connect_ms'),
@@ -433,7 +433,7 @@ export const listenerRoutes: Route[] = [
       const name = fields.string('name', { required: true });
       const pool = fields.reference('pool', ctx.state.pools, { required: true });
       const protocol = fields.choice('protocol', LISTENER_PROTOCOLS, { required: true, style: 'expect' });
-      const protocolPort = fields.integer('protocol_port', { required: true, ...LB_LIMITS.protocol_port, rangeMessage: PORT_RANGE_MESSAGE });
+      const protocolPort = fields.integer('protocol_port', { required: true, ...API_LIMITS.protocol_port, rangeMessage: PORT_RANGE_MESSAGE });
       const allowedCidrs = fields.cidrList('allowed_cidrs');
       const timeouts = listenerTimeouts(fields);
       const tags = fields.tags();
@@ -473,7 +473,7 @@ export const listenerRoutes: Route[] = [
       fields.immutable(['pool', 'load_balancer']);
       const name = fields.string('name');
       const protocol = fields.choice('protocol', LISTENER_PROTOCOLS, { style: 'expect' });
-      const protocolPort = fields.integer('protocol_port', { ...LB_LIMITS.protocol_port, rangeMessage: PORT_RANGE_MESSAGE });
+      const protocolPort = fields.integer('protocol_port', { ...API_LIMITS.protocol_port, rangeMessage: PORT_RANGE_MESSAGE });
       const allowedCidrs = fields.cidrList('allowed_cidrs');
       const timeouts = listenerTimeouts(fields);
       const tags = fields.tags();
@@ -546,10 +546,10 @@ const HTTP_DEFAULTS: HealthMonitorHttp = { expected_codes: ['200'], method: 'GET
 
 function monitorNumbers(fields: Fields) {
   return {
-    delayS: fields.integer('delay_s', LB_LIMITS.delay_s) ?? undefined,
-    timeoutS: fields.integer('timeout_s', LB_LIMITS.timeout_s) ?? undefined,
-    upThreshold: fields.integer('up_threshold', LB_LIMITS.up_threshold) ?? undefined,
-    downThreshold: fields.integer('down_threshold', LB_LIMITS.down_threshold) ?? undefined,
+    delayS: fields.integer('delay_s', API_LIMITS.delay_s) ?? undefined,
+    timeoutS: fields.integer('timeout_s', API_LIMITS.timeout_s) ?? undefined,
+    upThreshold: fields.integer('up_threshold', API_LIMITS.up_threshold) ?? undefined,
+    downThreshold: fields.integer('down_threshold', API_LIMITS.down_threshold) ?? undefined,
   };
 }
 

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { PUBLIC_SERVER_NETWORKS, SERVER_FLAVORS, SERVER_FLAVOR_SLUGS, SERVER_IMAGES, serverFlavor, ZONES, type Zone } from './catalog.js';
 import { ApiError, badRequest, Fields, isDict, notFound, referenceProblem, type Dict } from './fields.js';
+import { API_LIMITS } from './limits.js';
 import { cidrContains, firstFreeAddress, parseCidr, type IpAddress } from './net.js';
 import { created, find, list, noContent, now, ok, type RequestContext, type Route } from './routing.js';
 import type { ServerAddressRecord, ServerInterfaceRecord, ServerRecord, SimState } from './state.js';
@@ -240,7 +241,7 @@ export const serverRoutes: Route[] = [
       const flavor = readFlavor(fields, true);
       const imageSlug = fields.choice('image', SERVER_IMAGES.map((i) => i.slug), { required: true });
       const zone = fields.choice('zone', ZONES, { style: 'choose' }) ?? 'rma1';
-      const volumeSizeGb = fields.integer('volume_size_gb', { min: 10 });
+      const volumeSizeGb = fields.integer('volume_size_gb', API_LIMITS.volume_size_gb);
       const useIpv6 = fields.boolean('use_ipv6') ?? true;
       fields.stringList('ssh_keys');
       fields.string('password', { nullable: true });

@@ -3,29 +3,8 @@
 // offered too), and that `POST /v1/servers` accepts every listed flavor and image and refuses
 // others. Driven through the route handlers against a simulated cloud, without HTTP.
 import { describe, expect, test } from 'vitest';
-import { API_ROUTES, type ApiResult, type RequestContext } from '../../src/sim/api.js';
 import { SERVER_FLAVORS, SERVER_IMAGES, serverFlavor } from '../../src/sim/catalog.js';
-import type { Dict } from '../../src/sim/fields.js';
-import { validateSeed } from '../../src/sim/seed.js';
-import { SimState } from '../../src/sim/state.js';
-
-function call(state: SimState, method: string, pattern: string, body: Dict = {}, params: Record<string, string> = {}): ApiResult {
-  const route = API_ROUTES.find((r) => r.method === method && r.pattern === pattern);
-  if (route === undefined) throw new Error(`no route ${method} ${pattern}`);
-  const ctx: RequestContext = { state, params, body, query: [], lbProvisionMs: 0, serverActionMs: 0 };
-  try {
-    return route.handle(ctx);
-  } catch (error) {
-    // Refusals are thrown as ApiError with the status and body the API would answer.
-    const refused = error as { status?: number; body?: unknown };
-    if (refused.status === undefined) throw error;
-    return { status: refused.status, body: refused.body };
-  }
-}
-
-function emptyCloud(): SimState {
-  return new SimState('http://127.0.0.1:1', validateSeed({}, 'seed'));
-}
+import { callRoute as call, emptyCloud } from '../support/sim-handlers.js';
 
 type ListedFlavor = { slug: string; name: string; vcpu_count: number; memory_gb: number; gpu: unknown; zones: { slug: string }[] };
 

@@ -1,8 +1,8 @@
-// The numeric ranges of the load-balancer fields this tool sends, in one table shared by the
-// annotation parsers (which refuse a value before anything is written) and the simulator
-// (which answers 400 for it). The API documentation gives no ranges: these are the simulator's
-// reading (docs/sim.md, "Where the simulator guesses"). A correction is one edit here, and both
-// sides follow.
+// The numeric ranges of the load-balancer fields this tool sends, in one table for the
+// annotation parsers and the admission policy: they refuse a value before anything is written.
+// The API documentation gives no ranges: these follow the guesses in docs/cloudscale-api.md
+// ("Rules the API enforces"). The simulator states the API's ranges on its own
+// (src/sim/limits.ts) and test/unit/sim-limits.test.ts holds the two equal.
 
 export interface IntegerRange {
   readonly min: number;
