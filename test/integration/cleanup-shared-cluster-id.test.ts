@@ -26,6 +26,7 @@ import {
   testKubeconfig,
   uniqueName,
 } from '../support/kube.js';
+import { FAST_PASS } from '../support/lb-scenarios.js';
 
 const helper = fileURLToPath(new URL('../../helpers/test-cluster', import.meta.url));
 const SHARED_ID = `shared-${uniqueName('id')}`;
@@ -48,7 +49,7 @@ describe('two clusters share one --cluster-id', () => {
   let connB: KubeConnection;
   const namespace = uniqueName('shared');
   const prefix = uniqueName('sh');
-  const sync = { namespace, concurrency: 2, waitTimeout: 30, settleSeconds: 0, pollSeconds: 0.05, dryRun: false };
+  const sync = { ...FAST_PASS, namespace, dryRun: false };
   const lbsOfA: Record<'web' | 'api', string> = { web: '', api: '' };
   let orphanOfB = '';
   let warnedA: unknown;

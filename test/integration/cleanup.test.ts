@@ -2,39 +2,31 @@
 // `cleanup`: deletes only load balancers tagged for this cluster whose Service is gone (or, with
 // --all, every one of this cluster); never untagged or foreign ones, never Floating IPs, and one
 // without this cluster's kube-system-uid tag only with --include-untagged.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { cleanupCommand } from '../../src/commands/cleanup.js';
 import { syncLbCommand } from '../../src/commands/sync-lb.js';
 import { UsageError } from '../../src/core/errors.js';
-import { startHarness, type Harness } from '../support/ccm.js';
+import { nodesSeed } from '../support/ccm.js';
 import {
   createLoadBalancerService,
-  createNode,
-  deleteCreatedObjects,
   deleteServiceForced,
-  ensureNamespace,
   uniqueName,
 } from '../support/kube.js';
+import { FAST_PASS, useLbWorld } from '../support/lb-scenarios.js';
 
 describe('cleanup', () => {
-  let harness: Harness;
   const namespace = uniqueName('clean');
   const prefix = uniqueName('cl');
-  const sync = { namespace, concurrency: 2, waitTimeout: 30, settleSeconds: 0, pollSeconds: 0.05, dryRun: false };
+  const sync = { ...FAST_PASS, namespace, dryRun: false };
   const names = async () => (await harness.cloud.loadBalancers.list()).map((lb) => lb.name).sort();
+  const { harness } = useLbWorld({
+    prefix,
+    namespace,
+    seed: nodesSeed({ prefix, count: 1, privateNet: '10.50.0', floatingIps: ['5.102.151.7/32'] }),
+    nodes: 1,
+  });
 
   beforeAll(async () => {
-    harness = await startHarness({
-      seed: `
-networks: [{name: p, zone: rma1, subnets: [{cidr: 10.50.0.0/24}]}]
-servers:
-  - {name: ${prefix}-1, flavor: flex-4-2, zone: rma1, interfaces: [{type: private, network: p, addresses: [10.50.0.1]}]}
-floating_ips:
-  - {network: 5.102.151.7/32, type: regional, region: rma}
-`,
-    });
-    await ensureNamespace(namespace);
-    await createNode(`${prefix}-1`, { ready: true });
     await createLoadBalancerService(namespace, 'kept');
     await createLoadBalancerService(namespace, 'gone', {
       annotations: { 'k8s.cloudscale.ch/loadbalancer-floating-ips': '["5.102.151.7/32"]' },
@@ -51,10 +43,6 @@ floating_ips:
       vip_addresses: [],
       tags: { 'k8s.cloudscale.ch/cluster': 'another-cluster', 'k8s.cloudscale.ch/service-uid': 'x' },
     });
-  });
-  afterAll(async () => {
-    await deleteCreatedObjects();
-    await harness.stop();
   });
 
   it('lists with --dry-run and deletes nothing', async () => {

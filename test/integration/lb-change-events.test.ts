@@ -14,22 +14,20 @@ import { runCommand } from '../../src/commands/run.js';
 import { MAX_ROUNDS } from '../../src/core/apply/lb-pass.js';
 import { recordEvent } from '../../src/core/kube/events.js';
 import { LB_ANNOTATIONS } from '../../src/core/lb/annotations.js';
-import { startHarness, type Harness } from '../support/ccm.js';
-import { createLoadBalancerService, deleteCreatedObjects, ensureNamespace, testConnection, uniqueName, waitUntil } from '../support/kube.js';
+import { createLoadBalancerService, testConnection, uniqueName, waitUntil } from '../support/kube.js';
 import {
   TEST_PASS,
+  FAST_PASS,
   annotate,
-  createNodes,
   expectConverged,
   key,
-  lbSeed,
   lbsNamed,
   passFails,
   passOk,
-  runPass,
   patchService,
   readService,
   type EventSummary,
+  useLbWorld,
 } from '../support/lb-scenarios.js';
 
 /** In every change Event, after its steps: the time measured. */
@@ -46,22 +44,17 @@ function words(events: readonly EventSummary[]): string[] {
 const SWAP = 'pool swap of pool tcp/http (k8s.cloudscale.ch/loadbalancer-pool-algorithm round_robin → least_connections)';
 
 describe('an Event for every change to a load balancer', () => {
-  let harness: Harness;
   let dir: string;
   const namespace = uniqueName('lb-events');
   const prefix = uniqueName('lbev');
   const pass = { ...TEST_PASS, namespace };
+  const { harness } = useLbWorld({ prefix, namespace });
 
   beforeAll(async () => {
-    harness = await startHarness({ seed: lbSeed(prefix, 2) });
     dir = await mkdtemp(join(tmpdir(), 'ccm-change-events-'));
-    await ensureNamespace(namespace);
-    await createNodes(prefix, 2);
   });
   afterAll(async () => {
-    await deleteCreatedObjects();
     if (dir !== undefined) await rm(dir, { recursive: true, force: true });
-    await harness?.stop();
   });
 
   /** A Service with its load balancer, converged; the names of its Events so far. */
@@ -155,7 +148,7 @@ describe('an Event for every change to a load balancer', () => {
     const planned = await planCommand(['service/saved'], { namespace, detailedExitcode: true, drainSeconds: 0, out: file }, planning);
     expect(planned.exitCode, planning.err()).toBe(2);
     const applying = harness.context();
-    await applyCommand(file, { concurrency: 4, waitTimeout: 30, settleSeconds: 0, pollSeconds: 0.05, wait: true }, applying);
+    await applyCommand(file, { ...FAST_PASS, concurrency: 4, wait: true }, applying);
     expect(words(await changeEventsSince(service, before))).toEqual([
       'Ensured load balancer, 1 step: in-place update of listener tcp/80 (k8s.cloudscale.ch/loadbalancer-timeout-client-data-ms 50000 → 60000)',
     ]);
@@ -165,7 +158,7 @@ describe('an Event for every change to a load balancer', () => {
     const { service, before } = await existing('watched');
     const abort = new AbortController();
     const ctx = harness.context({ abort: abort.signal });
-    const options = { wait: false, force: true, concurrency: 2, waitTimeout: 30, settleSeconds: 0, pollSeconds: 0.05, drainSeconds: 0, watchDebounceMs: 100 };
+    const options = { ...FAST_PASS, wait: false, force: true, drainSeconds: 0, watchDebounceMs: 100 };
     const run = runCommand({ ...options, watchForMs: 100_000 }, ctx);
     try {
       await waitUntil('the full pass', () => /^watch: watching Nodes and Services/m.test(ctx.err()));

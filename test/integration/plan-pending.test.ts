@@ -3,22 +3,22 @@
 // (2) from then until the pass that deletes it: the exit code never turns from 0 to 2 while
 // nobody changes anything. Against the simulator and the run's kube-apiserver.
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { planCommand } from '../../src/commands/plan.js';
 import { syncLbCommand } from '../../src/commands/sync-lb.js';
 import { MEMBER_DRAINING_TAG } from '../../src/core/lb/strategies.js';
 import type { PlanDocument } from '../../src/core/render/plan.js';
-import { nodesSeed, startHarness, type Harness } from '../support/ccm.js';
-import { createLoadBalancerService, createNode, deleteCreatedObjects, ensureNamespace, testConnection, uniqueName } from '../support/kube.js';
+import { nodesSeed } from '../support/ccm.js';
+import { createLoadBalancerService, testConnection, uniqueName } from '../support/kube.js';
+import { FAST_PASS, useLbWorld } from '../support/lb-scenarios.js';
 
 const P = 'k8s.cloudscale.ch/';
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
 describe('plan while a member drains: the pending deletion is shown, the exit code does not flip by itself', () => {
-  let harness: Harness;
   const namespace = uniqueName('plan-drain');
   const prefix = uniqueName('n');
-  const sync = { namespace, concurrency: 2, waitTimeout: 30, settleSeconds: 0, pollSeconds: 0.05, dryRun: false };
+  const sync = { ...FAST_PASS, namespace, dryRun: false };
 
   /** `plan service/web --detailed-exitcode` with the default drain period (60 s), as text and as JSON. */
   async function plan() {
@@ -34,17 +34,11 @@ describe('plan while a member drains: the pending deletion is shown, the exit co
     const pools = await harness.cloud.pools.list();
     return (await Promise.all(pools.map((pool) => harness.cloud.poolMembers.list(pool.uuid)))).flat();
   }
+  const { harness } = useLbWorld({ prefix, namespace, seed: nodesSeed({ prefix, count: 2, privateNet: '10.62.0', publicNet: '5.102.153' }), nodes: 2 });
 
   beforeAll(async () => {
-    harness = await startHarness({ seed: nodesSeed({ prefix, count: 2, privateNet: '10.62.0', publicNet: '5.102.153' }) });
-    await ensureNamespace(namespace);
-    for (const i of [1, 2]) await createNode(`${prefix}-${i}`, { ready: true });
     await createLoadBalancerService(namespace, 'web');
     await syncLbCommand(['service/web'], sync, harness.context());
-  });
-  afterAll(async () => {
-    await deleteCreatedObjects();
-    await harness.stop();
   });
 
   it('from the drain to the deletion: exit 2 at every step, the deletion and its time named; then exit 0', async () => {

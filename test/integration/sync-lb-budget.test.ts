@@ -7,48 +7,25 @@ import { AdmissionregistrationV1Api, type V1CronJob, type V1Service } from '@kub
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { applyCommand } from '../../src/commands/apply.js';
 import { manifestOptionsFrom } from '../../src/commands/manifests.js';
 import { buildManifests } from '../../src/core/deploy/manifests.js';
 import { planCommand } from '../../src/commands/plan.js';
 import { LB_ANNOTATIONS } from '../../src/core/lb/annotations.js';
 import { parseWindow } from '../../src/core/lb/budget-window.js';
-import { runBinary, startHarness, type Harness } from '../support/ccm.js';
-import { createLoadBalancerService, deleteCreatedObjects, ensureNamespace, testConnection, uniqueName } from '../support/kube.js';
-import {
-  annotate,
-  createNodes,
-  expectConverged,
-  key,
-  lbSeed,
-  lbsNamed,
-  passOk,
-  patchService,
-  readService,
-  routes,
-  theLb,
-  warningsOf,
-} from '../support/lb-scenarios.js';
+import { runBinary } from '../support/ccm.js';
+import { createLoadBalancerService, testConnection, uniqueName } from '../support/kube.js';
+import { FAST_PASS, annotate, expectConverged, key, lbsNamed, passOk, patchService, readService, routes, theLb, warningsOf, useLbWorld } from '../support/lb-scenarios.js';
 
 const APPROVE = LB_ANNOTATIONS.approveChange.key;
 const ANNOUNCED = LB_ANNOTATIONS.announcedChanges.key;
 
 describe('sync-lb --max-downtime', () => {
-  let harness: Harness;
   const namespace = uniqueName('lb-budget');
   const prefix = uniqueName('bud');
   const budget0 = { namespace, maxDowntime: 0 };
-
-  beforeAll(async () => {
-    harness = await startHarness({ seed: lbSeed(prefix, 2) });
-    await ensureNamespace(namespace);
-    await createNodes(prefix, 2);
-  });
-  afterAll(async () => {
-    await deleteCreatedObjects();
-    await harness?.stop();
-  });
+  const { harness } = useLbWorld({ prefix, namespace });
 
   /** The pool serving the Service's port 80 and the pools of its load balancer. */
   async function poolsOf(service: V1Service) {
@@ -181,7 +158,7 @@ describe('sync-lb --max-downtime', () => {
       const planned = await planCommand(['service/reviewed'], { namespace, detailedExitcode: true, drainSeconds: 0, maxDowntime: 0, out: file }, planCtx);
       expect(planned.exitCode, planCtx.err()).toBe(2);
       expect(planCtx.out()).toContain(`held back: change ${held.report.services[0]!.held![0]!.id}`);
-      await applyCommand(file, { concurrency: 4, waitTimeout: 30, settleSeconds: 0, pollSeconds: 0.05, wait: true }, harness.context());
+      await applyCommand(file, { ...FAST_PASS, concurrency: 4, wait: true }, harness.context());
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
