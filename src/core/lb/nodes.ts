@@ -3,7 +3,8 @@
 // readiness is deliberately not a filter.
 import type { V1Node } from '@kubernetes/client-node';
 import type { Server } from '../cloudscale/types.js';
-import { parseProviderId } from '../nodes/provider-id.js';
+import { InternalError } from '../errors.js';
+import { nodeMatcher } from '../nodes/match.js';
 import type { Problem } from './problems.js';
 import { selectorMatches, type LabelSelector } from './selector.js';
 
@@ -61,75 +62,56 @@ export type NodeMappingResult =
   | { readonly ok: false; readonly problems: readonly Problem[] };
 
 /**
- * Maps every node to its server: by providerID (`cloudscale://<uuid>`, any case, with or
- * without hyphens), else by exact and unique server name. As in the Go CCM, one node that does
- * not map fails the whole Service; all such nodes are reported.
+ * Maps every node to its server with the matcher init-nodes uses (src/core/nodes/match.ts): by
+ * providerID (`cloudscale://<uuid>`, any case, with or without hyphens), else by exact and
+ * unique server name. As in the Go CCM, one node that does not map fails the whole Service; all
+ * such nodes are reported.
  */
-/** Servers by lower-case UUID and by name: a pass maps hundreds of nodes for every Service. */
-function serverIndex(servers: readonly Server[]): {
-  readonly byUuid: ReadonlyMap<string, Server>;
-  readonly byName: ReadonlyMap<string, readonly Server[]>;
-} {
-  const byUuid = new Map<string, Server>();
-  const byName = new Map<string, Server[]>();
-  for (const server of servers) {
-    byUuid.set(server.uuid.toLowerCase(), server);
-    const named = byName.get(server.name);
-    if (named === undefined) byName.set(server.name, [server]);
-    else named.push(server);
-  }
-  return { byUuid, byName };
-}
-
 export function mapNodesToServers(
   nodes: readonly V1Node[],
   servers: readonly Server[],
 ): NodeMappingResult {
-  const index = serverIndex(servers);
+  const match = nodeMatcher({ servers });
   const mapped: NodeServer[] = [];
   const problems: Problem[] = [];
   for (const node of nodes) {
     const name = node.metadata?.name ?? '';
+    const providerID = node.spec?.providerID;
     const fail = (message: string, hint: string) =>
       problems.push({ kind: 'node-mapping', subject: `node ${name}`, message, hint });
-    const providerId = parseProviderId(node.spec?.providerID);
-    switch (providerId.kind) {
-      case 'cloudscale': {
-        const server = index.byUuid.get(providerId.uuid);
-        if (server === undefined) {
-          fail(
-            `node ${name} has providerID ${node.spec?.providerID}, but no server ${providerId.uuid} exists`,
-            'Delete the Node if its server is gone, or exclude it with the label node.kubernetes.io/exclude-from-external-load-balancers=true.',
-          );
-        } else {
-          mapped.push({ node: name, server });
-        }
+    const matched = match({ name, providerID });
+    switch (matched.kind) {
+      case 'matched':
+        mapped.push({ node: name, server: matched.server });
         break;
-      }
+      case 'server-missing':
+        fail(
+          `node ${name} has providerID ${providerID}, but no server ${matched.uuid} exists`,
+          'Delete the Node if its server is gone, or exclude it with the label node.kubernetes.io/exclude-from-external-load-balancers=true.',
+        );
+        break;
       case 'foreign':
       case 'invalid':
         fail(
-          `node ${name} has providerID ${JSON.stringify(node.spec?.providerID)}, which is not a cloudscale server (cloudscale://<uuid>)`,
+          `node ${name} has providerID ${JSON.stringify(providerID)}, which is not a cloudscale server (cloudscale://<uuid>)`,
           'Exclude the node with the label node.kubernetes.io/exclude-from-external-load-balancers=true, or with the node-selector annotation.',
         );
         break;
-      case 'empty': {
-        const matches = index.byName.get(name) ?? [];
-        if (matches.length === 1) {
-          mapped.push({ node: name, server: matches[0]! });
-        } else if (matches.length === 0) {
-          fail(
-            `node ${name} has no providerID and no server is named ${name}`,
-            'Initialise the node (cloudscale-ccm init-nodes) or give its server the node\'s name.',
-          );
-        } else {
-          fail(
-            `node ${name} has no providerID and ${matches.length} servers are named ${name} (${matches.map((s) => s.uuid).join(', ')})`,
-            `Set spec.providerID of the node to cloudscale://<uuid of its server>, or rename the other servers.`,
-          );
-        }
+      case 'no-match':
+        fail(
+          `node ${name} has no providerID and no server is named ${name}`,
+          'Initialise the node (cloudscale-ccm init-nodes) or give its server the node\'s name.',
+        );
         break;
-      }
+      case 'ambiguous':
+        fail(
+          `node ${name} has no providerID and ${matched.servers.length} servers are named ${name} (${matched.servers.map((s) => s.uuid).join(', ')})`,
+          `Set spec.providerID of the node to cloudscale://<uuid of its server>, or rename the other servers.`,
+        );
+        break;
+      case 'error':
+        // Only a lookup or a missing server list is an error; this cloud has the list and no lookups.
+        throw new InternalError(`matching node ${name} against a server list failed: ${matched.text} (this would indicate a programming error)`);
     }
   }
   return problems.length > 0 ? { ok: false, problems } : { ok: true, mapped };

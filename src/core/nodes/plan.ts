@@ -4,7 +4,7 @@
 // deletion of Nodes whose server is gone), with guard rails against deleting many Nodes at once.
 import type { Server } from '../cloudscale/types.js';
 import { assertNever } from '../errors.js';
-import { matchNode, type CloudView, type ServerLookup } from './match.js';
+import { nodeMatcher, type CloudView, type NodeIdentity, type NodeMatch, type ServerLookup } from './match.js';
 import {
   applyProvidedNodeIp,
   cloudAddresses,
@@ -94,7 +94,8 @@ export function planNodes(input: PlanNodesInput): NodePlan {
     ...(input.serverLookups === undefined ? {} : { lookups: input.serverLookups }),
   };
   const limit = input.options?.maxNodeDeletions ?? defaultMaxNodeDeletions(input.nodes);
-  let perNode = input.nodes.map((node) => planNode(node, cloud));
+  const match = nodeMatcher(cloud);
+  let perNode = input.nodes.map((node) => planNode(node, cloud, match));
   const candidates = perNode.flatMap((p) => (p.deletion === undefined ? [] : [p.deletion]));
 
   const refusal = deletionRefusal(input, candidates.length, limit);
@@ -186,7 +187,11 @@ export interface NodeDecision {
  * check, the confirmation by GET). Also used to re-plan a node after a conflict: a deletion it
  * returns is only carried out if the pass had approved one.
  */
-export function planNode(node: NodeSnapshot, cloud: CloudView): NodeDecision {
+export function planNode(
+  node: NodeSnapshot,
+  cloud: CloudView,
+  matcher: (node: NodeIdentity) => NodeMatch = nodeMatcher(cloud),
+): NodeDecision {
   if (node.deleting) {
     return untouched(node, 'deleting', 'being deleted (deletionTimestamp set)');
   }
@@ -198,7 +203,7 @@ export function planNode(node: NodeSnapshot, cloud: CloudView): NodeDecision {
       `not managed: no providerID and no ${UNINITIALIZED_TAINT_KEY} taint`,
     );
   }
-  const match = matchNode(node, cloud);
+  const match = matcher(node);
   switch (match.kind) {
     case 'foreign':
       return { actions: [skip(node, 'foreign-provider-id', match.text)] };
