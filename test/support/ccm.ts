@@ -87,24 +87,27 @@ export async function startHarness(options: { seed?: SimSeed | string; lbProvisi
 }
 
 /**
- * A seed of `count` servers named `<prefix>-1`, `<prefix>-2` … in rma1, each with a public IPv4
- * `<publicNet>.<i>` and a private address `<privateNet>.<i>` in one /24 of the network
- * `private`; plus the given Floating IPs (regional, rma). Tests create Nodes of the same names.
+ * A seed of `count` servers named `<prefix>-1`, `<prefix>-2` … in rma1, each with a private
+ * address `<privateNet>.<i>` in one /24 of the network `private` and, given `publicNet`, a public
+ * IPv4 `<publicNet>.<i>`; plus the given Floating IPs (regional, rma). Tests create Nodes of the
+ * same names.
  */
 export function nodesSeed(options: {
   prefix: string;
   count: number;
   privateNet: string;
-  publicNet: string;
+  publicNet?: string;
   floatingIps?: readonly string[];
 }): string {
-  const servers = Array.from({ length: options.count }, (_, k) => k + 1).map(
-    (i) => `  - name: ${options.prefix}-${i}
-    flavor: flex-4-2
-    zone: rma1
-    interfaces:
-      - {type: public, addresses: [${options.publicNet}.${i}]}
-      - {type: private, network: private, addresses: [${options.privateNet}.${i}]}`,
+  const servers = Array.from({ length: options.count }, (_, k) => k + 1).map((i) =>
+    [
+      `  - name: ${options.prefix}-${i}`,
+      '    flavor: flex-4-2',
+      '    zone: rma1',
+      '    interfaces:',
+      ...(options.publicNet === undefined ? [] : [`      - {type: public, addresses: [${options.publicNet}.${i}]}`]),
+      `      - {type: private, network: private, addresses: [${options.privateNet}.${i}]}`,
+    ].join('\n'),
   );
   const fips = (options.floatingIps ?? []).map((network) => `  - {network: ${network}, type: regional, region: rma}`);
   return [
