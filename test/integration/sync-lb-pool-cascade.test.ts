@@ -3,19 +3,7 @@
 // `pool: null` (the simulator's poolDeleteKeepsListeners switch).
 import { describe, expect, it } from 'vitest';
 import { createLoadBalancerService, uniqueName } from '../support/kube.js';
-import {
-  annotate,
-  expectConverged,
-  expectWellFormed,
-  key,
-  memberNames,
-  passOk,
-  poolOf,
-  readService,
-  routes,
-  theLb,
-  useLbWorld,
-} from '../support/lb-scenarios.js';
+import { annotate, expectConverged, expectWellFormed, key, memberNames, passOk, poolOf, readService, routes, theLb, useLbWorld } from '../support/lb-scenarios.js';
 
 describe.each([
   { behaviour: 'a pool delete takes its listeners along (default)', poolDeleteKeepsListeners: false },

@@ -13,19 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { planCommand } from '../../src/commands/plan.js';
 import type { PlanDocument } from '../../src/core/render/plan.js';
 import { createLoadBalancerService, uniqueName } from '../support/kube.js';
-import {
-  TEST_PASS,
-  key,
-  passFails,
-  passOk,
-  patchService,
-  poolOf,
-  privateAddress,
-  readService,
-  runPass,
-  theLb,
-  warningsOf,
-} from '../support/lb-scenarios.js';
+import { TEST_PASS, key, passFails, passOk, patchService, poolOf, privateAddress, readService, runPass, theLb, warningsOf } from '../support/lb-scenarios.js';
 import { FAST_MONITOR, PROPAGATION_MS, useDataPlaneWorld } from '../support/make-before-break.js';
 
 describe('serving decides, in every pass (data plane on)', () => {

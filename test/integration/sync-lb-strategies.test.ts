@@ -14,20 +14,7 @@ import { planCommand } from '../../src/commands/plan.js';
 import type { PlanDocument } from '../../src/core/render/plan.js';
 import { MEMBER_DRAINING_TAG } from '../../src/core/lb/strategies.js';
 import { createLoadBalancerService, uniqueName } from '../support/kube.js';
-import {
-  TEST_PASS,
-  key,
-  memberNames,
-  passFails,
-  passOk,
-  patchService,
-  poolOf,
-  privateAddress,
-  readService,
-  runPass,
-  theLb,
-  warningsOf,
-} from '../support/lb-scenarios.js';
+import { TEST_PASS, key, memberNames, passFails, passOk, patchService, poolOf, privateAddress, readService, runPass, theLb, warningsOf } from '../support/lb-scenarios.js';
 import { FAST_MONITOR, PROPAGATION_MS, useDataPlaneWorld } from '../support/make-before-break.js';
 
 
