@@ -2,7 +2,7 @@
 // node lifecycle (src/core/apply/node-pass.ts). Prints a line (or a JSON document) per node and
 // each warning of the pass once; fails the pass if any node did.
 import { initNodes, type InitNodesResult } from '../core/apply/node-pass.js';
-import type { ApplyNodeOptions } from '../core/nodes/apply.js';
+import type { ApplyNodeOptions } from '../core/apply/node-writes.js';
 import { counted } from '../core/text/wording.js';
 import { PartialFailureError, UsageError, errorMessage } from '../core/errors.js';
 import { parseLabelSelector } from '../core/lb/selector.js';

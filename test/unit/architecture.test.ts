@@ -157,6 +157,15 @@ describe('the import graph of src/', () => {
     expect(cycles(withoutKnown)).toEqual([]);
   });
 
+  // src/core/nodes/index.ts says it: the pure part of the node pass. Writes, their retries and
+  // re-reads live in src/core/apply/.
+  test('src/core/nodes/ does no I/O: no async function, no node: module', () => {
+    const impure = [...graph.keys()]
+      .filter((file) => file.startsWith('src/core/nodes/'))
+      .filter((file) => /\basync\b|from\s+['"]node:/.test(readFileSync(`${ROOT}/${file}`, 'utf8')));
+    expect(impure).toEqual([]);
+  });
+
   test('every known exception still occurs (remove the ones fixed)', () => {
     const present = new Set(edges.map(({ from, to }) => `${from} → ${to}`));
     expect(KNOWN_EXCEPTIONS.map((e) => `${e.from} → ${e.to}`).filter((edge) => !present.has(edge))).toEqual([]);

@@ -1,9 +1,9 @@
 import { describe, expect, test } from 'vitest';
 import type { Server } from '../../src/core/cloudscale/types.js';
 import { KubeApiError } from '../../src/core/errors.js';
-import { applyNodeActions, type NodeApi } from '../../src/core/nodes/apply.js';
+import { applyNodeActions } from '../../src/core/apply/node-writes.js';
 import { planNodes, taintsAfter } from '../../src/core/nodes/plan.js';
-import type { NodeSnapshot } from '../../src/core/nodes/types.js';
+import type { NodeApi, NodeSnapshot } from '../../src/core/nodes/types.js';
 
 const UNINIT = { key: 'node.cloudprovider.kubernetes.io/uninitialized', effect: 'NoSchedule' };
 

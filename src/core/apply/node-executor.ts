@@ -1,13 +1,13 @@
-// The executor of a node plan: applies each node's actions (src/core/nodes/apply.ts), one node
+// The executor of a node plan: applies each node's actions (node-writes.ts), one node
 // after the other, each isolated from the others' failures, and records the Events the generic
 // node controllers record. It decides nothing: what `plan` printed is what runs here.
 import { LeaseLostError, RefusedError, UsageError } from '../errors.js';
 import type { KubeConnection } from '../kube/connection.js';
 import { recordEvent } from '../kube/events.js';
 import { kubeNodeApi } from '../kube/nodes.js';
-import { applyNodeActions, writingActions, type ApplyNodeOptions } from '../nodes/apply.js';
+import { applyNodeActions, type ApplyNodeOptions } from './node-writes.js';
 import type { CloudView } from '../nodes/match.js';
-import type { NodePlan } from '../nodes/plan.js';
+import { writingActions, type NodePlan } from '../nodes/plan.js';
 import type { NodeAction, NodeSnapshot } from '../nodes/types.js';
 import {
   describeKind,

@@ -1,19 +1,11 @@
 // Carries out the planned actions of one node, all or nothing, against a NodeApi (implemented
-// on client-node by src/core/kube/nodes.ts). Knows no HTTP: conflicts arrive as KubeApiError.
+// on client-node by src/core/kube/nodes.ts), re-reading and re-planning the node after a
+// conflict. Knows no HTTP: conflicts arrive as KubeApiError. The plan it re-makes is
+// src/core/nodes' pure planNode.
 import { KubeApiError } from '../errors.js';
-import type { CloudView } from './match.js';
-import { mergeWrites, planNode } from './plan.js';
-import type { NodeAction, NodeAddress, NodeSnapshot, NodeWrite } from './types.js';
-
-export interface NodeApi {
-  get(name: string): Promise<NodeSnapshot | undefined>;
-  /** Guarded by `node.resourceVersion`; the taint list is rewritten from `node.taints`. */
-  patchNode(node: NodeSnapshot, write: NodeWrite): Promise<NodeSnapshot>;
-  /** Guarded by `node.resourceVersion`; replaces the whole list. */
-  patchAddresses(node: NodeSnapshot, addresses: readonly NodeAddress[]): Promise<NodeSnapshot>;
-  /** False when the Node was already gone. */
-  delete(name: string, preconditions: { uid: string; resourceVersion: string }): Promise<boolean>;
-}
+import type { CloudView } from '../nodes/match.js';
+import { mergeWrites, planNode, writingActions } from '../nodes/plan.js';
+import type { NodeAction, NodeApi, NodeSnapshot } from '../nodes/types.js';
 
 export interface ApplyNodeOptions {
   /** The cloud state of the pass, to re-plan the node after a conflict. */
@@ -36,19 +28,6 @@ export interface NodeApplyOutcome {
   vanished: boolean;
   /** Set when the node could not be brought to its planned state; nothing or part written. */
   error?: Error;
-}
-
-const WRITING_KINDS = new Set<NodeAction['kind']>([
-  'initialize',
-  'refresh',
-  'add-shutdown-taint',
-  'remove-shutdown-taint',
-  'delete-node',
-]);
-
-/** The actions of a plan that write (skips and refused deletions do not). */
-export function writingActions(actions: readonly NodeAction[]): NodeAction[] {
-  return actions.filter((a) => WRITING_KINDS.has(a.kind) && a.verb !== 'refuse');
 }
 
 /**

@@ -4,7 +4,7 @@
 import { PatchStrategy, setHeaderOptions, type V1Node, type V1Taint } from '@kubernetes/client-node';
 import { KubeApiError } from '../errors.js';
 import type { NodeAddress, NodeReadiness, NodeSnapshot, NodeWrite, Taint } from '../nodes/types.js';
-import type { NodeApi } from '../nodes/apply.js';
+import type { NodeApi } from '../nodes/types.js';
 import { taintsAfter } from '../nodes/plan.js';
 import { kubeCall, kubeWrite, type KubeConnection } from './connection.js';
 
@@ -176,7 +176,7 @@ function isKubeNotFound(error: unknown): boolean {
   return error instanceof KubeApiError && error.isNotFound;
 }
 
-/** The operations the node executor (src/core/nodes/apply.ts) needs, on this connection. */
+/** The operations the node executor (src/core/apply/node-writes.ts) needs, on this connection. */
 export function kubeNodeApi(conn: KubeConnection): NodeApi {
   return {
     get: (name) => getNode(conn, name),

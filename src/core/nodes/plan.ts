@@ -450,6 +450,19 @@ export function taintsAfter(current: readonly Taint[], write: NodeWrite): Taint[
   return next;
 }
 
+const WRITING_KINDS = new Set<NodeAction['kind']>([
+  'initialize',
+  'refresh',
+  'add-shutdown-taint',
+  'remove-shutdown-taint',
+  'delete-node',
+]);
+
+/** The actions of a plan that write (skips and refused deletions do not). */
+export function writingActions(actions: readonly NodeAction[]): NodeAction[] {
+  return actions.filter((a) => WRITING_KINDS.has(a.kind) && a.verb !== 'refuse');
+}
+
 /** Several actions' writes for one node as one: later labels win, taint edits accumulate. */
 export function mergeWrites(writes: readonly NodeWrite[]): NodeWrite {
   const merged: NodeWrite = {};

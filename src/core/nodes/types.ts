@@ -66,6 +66,21 @@ export interface NodeWrite {
   addresses?: NodeAddress[];
 }
 
+/**
+ * The Node operations the node executor needs (src/core/apply/node-writes.ts), implemented on
+ * client-node by src/core/kube/nodes.ts: declared here so that both sides depend on the
+ * domain, not on each other.
+ */
+export interface NodeApi {
+  get(name: string): Promise<NodeSnapshot | undefined>;
+  /** Guarded by `node.resourceVersion`; the taint list is rewritten from `node.taints`. */
+  patchNode(node: NodeSnapshot, write: NodeWrite): Promise<NodeSnapshot>;
+  /** Guarded by `node.resourceVersion`; replaces the whole list. */
+  patchAddresses(node: NodeSnapshot, addresses: readonly NodeAddress[]): Promise<NodeSnapshot>;
+  /** False when the Node was already gone. */
+  delete(name: string, preconditions: { uid: string; resourceVersion: string }): Promise<boolean>;
+}
+
 export type NodeActionKind =
   | 'initialize'
   | 'refresh'
