@@ -5,18 +5,11 @@
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { syncLbCommand } from '../../src/commands/sync-lb.js';
-import { TEST_TOKEN, startHarness, type Harness } from '../support/ccm.js';
-import {
-  createLoadBalancerService,
-  createNode,
-  deleteCreatedObjects,
-  deleteServiceForced,
-  ensureNamespace,
-  testKubeconfig,
-  uniqueName,
-} from '../support/kube.js';
+import { TEST_TOKEN, nodesSeed } from '../support/ccm.js';
+import { createLoadBalancerService, deleteServiceForced, testKubeconfig, uniqueName } from '../support/kube.js';
+import { FAST_PASS, useLbWorld } from '../support/lb-scenarios.js';
 
 const binary = fileURLToPath(new URL('../../bin/cloudscale-ccm.js', import.meta.url));
 const QUESTION = '[y/N]';
@@ -73,10 +66,9 @@ function underPseudoTerminal(args: readonly string[], env: NodeJS.ProcessEnv): T
 }
 
 describe('cleanup asks before it takes the Lease', () => {
-  let harness: Harness;
   const namespace = uniqueName('prompt');
   const prefix = uniqueName('pr');
-  const sync = { namespace, concurrency: 2, waitTimeout: 30, settleSeconds: 0, pollSeconds: 0.05, dryRun: false };
+  const sync = { ...FAST_PASS, namespace, dryRun: false };
   const terminals: Terminal[] = [];
   const uuids = async () => (await harness.cloud.loadBalancers.list()).map((lb) => lb.uuid).sort();
 
@@ -97,24 +89,10 @@ describe('cleanup asks before it takes the Lease', () => {
     terminals.push(terminal);
     return terminal;
   }
+  const { harness } = useLbWorld({ prefix, namespace, seed: nodesSeed({ prefix, count: 1, privateNet: '10.52.0' }), nodes: 1 });
 
-  beforeAll(async () => {
-    harness = await startHarness({
-      seed: `
-networks: [{name: p, zone: rma1, subnets: [{cidr: 10.52.0.0/24}]}]
-servers:
-  - {name: ${prefix}-1, flavor: flex-4-2, zone: rma1, interfaces: [{type: private, network: p, addresses: [10.52.0.1]}]}
-`,
-    });
-    await ensureNamespace(namespace);
-    await createNode(`${prefix}-1`, { ready: true });
-  });
   afterEach(() => {
     for (const terminal of terminals.splice(0)) terminal.kill();
-  });
-  afterAll(async () => {
-    await deleteCreatedObjects();
-    await harness.stop();
   });
 
   it('a sync-lb passes while the question waits; after "y" the orphan is deleted and the new load balancer stays', async () => {

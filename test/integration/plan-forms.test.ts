@@ -9,29 +9,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planCommand } from '../../src/commands/plan.js';
 import { syncLbCommand } from '../../src/commands/sync-lb.js';
 import type { PlanDocument } from '../../src/core/render/plan.js';
-import { nodesSeed, runBinary, startHarness, type Harness } from '../support/ccm.js';
-import {
-  createLoadBalancerService,
-  createNode,
-  deleteCreatedObjects,
-  deleteServiceForced,
-  ensureNamespace,
-  ignoreNotFound,
-  testConnection,
-  uniqueName,
-  UNINITIALIZED_TAINT_KEY,
-} from '../support/kube.js';
+import { nodesSeed, runBinary } from '../support/ccm.js';
+import { createLoadBalancerService, createNode, deleteServiceForced, ignoreNotFound, testConnection, uniqueName, UNINITIALIZED_TAINT_KEY } from '../support/kube.js';
+import { FAST_PASS, useLbWorld } from '../support/lb-scenarios.js';
 
 const P = 'k8s.cloudscale.ch/';
 
 const seed = (prefix: string) => nodesSeed({ prefix, count: 3, privateNet: '10.30.0', publicNet: '5.102.147' });
 
 describe('plan: whole cluster, named Services, manifests', () => {
-  let harness: Harness;
   let dir: string;
   const namespace = uniqueName('plan');
   const prefix = uniqueName('n');
-  const syncOptions = { namespace, concurrency: 2, waitTimeout: 30, settleSeconds: 0, pollSeconds: 0.05, dryRun: false };
+  const syncOptions = { ...FAST_PASS, namespace, dryRun: false };
 
   async function plan(args: string[], options: { filename?: string; detailedExitcode?: boolean } = {}) {
     const ctx = harness.context({ output: 'json' });
@@ -47,19 +37,15 @@ describe('plan: whole cluster, named Services, manifests', () => {
     runBinary(['--cluster-id', harness.clusterId, '--no-color', ...args], { apiUrl: harness.sim.url, ...(stdin === undefined ? {} : { stdin }) });
   const kinds = (document: PlanDocument, name: string) =>
     document.services.find((s) => s.service.name === name)!.actions.map((a) => `${a.kind} ${a.object} [${a.impact}]`);
+  const { harness } = useLbWorld({ prefix, namespace, seed: seed(prefix), nodes: 2 });
 
   beforeAll(async () => {
-    harness = await startHarness({ seed: seed(prefix) });
     dir = await mkdtemp(join(tmpdir(), 'ccm-plan-'));
-    await ensureNamespace(namespace);
-    for (const i of [1, 2]) await createNode(`${prefix}-${i}`, { ready: true });
     await createLoadBalancerService(namespace, 'web');
     await syncLbCommand(['service/web'], syncOptions, harness.context());
   });
   afterAll(async () => {
-    await deleteCreatedObjects();
     await rm(dir, { recursive: true, force: true });
-    await harness.stop();
   });
 
   it('plan service/NAME: a converged Service has no changes (exit 0 with --detailed-exitcode)', async () => {

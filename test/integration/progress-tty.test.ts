@@ -2,9 +2,10 @@
 // the live ink view; the same command with a pipe for stdout prints plain lines, no escapes.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TEST_TOKEN, runBinary, startHarness, type Harness } from '../support/ccm.js';
-import { createLoadBalancerService, createNode, deleteCreatedObjects, ensureNamespace, testKubeconfig, uniqueName } from '../support/kube.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { TEST_TOKEN, nodesSeed, runBinary } from '../support/ccm.js';
+import { createLoadBalancerService, testKubeconfig, uniqueName } from '../support/kube.js';
+import { useLbWorld } from '../support/lb-scenarios.js';
 
 const binary = fileURLToPath(new URL('../../bin/cloudscale-ccm.js', import.meta.url));
 
@@ -26,31 +27,17 @@ function underPseudoTerminal(args: string[], env: NodeJS.ProcessEnv): Promise<st
 const SIX = ['web', 'web2', 'web3', 'web4', 'web5', 'web6'];
 
 describe('progress view of sync-lb', () => {
-  let harness: Harness;
   const namespace = uniqueName('tty');
   const prefix = uniqueName('tty');
+  const { harness } = useLbWorld({ prefix, namespace, lbProvisionMs: 300, seed: nodesSeed({ prefix, count: 1, privateNet: '10.30.0' }), nodes: 1 });
 
   beforeAll(async () => {
-    harness = await startHarness({
-      lbProvisionMs: 300,
-      seed: `
-networks: [{name: p, zone: rma1, subnets: [{cidr: 10.30.0.0/24}]}]
-servers:
-  - {name: ${prefix}-1, flavor: flex-4-2, zone: rma1, interfaces: [{type: private, network: p, addresses: [10.30.0.1]}]}
-`,
-    });
-    await ensureNamespace(namespace);
-    await createNode(`${prefix}-1`, { ready: true });
     await createLoadBalancerService(namespace, 'one');
     await createLoadBalancerService(namespace, 'two');
     // Six Services; the first by name has four ports, so it finishes last, after the others.
     const ports = [80, 81, 82, 83].map((port) => ({ name: `p${port}`, protocol: 'TCP', port, targetPort: 8080 }));
     await createLoadBalancerService(namespace, 'web', { ports });
     for (const name of SIX.slice(1)) await createLoadBalancerService(namespace, name);
-  });
-  afterAll(async () => {
-    await deleteCreatedObjects();
-    await harness.stop();
   });
 
   const env = () => ({ KUBECONFIG: testKubeconfig(), CLOUDSCALE_API_URL: harness.sim.url, CLOUDSCALE_API_TOKEN: TEST_TOKEN });

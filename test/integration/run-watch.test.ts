@@ -10,7 +10,7 @@ import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { RUN_LEASE, runCommand, type RunOptions, type RunReport } from '../../src/commands/run.js';
 import { syncLbCommand } from '../../src/commands/sync-lb.js';
 import { WatchBrokenError } from '../../src/core/apply/watch-loop.js';
@@ -18,41 +18,30 @@ import { PartialFailureError } from '../../src/core/errors.js';
 import { connectKube } from '../../src/core/kube/connection.js';
 import { listForWatch, startWatch, type WatchEnd } from '../../src/core/kube/watch.js';
 import { killStarted, startBinary, type RunningBinary } from '../cli/cli-support.js';
-import { nodesSeed, startHarness, type Harness, type TestContext } from '../support/ccm.js';
-import {
-  UNINITIALIZED_TAINT_KEY,
-  createLoadBalancerService,
-  createNode,
-  deleteCreatedObjects,
-  ensureNamespace,
-  ignoreNotFound,
-  testConnection,
-  testKubeconfig,
-  uniqueName,
-  waitUntil,
-} from '../support/kube.js';
+import { nodesSeed, type TestContext } from '../support/ccm.js';
+import { UNINITIALIZED_TAINT_KEY, createLoadBalancerService, createNode, ignoreNotFound, testConnection, testKubeconfig, uniqueName, waitUntil } from '../support/kube.js';
+import { FAST_PASS, useLbWorld } from '../support/lb-scenarios.js';
 
-const options: RunOptions = { wait: false, force: true, concurrency: 2, waitTimeout: 30, settleSeconds: 0, pollSeconds: 0.05, watchDebounceMs: 100 };
+const options: RunOptions = { ...FAST_PASS, wait: false, force: true, watchDebounceMs: 100 };
 
 const prefix = uniqueName('rw');
 const namespace = uniqueName('run-watch');
-let harness: Harness;
 const started: RunningBinary[] = [];
+const { harness } = useLbWorld({
+  prefix,
+  namespace,
+  seed: nodesSeed({ prefix, count: 6, privateNet: '10.61.0', publicNet: '5.102.161' }),
+  nodes: 1,
+  node: () => ({ taints: [{ key: UNINITIALIZED_TAINT_KEY, value: 'true', effect: 'NoSchedule' }] }),
+});
 
 beforeAll(async () => {
-  harness = await startHarness({ seed: nodesSeed({ prefix, count: 6, privateNet: '10.61.0', publicNet: '5.102.161' }) });
-  await ensureNamespace(namespace);
-  await createNode(`${prefix}-1`, { ready: true, taints: [{ key: UNINITIALIZED_TAINT_KEY, value: 'true', effect: 'NoSchedule' }] });
   await createLoadBalancerService(namespace, 'first');
 });
 afterEach(async () => {
   await killStarted(started);
   await harness.sim.admin.clearFaults();
   await releaseLease();
-});
-afterAll(async () => {
-  await deleteCreatedObjects();
-  await harness.stop();
 });
 
 /** The run, started and not awaited; `settled` tells whether it has ended (and how). */
@@ -219,7 +208,7 @@ describe('run --watch-for', () => {
 });
 
 test('a reaction pass for a Service deleted since the watch reported it is no failure (a typed name still is)', async () => {
-  const syncOptions = { namespace, concurrency: 1, waitTimeout: 30, dryRun: false, settleSeconds: 0, pollSeconds: 0.05 };
+  const syncOptions = { ...FAST_PASS, namespace, concurrency: 1, dryRun: false };
   const report = await syncLbCommand(['service/gone-meanwhile'], { ...syncOptions, goneIsFine: true }, harness.context());
   expect(report.services).toEqual([]);
   const typo = await syncLbCommand(['service/gone-meanwhile'], syncOptions, harness.context()).catch((e: unknown) => e);

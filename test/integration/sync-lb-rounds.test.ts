@@ -1,37 +1,22 @@
 // After structural changes sync-lb reads the state back and plans again: whatever changed
 // meanwhile (here: another client deletes the new listener) is repaired in the same pass, and a
 // state that never converges fails after the bounded number of rounds, naming what differs.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { syncLbCommand, type SyncLbOptions } from '../../src/commands/sync-lb.js';
 import { MAX_ROUNDS } from '../../src/core/apply/lb-pass.js';
 import { PartialFailureError } from '../../src/core/errors.js';
-import { startHarness, type Harness } from '../support/ccm.js';
-import { createLoadBalancerService, createNode, deleteCreatedObjects, ensureNamespace, uniqueName } from '../support/kube.js';
+import { nodesSeed } from '../support/ccm.js';
+import { createLoadBalancerService, uniqueName } from '../support/kube.js';
+import { FAST_PASS, useLbWorld } from '../support/lb-scenarios.js';
 
 describe('sync-lb rounds', () => {
-  let harness: Harness;
   const namespace = uniqueName('rounds');
   const prefix = uniqueName('rd');
-  const options: SyncLbOptions = { namespace, concurrency: 1, waitTimeout: 30, settleSeconds: 0, pollSeconds: 0.05, dryRun: false };
+  const options: SyncLbOptions = { ...FAST_PASS, namespace, concurrency: 1, dryRun: false };
   const deleteListeners = async () => {
     for (const listener of await harness.cloud.listeners.list()) await harness.cloud.deleteByHref(listener.href);
   };
-
-  beforeAll(async () => {
-    harness = await startHarness({
-      seed: `
-networks: [{name: p, zone: rma1, subnets: [{cidr: 10.60.0.0/24}]}]
-servers:
-  - {name: ${prefix}-1, flavor: flex-4-2, zone: rma1, interfaces: [{type: private, network: p, addresses: [10.60.0.1]}]}
-`,
-    });
-    await ensureNamespace(namespace);
-    await createNode(`${prefix}-1`, { ready: true });
-  });
-  afterAll(async () => {
-    await deleteCreatedObjects();
-    await harness.stop();
-  });
+  const { harness } = useLbWorld({ prefix, namespace, seed: nodesSeed({ prefix, count: 1, privateNet: '10.60.0' }), nodes: 1 });
 
   it('repairs in a second round what changed after the first', async () => {
     await createLoadBalancerService(namespace, 'one');
