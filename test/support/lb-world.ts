@@ -15,9 +15,8 @@ import type {
   Subnet,
   SubnetStub,
 } from '../../src/core/cloudscale/types.js';
-import { RefusedError } from '../../src/core/errors.js';
 import { isPlannedRef, LB_REF, type ObjectRef, type PlannedAction } from '../../src/core/lb/actions.js';
-import { assembleActualLoadBalancer, findLoadBalancer, type UuidLookup } from '../../src/core/lb/actual.js';
+import { assembleLocation, locateLoadBalancer, type UuidLookup } from '../../src/core/lb/actual.js';
 import { ingressFromVips } from '../../src/core/lb/desired.js';
 import { LB_FINALIZER, planService, type DrainPolicy, type ServicePlan } from '../../src/core/lb/planner.js';
 
@@ -102,29 +101,18 @@ export class World {
   }
 
   plan(): ServicePlan {
-    let actual = null;
-    try {
-      const lb = findLoadBalancer(this.service, this.lbs, CLUSTER);
-      if (lb) {
-        actual = assembleActualLoadBalancer(lb, {
-          pools: this.pools,
-          membersByPool: this.members,
-          listeners: this.listeners,
-          monitors: this.monitors,
-          floatingIps: this.fips,
-        });
-      }
-    } catch (error) {
-      // An ambiguous lookup: the planner reports it as the Service's problem.
-      if (!(error instanceof RefusedError)) throw error;
-      actual = null;
-    }
+    const location = assembleLocation(locateLoadBalancer(this.service, this.lbs, CLUSTER), {
+      pools: this.pools,
+      membersByPool: this.members,
+      listeners: this.listeners,
+      monitors: this.monitors,
+      floatingIps: this.fips,
+    });
     return planService({
       service: this.service,
       nodes: this.nodes,
       servers: this.servers,
-      loadBalancers: this.lbs,
-      actual,
+      location,
       floatingIps: this.fips,
       subnets: this.subnets,
       otherServices: this.others,

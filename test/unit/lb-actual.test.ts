@@ -2,7 +2,7 @@ import type { V1Service } from '@kubernetes/client-node';
 import { describe, expect, test } from 'vitest';
 import type { FloatingIp, HealthMonitor, Listener, LoadBalancer, Pool, PoolMember } from '../../src/core/cloudscale/types.js';
 import { InternalError, RefusedError } from '../../src/core/errors.js';
-import { assembleActualLoadBalancer, findLoadBalancer } from '../../src/core/lb/actual.js';
+import { assembleActualLoadBalancer, locateLoadBalancer } from '../../src/core/lb/actual.js';
 
 const P = 'k8s.cloudscale.ch/';
 const stub = (kind: string, uuid: string, name = uuid) => ({ href: `https://api.example/v1/${kind}/${uuid}`, uuid, name });
@@ -23,7 +23,7 @@ function service(annotations: Record<string, string> = {}): V1Service {
   return { metadata: { name: 'web', namespace: 'default', uid: 'deadbeef', annotations }, spec: { type: 'LoadBalancer' } };
 }
 
-describe('findLoadBalancer (Go CCM lb_mapper cases)', () => {
+describe('locateLoadBalancer (Go CCM lb_mapper cases)', () => {
   const byDefault = lb('11111111-0000-4000-8000-000000000001', 'k8s-service-deadbeef');
   const named = lb('22222222-0000-4000-8000-000000000002', 'my-lb');
   const twin = lb('33333333-0000-4000-8000-000000000003', 'my-lb');
@@ -38,20 +38,19 @@ describe('findLoadBalancer (Go CCM lb_mapper cases)', () => {
     ['UUID only (renamed: the name annotation changed)', { [`${P}loadbalancer-name`]: 'new-name', [`${P}loadbalancer-uuid`]: named.uuid }, [named, other], named],
     ['empty name annotation: UUID only', { [`${P}loadbalancer-name`]: '', [`${P}loadbalancer-uuid`]: other.uuid }, [named, other], other],
   ])('%s', (_name, annotations, lbs, expected) => {
-    expect(findLoadBalancer(service(annotations), lbs)).toBe(expected);
+    expect(locateLoadBalancer(service(annotations), lbs)).toEqual(expected === undefined ? { kind: 'absent' } : { kind: 'found', lb: expected });
   });
 
   test.each<[string, Record<string, string>, LoadBalancer[], string]>([
     ['ambiguous name', { [`${P}loadbalancer-name`]: 'my-lb' }, [named, twin], 'found more than one load balancer: my-lb (2222'],
     ['name plus mismatched UUID', { [`${P}loadbalancer-name`]: 'my-lb', [`${P}loadbalancer-uuid`]: other.uuid }, [named, other], 'found more than one'],
-  ])('%s → RefusedError', (_name, annotations, lbs, message) => {
-    expect(() => findLoadBalancer(service(annotations), lbs)).toThrow(RefusedError);
-    expect(() => findLoadBalancer(service(annotations), lbs)).toThrow(message);
-    try {
-      findLoadBalancer(service(annotations), lbs);
-    } catch (error) {
-      expect((error as RefusedError).hint).toMatch(/rename or delete/i);
-    }
+  ])('%s → ambiguous, with the RefusedError that says how to settle it', (_name, annotations, lbs, message) => {
+    const location = locateLoadBalancer(service(annotations), lbs);
+    expect(location.kind).toBe('ambiguous');
+    const error = location.kind === 'ambiguous' ? location.error : undefined;
+    expect(error).toBeInstanceOf(RefusedError);
+    expect(error?.message).toContain(message);
+    expect(error?.hint).toMatch(/rename or delete/i);
   });
 });
 

@@ -3,9 +3,8 @@
 // change plans and that applying it converges (the next plan has no cloud action).
 import type { V1Service, V1ServicePort } from '@kubernetes/client-node';
 import { beforeEach, describe, expect, test } from 'vitest';
-import { InternalError } from '../../src/core/errors.js';
+import { RefusedError } from '../../src/core/errors.js';
 import { isCloudAction, type PlannedAction } from '../../src/core/lb/actions.js';
-import { assembleActualLoadBalancer } from '../../src/core/lb/actual.js';
 import { downtimeOf } from '../../src/core/lb/impact.js';
 import { countByVerb, LB_FINALIZER, planService, worstDowntime, type ServicePlan } from '../../src/core/lb/planner.js';
 import { CLUSTER, converged, fip, node, P, server, SUBNET_A, SUBNET_B, svc, World } from '../support/lb-world.js';
@@ -922,12 +921,16 @@ describe('problems stop the Service before any change', () => {
     expect(plan.problems.map((p) => p.kind)).toEqual(['lookup']);
   });
 
-  test('an actual state that is not the one the lookup finds is a caller bug', () => {
+  test('the planner plans for the location it is given: an ambiguous one is a lookup problem, in ensure and in delete mode', () => {
     const world = converged();
-    const actual = assembleActualLoadBalancer(world.lbs[0]!, { pools: [], membersByPool: {}, listeners: [], monitors: [], floatingIps: [] });
-    const input = { service: world.service, nodes: world.nodes, servers: world.servers, floatingIps: [], subnets: world.subnets, otherServices: [], clusterId: CLUSTER, apiServerMinor: 34 };
-    expect(() => planService({ ...input, loadBalancers: world.lbs, actual: null })).toThrow(InternalError);
-    expect(() => planService({ ...input, loadBalancers: [], actual })).toThrow(InternalError);
+    const error = new RefusedError('found more than one load balancer: a (1), b (2)', { hint: 'rename one' });
+    const input = { nodes: world.nodes, servers: world.servers, floatingIps: [], subnets: world.subnets, otherServices: [], clusterId: CLUSTER, apiServerMinor: 34 };
+    const deleted = { ...world.service, metadata: { ...world.service.metadata, deletionTimestamp: new Date(), finalizers: [LB_FINALIZER] } };
+    for (const service of [world.service, deleted]) {
+      const plan = planService({ ...input, service, location: { kind: 'ambiguous', error } });
+      expect(plan.actions).toEqual([]);
+      expect(plan.problems).toEqual([{ kind: 'lookup', subject: `service ${service.metadata?.namespace}/${service.metadata?.name}`, message: error.message, hint: 'rename one' }]);
+    }
   });
 });
 

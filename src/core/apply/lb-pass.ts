@@ -4,11 +4,11 @@
 import type { V1Service } from '@kubernetes/client-node';
 import type { CloudscaleClient } from '../cloudscale/client.js';
 import type { LoadBalancer, MemberState } from '../cloudscale/types.js';
-import { CcmError, InternalError, LeaseLostError, RefusedError, errorMessage } from '../errors.js';
+import { CcmError, InternalError, LeaseLostError, errorMessage } from '../errors.js';
 import type { KubeConnection } from '../kube/connection.js';
 import { recordEvent } from '../kube/events.js';
 import { patchServiceMetadata, patchServiceStatus } from '../kube/services.js';
-import { assembleActualLoadBalancer, findLoadBalancer } from '../lb/actual.js';
+import { assembleLocation, locateLoadBalancer } from '../lb/actual.js';
 import type { PlannedAction } from '../lb/actions.js';
 import { LB_ANNOTATIONS, approvalOf as approvalIn, readLbAnnotation } from '../lb/annotations.js';
 import { announcements, applyBudget } from '../lb/budget.js';
@@ -48,30 +48,18 @@ export function planLbPass(
       ? snapshot.membersByPool
       : { ...Object.fromEntries([...snapshot.unreadablePools.keys()].map((pool) => [pool, []])), ...snapshot.membersByPool };
   return servicesInPlay(snapshot.services, selection, proposed).map((service) => {
-    let actual = null;
-    let lb: LoadBalancer | undefined;
-    try {
-      lb = findLoadBalancer(service, snapshot.loadBalancers, snapshot.clusterId);
-      if (lb !== undefined) {
-        actual = assembleActualLoadBalancer(lb, {
-          pools: snapshot.pools,
-          membersByPool,
-          listeners: snapshot.listeners,
-          monitors: snapshot.monitors,
-          floatingIps: snapshot.floatingIps,
-        });
-      }
-    } catch (error) {
-      // The planner runs the same lookup and reports the ambiguity as this Service's problem.
-      if (!(error instanceof RefusedError)) throw error;
-      actual = null;
-    }
+    const location = assembleLocation(locateLoadBalancer(service, snapshot.loadBalancers, snapshot.clusterId), {
+      pools: snapshot.pools,
+      membersByPool,
+      listeners: snapshot.listeners,
+      monitors: snapshot.monitors,
+      floatingIps: snapshot.floatingIps,
+    });
     const plan = planService({
       service,
       nodes: snapshot.nodes,
       servers: snapshot.servers,
-      loadBalancers: snapshot.loadBalancers,
-      actual,
+      location,
       floatingIps: snapshot.floatingIps,
       subnets: snapshot.subnets,
       otherServices: lbServices.filter((s) => s.metadata?.uid !== service.metadata?.uid),
@@ -82,7 +70,7 @@ export function planLbPass(
       uuidLookups: snapshot.uuidLookups,
       ...(drain === undefined ? {} : { drain }),
     });
-    const readable = lb === undefined ? plan : withoutUnreadMembers(plan, lb, snapshot);
+    const readable = location.kind === 'found' ? withoutUnreadMembers(plan, location.actual.lb, snapshot) : plan;
     return { plan: budget === undefined ? readable : applyBudget(readable, { seconds: budget.seconds, approval: approvalOf(service) }), service };
   });
 }

@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import type { V1Service } from '@kubernetes/client-node';
 import { ConfigError, RefusedError, UsageError } from '../errors.js';
 import { toNodeSnapshot } from '../kube/nodes.js';
-import { findLoadBalancer } from '../lb/actual.js';
+import { locateLoadBalancer } from '../lb/actual.js';
 import { LB_ANNOTATIONS } from '../lb/annotations.js';
 import { parseProviderId } from '../nodes/provider-id.js';
 import { clusterIdValue, namespaceName, nonNegativeNumber, serviceName, wholeNumberFrom } from '../option-values.js';
@@ -309,12 +309,9 @@ export function fingerprintOf(snapshot: LbPassSnapshot, selection: SavedSelectio
   }
   const lbUuids = new Set<string>();
   for (const service of inPlay) {
-    try {
-      const lb = findLoadBalancer(service, snapshot.loadBalancers, snapshot.clusterId);
-      if (lb !== undefined) lbUuids.add(lb.uuid);
-    } catch {
-      // An ambiguous lookup: the planner refuses that Service; its candidates are fingerprinted below.
-    }
+    // An ambiguous lookup: the planner refuses that Service, and nothing of its candidates is read.
+    const location = locateLoadBalancer(service, snapshot.loadBalancers, snapshot.clusterId);
+    if (location.kind === 'found') lbUuids.add(location.lb.uuid);
   }
   for (const lb of snapshot.loadBalancers) {
     if (lbUuids.has(lb.uuid)) entries.push([`load balancer ${lb.name} (${lb.uuid})`, digest(lb)]);

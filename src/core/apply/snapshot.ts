@@ -18,7 +18,7 @@ import { serverVersion } from '../kube/cluster.js';
 import type { KubeConnection } from '../kube/connection.js';
 import { listNodeObjects } from '../kube/nodes.js';
 import { listServices } from '../kube/services.js';
-import { findLoadBalancer, loadBalancerReferences, memberCompactor, type UuidLookup } from '../lb/actual.js';
+import { locateLoadBalancer, loadBalancerReferences, memberCompactor, type UuidLookup } from '../lb/actual.js';
 import { mapConcurrent } from './concurrency.js';
 
 export interface CloudLists {
@@ -241,13 +241,9 @@ async function readMembers(
 ): Promise<Pick<LbPassSnapshot, 'membersByPool' | 'unreadablePools'>> {
   const lbUuids = new Set<string>();
   for (const service of services) {
-    try {
-      const lb = findLoadBalancer(service, lists.loadBalancers, clusterId);
-      if (lb !== undefined) lbUuids.add(lb.uuid);
-    } catch (error) {
-      // An ambiguous lookup is reported by the planner for that Service; nothing to read.
-      if (!(error instanceof RefusedError)) throw error;
-    }
+    // An ambiguous lookup is reported by the planner for that Service; nothing to read.
+    const location = locateLoadBalancer(service, lists.loadBalancers, clusterId);
+    if (location.kind === 'found') lbUuids.add(location.lb.uuid);
   }
   const pools = lists.pools.filter((pool) => lbUuids.has(pool.load_balancer.uuid));
   const compact = memberCompactor();

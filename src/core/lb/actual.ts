@@ -89,24 +89,33 @@ export function loadBalancerReferences(service: V1Service): { readonly uuid: str
   }
 }
 
+/** Where a Service's load balancer is: found, absent, or ambiguous (several match; none is guessed). */
+export type LoadBalancerLocation =
+  | { readonly kind: 'found'; readonly lb: LoadBalancer }
+  | { readonly kind: 'absent' }
+  | { readonly kind: 'ambiguous'; readonly error: RefusedError };
+
 /**
  * The load balancer of a Service, found by the UUID annotation and by exact name (the name
- * annotation, else `k8s-service-<uid>`), de-duplicated. Returns `undefined` when neither
- * matches. Throws `RefusedError` when they give more than one load balancer (the UUID and the
- * name point to different ones, or several share the name): the Go CCM refuses too, since
- * guessing could modify or delete the wrong one. An empty name annotation disables the name
- * lookup (the annotation itself is reported by `parseLbAnnotations`).
+ * annotation, else `k8s-service-<uid>`), de-duplicated: `absent` when neither matches,
+ * `ambiguous` when they give more than one load balancer (the UUID and the name point to
+ * different ones, or several share the name): the Go CCM refuses too, since guessing could
+ * modify or delete the wrong one; its error names them and how to settle it. An empty name
+ * annotation disables the name lookup (the annotation itself is reported by `parseLbAnnotations`).
  *
  * With `clusterId`, a Service that records no load balancer (no UUID annotation) and matches
- * none by name also finds the one tagged by this cluster for its UID: only this tool writes
- * those tags, so it is the Service's own, made by a pass that stopped before recording it (the
+ * none by name is also matched by the ownership tags (cluster and Service uid): only a tool
+ * writes those tags, so it is the Service's own, made by a pass that stopped before recording it (the
  * name may have changed since). Several such are refused like several of one name.
+ *
+ * The one lookup of a Service's load balancer: a pass locates each Service once and hands the
+ * location to the planner (PlanServiceInput.location).
  */
-export function findLoadBalancer(
+export function locateLoadBalancer(
   service: V1Service,
   loadBalancers: readonly LoadBalancer[],
   clusterId?: string,
-): LoadBalancer | undefined {
+): LoadBalancerLocation {
   const { uuid, name } = loadBalancerReferences(service);
   const found = new Map<string, LoadBalancer>();
   for (const lb of loadBalancers) {
@@ -121,10 +130,12 @@ export function findLoadBalancer(
       if (owner.kind === 'tagged' && owner.clusterId === clusterId && owner.serviceUid === uid) found.set(lb.uuid, lb);
     }
   }
-  if (found.size <= 1) return found.values().next().value;
+  const [first] = found.values();
+  if (first === undefined) return { kind: 'absent' };
+  if (found.size === 1) return { kind: 'found', lb: first };
   const { namespace, name: serviceName } = serviceIdentity(service);
   const list = [...found.values()].map((lb) => `${lb.name} (${lb.uuid})`).join(', ');
-  throw new RefusedError(
+  const error = new RefusedError(
     `service ${namespace}/${serviceName}: found more than one load balancer: ${list}`,
     {
       hint:
@@ -134,6 +145,17 @@ export function findLoadBalancer(
             `${LB_ANNOTATIONS.uuid.key} to its UUID.`,
     },
   );
+  return { kind: 'ambiguous', error };
+}
+
+/** A location with the load balancer found assembled with its children: what the planner is given. */
+export type AssembledLocation =
+  | { readonly kind: 'found'; readonly actual: ActualLoadBalancer }
+  | Exclude<LoadBalancerLocation, { readonly kind: 'found' }>;
+
+/** `location` with the load balancer found assembled from `children` (assembleActualLoadBalancer). */
+export function assembleLocation(location: LoadBalancerLocation, children: LoadBalancerChildren): AssembledLocation {
+  return location.kind === 'found' ? { kind: 'found', actual: assembleActualLoadBalancer(location.lb, children) } : location;
 }
 
 /**

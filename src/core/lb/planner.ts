@@ -28,10 +28,10 @@ import {
   type WriteAnnotationsAction,
 } from './actions.js';
 import {
-  findLoadBalancer,
   loadBalancerReferences,
   type ActualLoadBalancer,
   type ActualPool,
+  type AssembledLocation,
   type UuidLookup,
 } from './actual.js';
 import {
@@ -75,13 +75,11 @@ export interface PlanServiceInput {
   readonly nodes: readonly V1Node[];
   /** All servers of the project. */
   readonly servers: readonly Server[];
-  /** All load balancers of the project, for the lookup by UUID annotation and name. */
-  readonly loadBalancers: readonly LoadBalancer[];
   /**
-   * The assembled load balancer that `findLoadBalancer(service, loadBalancers, clusterId)` returns, or
-   * `null` when it returns none (or throws). May be `null` in delete mode.
+   * Where the Service's load balancer is (locateLoadBalancer, the one lookup of a pass), the one
+   * found assembled with its children (assembleLocation); ambiguous is this Service's problem.
    */
-  readonly actual: ActualLoadBalancer | null;
+  readonly location: AssembledLocation;
   /** All Floating IPs of the project. */
   readonly floatingIps: readonly FloatingIp[];
   /** All subnets of the project (the subnets the annotations name must exist). */
@@ -163,6 +161,11 @@ function refuse(problem: Problem, object: string, reason: Reason): PlannedAction
   return build({ kind: 'refuse', object, reason, impact: 'refused', problem });
 }
 
+/** Several load balancers match the Service (LoadBalancerLocation `ambiguous`): nothing is guessed. */
+function lookupProblem(svc: string, error: RefusedError): Problem {
+  return { kind: 'lookup', subject: `service ${svc}`, message: error.message, hint: error.hint ?? '' };
+}
+
 function sameList(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((item, i) => item === b[i]);
 }
@@ -180,13 +183,9 @@ function planDelete(input: PlanServiceInput): ServicePlan {
     ? 'the Service is being deleted'
     : `the Service is no longer of type LoadBalancer (now ${service.spec?.type ?? 'ClusterIP'})`;
 
-  let lb: LoadBalancer | undefined;
-  try {
-    lb = findLoadBalancer(service, input.loadBalancers, input.clusterId);
-  } catch (error) {
-    if (!(error instanceof RefusedError)) throw error;
-    problems.push({ kind: 'lookup', subject: `service ${svc}`, message: error.message, hint: error.hint ?? '' });
-  }
+  const { location } = input;
+  let lb = location.kind === 'found' ? location.actual.lb : undefined;
+  if (location.kind === 'ambiguous') problems.push(lookupProblem(svc, location.error));
   const warnings: PlanWarning[] = [];
   const done = (): ServicePlan => ({
     service: identity,
@@ -413,15 +412,12 @@ class EnsurePlanner {
     }
     const a = parsed.values;
 
-    let lb: LoadBalancer | undefined;
-    try {
-      lb = findLoadBalancer(input.service, input.loadBalancers, input.clusterId);
-    } catch (error) {
-      if (!(error instanceof RefusedError)) throw error;
-      this.problems.push({ kind: 'lookup', subject: `service ${this.svc}`, message: error.message, hint: error.hint ?? '' });
+    const { location } = input;
+    if (location.kind === 'ambiguous') {
+      this.problems.push(lookupProblem(this.svc, location.error));
       return this.result();
     }
-    const actual = this.checkActual(lb);
+    const actual = location.kind === 'found' ? location.actual : null;
     if (actual === null) {
       const unconfirmed = unconfirmedAbsence(input.service, input);
       if (unconfirmed !== null) {
@@ -517,23 +513,6 @@ class EnsurePlanner {
     this.planAnnotations(actual);
     this.planStatus(a, actual);
     return this.result();
-  }
-
-  /** The assembled actual state must be the one the lookup finds: anything else is a caller bug. */
-  private checkActual(lb: LoadBalancer | undefined): ActualLoadBalancer | null {
-    const { actual } = this.input;
-    if (lb === undefined) {
-      if (actual !== null) {
-        throw new InternalError(`actual state given for load balancer ${actual.lb.uuid}, but the lookup for ${this.svc} finds none`);
-      }
-      return null;
-    }
-    if (actual === null || actual.lb.uuid !== lb.uuid) {
-      throw new InternalError(
-        `the lookup for ${this.svc} finds load balancer ${lb.uuid}, but the actual state given is ${actual?.lb.uuid ?? 'none'}`,
-      );
-    }
-    return actual;
   }
 
   /** The other Services of type LoadBalancer, whose claims this Service's may conflict with. */

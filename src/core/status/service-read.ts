@@ -7,7 +7,7 @@ import { UsageError } from '../errors.js';
 import type { KubeConnection } from '../kube/connection.js';
 import { listNodeObjects } from '../kube/nodes.js';
 import { getService } from '../kube/services.js';
-import { findLoadBalancer } from '../lb/actual.js';
+import { locateLoadBalancer } from '../lb/actual.js';
 import { mapNodesToServers } from '../lb/nodes.js';
 import type { ServiceLbInput } from './service-view.js';
 
@@ -40,7 +40,9 @@ export async function readServiceLb(
       for (const address of server.interfaces.flatMap((i) => i.addresses)) nodeByAddress.set(address.address, name);
     }
   }
-  const lb = findLoadBalancer(found as V1Service, loadBalancers, clusterId) ?? null;
+  const location = locateLoadBalancer(found as V1Service, loadBalancers, clusterId);
+  if (location.kind === 'ambiguous') throw location.error;
+  const lb = location.kind === 'found' ? location.lb : null;
   if (lb === null) return { service, lb, pools: [], listeners: [], monitors: [], nodeByAddress };
   const [pools, listeners, monitors] = await Promise.all([cloud.pools.list(), cloud.listeners.list(), cloud.healthMonitors.list()]);
   const own = pools.filter((pool) => pool.load_balancer.uuid === lb.uuid);
