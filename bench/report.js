@@ -13,8 +13,13 @@ export function renderMarkdown(results) {
     '',
     `Machine: ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGb} GB, ${machine.platform}, Node ${machine.node}; ` +
       `load average ${machine.loadAverage[0]} at the start, ${machine.loadAverage[1]} at the end (times stretch when other work shares the cores).`,
-    `Simulator: ${settings.latencyMs} ms latency per request, load balancers \`changing\` for ${settings.lbProvisionMs} ms unless stated; ` +
-      `poll interval ${settings.pollSeconds} s; ${settings.nodes} Nodes; every second Service has two ports.`,
+    // The downtime group runs its own simulator (its world, no added latency): its section says so.
+    ...(settings.only.every((group) => group === 'downtime')
+      ? [`Simulator: the strict world at time scale ${settings.timeScale}; ${settings.nodes} Nodes.`]
+      : [
+          `Simulator: ${settings.latencyMs} ms latency per request, load balancers \`changing\` for ${settings.lbProvisionMs} ms unless stated; ` +
+            `poll interval ${settings.pollSeconds} s; ${settings.nodes} Nodes; every second Service has two ports.`,
+        ]),
     '',
     'Every figure is one run of the built CLI as a process of its own (`node bin/cloudscale-ccm.js … -o json`): ' +
       'time is its wall time from spawn to exit, startup included; peak RSS is its VmHWM (/proc/<pid>/status). ' +
