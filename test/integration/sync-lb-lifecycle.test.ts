@@ -37,6 +37,7 @@ import {
   warningsOf,
   useLbWorld,
 } from '../support/lb-scenarios.js';
+import { awaitSteady, writesTaken } from '../support/strict-world.js';
 
 describe('sync-lb: lifecycle', () => {
   const namespace = uniqueName('lb-life');
@@ -63,7 +64,7 @@ describe('sync-lb: lifecycle', () => {
     ])('a %s change is refused with guidance: nothing written, a Warning event, the pass fails', async (what, annotation, value, restore) => {
       const name = `refuse-${annotation.replace('loadbalancer-', '')}`;
       const service = await reconciled(name);
-      const before = await theLb(harness, service);
+      const before = await awaitSteady(harness, service);
 
       await annotate(namespace, name, { [key(annotation)]: value });
       const { error, simWrites, ctx } = await passFails(harness, [name], pass);
@@ -114,7 +115,7 @@ describe('sync-lb: lifecycle', () => {
       await harness.cloud.deleteByHref(https.members[0]!.href);
       await harness.cloud.deleteByHref(https.monitors[0]!.href);
       const { simWrites } = await passOk(harness, ['drift-children'], pass);
-      expect(routes(simWrites).sort()).toEqual(
+      expect(routes(writesTaken(simWrites)).sort()).toEqual(
         [
           'POST /v1/load-balancers/listeners',
           'POST /v1/load-balancers/pools/{uuid}/members',
@@ -340,7 +341,7 @@ describe('sync-lb: lifecycle', () => {
         tags: { 'k8s.cloudscale.ch/cluster': 'another-cluster', 'k8s.cloudscale.ch/service-uid': service.metadata!.uid! },
       });
       await markAsGoCcmManaged(harness, service, lbUuid);
-      const before = await lbState(harness, lbUuid);
+      const before = await awaitSteady(harness, lbUuid);
 
       const { error, simWrites } = await passFails(harness, ['foreign'], pass);
       expect(simWrites).toEqual([]);

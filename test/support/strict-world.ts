@@ -4,10 +4,11 @@
 // plane and its monitor judged it; a test that compares a state before and after something that
 // must not write reads both once nothing moves any more (awaitSteady). And a create may be
 // refused while a delete settles, then sent again (writesTaken).
+import type { V1Service } from '@kubernetes/client-node';
 import { expect } from 'vitest';
 import type { RequestLogEntry } from '../../src/sim/index.js';
 import type { Harness } from './ccm.js';
-import { lbState, type LbState } from './lb-scenarios.js';
+import { lbState, theLb, type LbState } from './lb-scenarios.js';
 
 /** What still moves in `state`: the load balancer's status and each member in motion; empty when steady. */
 export function inMotion(state: LbState): string[] {
@@ -24,11 +25,13 @@ export function inMotion(state: LbState): string[] {
 const STEADY_GUARD_MS = 60_000;
 
 /**
- * Reads the load balancer until nothing in it moves (inMotion is empty) and returns that state;
- * fails naming what still moves after STEADY_GUARD_MS. It reads through the harness's assertion
- * client, never the command's; call it before a pass, or after one has been measured.
+ * Reads the load balancer (by UUID, or the one of a Service) until nothing in it moves (inMotion
+ * is empty) and returns that state; fails naming what still moves after STEADY_GUARD_MS. It
+ * reads through the harness's assertion client, never the command's; call it before a pass, or
+ * after one has been measured.
  */
-export async function awaitSteady(harness: Harness, lbUuid: string): Promise<LbState> {
+export async function awaitSteady(harness: Harness, lb: string | V1Service): Promise<LbState> {
+  const lbUuid = typeof lb === 'string' ? lb : (await theLb(harness, lb)).lb.uuid;
   const deadline = performance.now() + STEADY_GUARD_MS;
   for (;;) {
     const state = await lbState(harness, lbUuid);
