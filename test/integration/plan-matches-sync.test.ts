@@ -4,14 +4,15 @@
 // object, in order) are exactly the planned ones, and a second plan shows no change (a refusal
 // is planned again, unchanged).
 import { PatchStrategy, setHeaderOptions, type V1Service } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { planCommand } from '../../src/commands/plan.js';
 import { syncLbCommand, type SyncLbReport } from '../../src/commands/sync-lb.js';
 import { PartialFailureError } from '../../src/core/errors.js';
 import type { PlanDocument } from '../../src/core/render/plan.js';
 import { MEMBER_DRAINING_TAG } from '../../src/core/lb/strategies.js';
-import { nodesSeed, runBinary, startHarness, type Harness } from '../support/ccm.js';
-import { createLoadBalancerService, createNode, deleteCreatedObjects, ensureNamespace, testConnection, uniqueName } from '../support/kube.js';
+import { nodesSeed, runBinary } from '../support/ccm.js';
+import { createLoadBalancerService, createNode, testConnection, uniqueName } from '../support/kube.js';
+import { FAST_PASS, useLbWorld } from '../support/lb-scenarios.js';
 import { serverKeepsIpMode } from '../support/ip-mode.js';
 
 const P = 'k8s.cloudscale.ch/';
@@ -22,20 +23,10 @@ const seed = (prefix: string) =>
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
 describe('plan -o json then sync-lb: the executed actions are the planned ones', () => {
-  let harness: Harness;
   const namespace = uniqueName('plan-eq');
   const prefix = uniqueName('n');
-  const pass = { namespace, concurrency: 2, waitTimeout: 30, settleSeconds: 0, pollSeconds: 0.05, dryRun: false };
-
-  beforeAll(async () => {
-    harness = await startHarness({ seed: seed(prefix) });
-    await ensureNamespace(namespace);
-    for (const i of [1, 2]) await createNode(`${prefix}-${i}`, { ready: true });
-  });
-  afterAll(async () => {
-    await deleteCreatedObjects();
-    await harness.stop();
-  });
+  const pass = { ...FAST_PASS, namespace, dryRun: false };
+  const { harness } = useLbWorld({ prefix, namespace, seed: seed(prefix), nodes: 2 });
 
   async function planJson(name: string): Promise<PlanDocument> {
     const ctx = harness.context({ output: 'json' });

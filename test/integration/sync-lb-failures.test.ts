@@ -4,26 +4,20 @@
 // and a create or assignment whose answer is lost (applied, then 500) leaves nothing the next
 // pass does not converge: no duplicate load balancer, pool, member, listener or monitor.
 import type { V1Service } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PartialFailureError } from '../../src/core/errors.js';
-import { LB_FINALIZER } from '../../src/core/lb/planner.js';
+import { describe, expect, it } from 'vitest';
+import { LB_FINALIZER } from '../../src/core/lb/service-plan.js';
 import { formatTopLevelError } from '../../src/core/render/error.js';
-import { startHarness, type Harness } from '../support/ccm.js';
 import {
   createLoadBalancerService,
-  deleteCreatedObjects,
-  ensureNamespace,
   testConnection,
   uniqueName,
 } from '../support/kube.js';
 import {
   FLOATING_IPS,
-  createNodes,
   expectConverged,
   expectWellFormed,
   failuresOf,
   key,
-  lbSeed,
   lbsNamed,
   memberNames,
   passFails,
@@ -33,23 +27,14 @@ import {
   readService,
   theLb,
   warningsOf,
+  useLbWorld,
 } from '../support/lb-scenarios.js';
 
 describe('sync-lb: failures', () => {
-  let harness: Harness;
   const namespace = uniqueName('lb-fail');
   const prefix = uniqueName('fail');
   const pass = { namespace };
-
-  beforeAll(async () => {
-    harness = await startHarness({ seed: lbSeed(prefix, 2) });
-    await ensureNamespace(namespace);
-    await createNodes(prefix, 2);
-  });
-  afterAll(async () => {
-    await deleteCreatedObjects();
-    await harness?.stop();
-  });
+  const { harness } = useLbWorld({ prefix, namespace });
 
   describe('malformed annotations', () => {
     // [Service name, annotation, bad value, what the message says, words of the expected format]
