@@ -27,6 +27,7 @@ import type {
 import { PartialFailureError } from '../../src/core/errors.js';
 import type { DataPlaneChanges, RequestLogEntry, SimBehaviour, SimSeed } from '../../src/sim/index.js';
 import { TEST_TOKEN, startHarness, type BinaryResult, type Harness, type TestContext } from './ccm.js';
+import { tcpListener, tcpMonitor } from './go-ccm-bodies.js';
 import { createNode, deleteCreatedObjects, ensureNamespace, testConnection, testKubeconfig, type TestNodeOptions } from './kube.js';
 
 // ---- the seed --------------------------------------------------------------------------------
@@ -459,25 +460,8 @@ export async function buildGoCcmLoadBalancer(
         subnet: (i % 2 === 1 ? SUBNET_A : SUBNET_B).uuid,
       });
     }
-    await cloud.listeners.create({
-      pool: pool.uuid,
-      name: `tcp/${port.port}`,
-      protocol: 'tcp',
-      protocol_port: port.port,
-      allowed_cidrs: [],
-      timeout_client_data_ms: 50000,
-      timeout_member_connect_ms: 5000,
-      timeout_member_data_ms: 50000,
-    });
-    await cloud.healthMonitors.create({
-      pool: pool.uuid,
-      type: 'tcp',
-      delay_s: 2,
-      timeout_s: 1,
-      up_threshold: 2,
-      down_threshold: 3,
-      http: {},
-    });
+    await cloud.listeners.create(tcpListener(pool.uuid, port.port));
+    await cloud.healthMonitors.create(tcpMonitor(pool.uuid));
   }
   return lb.uuid;
 }
