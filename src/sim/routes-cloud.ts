@@ -4,27 +4,15 @@
 import { randomUUID } from 'node:crypto';
 import type { Tags } from '../core/cloudscale/types.js';
 import { FLOATING_IP_NETWORKS, REGIONS, regionOfZone, ZONES, type Zone } from './catalog.js';
-import { ApiError, badRequest, Fields, notFound } from './fields.js';
+import { ApiError, badRequest, Fields } from './fields.js';
 import { API_LIMITS } from './limits.js';
 import { checkFloatingIpRoom } from './routes-servers.js';
 import { addressAt, cidrContains, firstFreeAddress, formatIp, parseCidr, parseIp, type CidrNetwork } from './net.js';
 import { DEFAULT_DNS_SERVERS } from './seed.js';
 import { addressPart, type FloatingIpRecord, type NetworkRecord, type SimState, type SubnetRecord } from './state.js';
-import { created, find, list, noContent, now, ok, type RequestContext, type Route } from './routing.js';
+import { created, noContent, now, ok, resource, type RequestContext, type Route } from './routing.js';
 
 // ---- networks, subnets, regions -----------------------------------------------------------
-
-function findPrivateNetwork(ctx: RequestContext): NetworkRecord {
-  const network = find(ctx.state.networks, ctx.params.uuid);
-  if (network.isPublic) throw notFound();
-  return network;
-}
-
-function findPrivateSubnet(ctx: RequestContext): SubnetRecord {
-  const subnet = find(ctx.state.subnets, ctx.params.uuid);
-  if (subnet.isPublic) throw notFound();
-  return subnet;
-}
 
 /** Why a subnet cannot go away: a server address, an LB VIP or a pool member still uses it. */
 function subnetUser(state: SimState, subnetUuid: string): string | undefined {
@@ -84,21 +72,48 @@ function addSubnet(
   return subnet;
 }
 
+/** Public networks and subnets are not shown: the API answers 404 for them. */
+function privateOnly<R extends { isPublic: boolean }>(): (record: R) => boolean {
+  return (record) => !record.isPublic;
+}
+
+const networks = resource({
+  path: '/v1/networks',
+  records: (state) => state.networks,
+  visible: privateOnly,
+  render: (state, network) => state.renderNetwork(network),
+  remove: (ctx, network) => {
+    const subnets = [...ctx.state.subnets.values()].filter((s) => s.networkUuid === network.uuid);
+    for (const subnet of subnets) {
+      const user = subnetUser(ctx.state, subnet.uuid);
+      if (user !== undefined) throw badRequest(`The network is still in use by ${user}.`);
+    }
+    if ([...ctx.state.servers.values()].some((s) => s.interfaces.some((i) => i.networkUuid === network.uuid))) {
+      throw badRequest('The network is still attached to a server.');
+    }
+    // Deleting a network deletes its subnets.
+    for (const subnet of subnets) ctx.state.subnets.delete(subnet.uuid);
+    ctx.state.networks.delete(network.uuid);
+  },
+});
+
+const subnets = resource({
+  path: '/v1/subnets',
+  records: (state) => state.subnets,
+  visible: privateOnly,
+  render: (state, subnet) => state.renderSubnet(subnet),
+  remove: (ctx, subnet) => {
+    const user = subnetUser(ctx.state, subnet.uuid);
+    if (user !== undefined) throw badRequest(`The subnet is still in use by ${user}.`);
+    ctx.state.subnets.delete(subnet.uuid);
+  },
+});
+
 export const networkRoutes: Route[] = [
-  {
-    method: 'GET',
-    pattern: '/v1/networks',
-    handle: (ctx) =>
-      list(ctx, [...ctx.state.networks.values()].filter((n) => !n.isPublic), (n) => ctx.state.renderNetwork(n)),
-  },
-  {
-    method: 'GET',
-    pattern: '/v1/networks/{uuid}',
-    handle: (ctx) => ok(ctx.state.renderNetwork(findPrivateNetwork(ctx))),
-  },
+  ...networks.routes,
   {
     method: 'POST',
-    pattern: '/v1/networks',
+    pattern: networks.path,
     handle: (ctx) => {
       const fields = new Fields(ctx.body);
       const name = fields.string('name', { required: true });
@@ -126,9 +141,9 @@ export const networkRoutes: Route[] = [
   },
   {
     method: 'PATCH',
-    pattern: '/v1/networks/{uuid}',
+    pattern: networks.item,
     handle: (ctx) => {
-      const network = findPrivateNetwork(ctx);
+      const network = networks.one(ctx);
       const fields = new Fields(ctx.body);
       fields.immutable(['zone', 'auto_create_ipv4_subnet']);
       const name = fields.string('name');
@@ -141,39 +156,10 @@ export const networkRoutes: Route[] = [
       return noContent;
     },
   },
-  {
-    method: 'DELETE',
-    pattern: '/v1/networks/{uuid}',
-    handle: (ctx) => {
-      const network = findPrivateNetwork(ctx);
-      const subnets = [...ctx.state.subnets.values()].filter((s) => s.networkUuid === network.uuid);
-      for (const subnet of subnets) {
-        const user = subnetUser(ctx.state, subnet.uuid);
-        if (user !== undefined) throw badRequest(`The network is still in use by ${user}.`);
-      }
-      if ([...ctx.state.servers.values()].some((s) => s.interfaces.some((i) => i.networkUuid === network.uuid))) {
-        throw badRequest('The network is still attached to a server.');
-      }
-      // Deleting a network deletes its subnets.
-      for (const subnet of subnets) ctx.state.subnets.delete(subnet.uuid);
-      ctx.state.networks.delete(network.uuid);
-      return noContent;
-    },
-  },
-  {
-    method: 'GET',
-    pattern: '/v1/subnets',
-    handle: (ctx) =>
-      list(ctx, [...ctx.state.subnets.values()].filter((s) => !s.isPublic), (s) => ctx.state.renderSubnet(s)),
-  },
-  {
-    method: 'GET',
-    pattern: '/v1/subnets/{uuid}',
-    handle: (ctx) => ok(ctx.state.renderSubnet(findPrivateSubnet(ctx))),
-  },
+  ...subnets.routes,
   {
     method: 'POST',
-    pattern: '/v1/subnets',
+    pattern: subnets.path,
     handle: (ctx) => {
       const fields = new Fields(ctx.body);
       const network = fields.reference('network', ctx.state.networks, { required: true });
@@ -207,9 +193,9 @@ export const networkRoutes: Route[] = [
   },
   {
     method: 'PATCH',
-    pattern: '/v1/subnets/{uuid}',
+    pattern: subnets.item,
     handle: (ctx) => {
-      const subnet = findPrivateSubnet(ctx);
+      const subnet = subnets.one(ctx);
       const fields = new Fields(ctx.body);
       fields.immutable(['cidr', 'network']);
       const gatewayAddress = readGateway(fields, subnet.cidr);
@@ -219,17 +205,6 @@ export const networkRoutes: Route[] = [
       if (gatewayAddress !== undefined) subnet.gatewayAddress = gatewayAddress;
       if (dnsServers !== undefined) subnet.dnsServers = dnsServers ?? [...DEFAULT_DNS_SERVERS];
       if (tags !== undefined) subnet.tags = tags;
-      return noContent;
-    },
-  },
-  {
-    method: 'DELETE',
-    pattern: '/v1/subnets/{uuid}',
-    handle: (ctx) => {
-      const subnet = findPrivateSubnet(ctx);
-      const user = subnetUser(ctx.state, subnet.uuid);
-      if (user !== undefined) throw badRequest(`The subnet is still in use by ${user}.`);
-      ctx.state.subnets.delete(subnet.uuid);
       return noContent;
     },
   },
@@ -247,13 +222,6 @@ export const networkRoutes: Route[] = [
 ];
 
 // ---- floating IPs --------------------------------------------------------------------------
-
-function findFloatingIp(ctx: RequestContext): FloatingIpRecord {
-  const ip = parseIp(ctx.params.ip ?? '');
-  const floatingIp = ip === undefined ? undefined : ctx.state.floatingIps.get(ip.text);
-  if (floatingIp === undefined) throw notFound();
-  return floatingIp;
-}
 
 /** Validates and applies `server` / `load_balancer` of a create or PATCH body. */
 function assignFloatingIp(ctx: RequestContext, fields: Fields, floatingIp: Pick<FloatingIpRecord, 'network' | 'type' | 'region'>): { serverUuid: string; lbUuid: null } | { serverUuid: null; lbUuid: string } | undefined {
@@ -290,20 +258,20 @@ function checkRegion(floatingIp: Pick<FloatingIpRecord, 'type' | 'region'>, zone
   }
 }
 
+/** Floating IPs are named by their address in the path (`/v1/floating-ips/192.0.2.1`), in any spelling of it. */
+const floatingIps = resource({
+  path: '/v1/floating-ips',
+  param: { name: 'ip', key: (text) => parseIp(text)?.text },
+  records: (state) => state.floatingIps,
+  render: (state, floatingIp) => state.renderFloatingIp(floatingIp),
+  remove: (ctx, floatingIp) => ctx.state.floatingIps.delete(addressPart(floatingIp.network.text)),
+});
+
 export const floatingIpRoutes: Route[] = [
-  {
-    method: 'GET',
-    pattern: '/v1/floating-ips',
-    handle: (ctx) => list(ctx, ctx.state.floatingIps.values(), (f) => ctx.state.renderFloatingIp(f)),
-  },
-  {
-    method: 'GET',
-    pattern: '/v1/floating-ips/{ip}',
-    handle: (ctx) => ok(ctx.state.renderFloatingIp(findFloatingIp(ctx))),
-  },
+  ...floatingIps.routes,
   {
     method: 'POST',
-    pattern: '/v1/floating-ips',
+    pattern: floatingIps.path,
     handle: (ctx) => {
       const fields = new Fields(ctx.body);
       const ipVersionText = fields.has('ip_version') ? String(ctx.body.ip_version) : undefined;
@@ -350,9 +318,9 @@ export const floatingIpRoutes: Route[] = [
   },
   {
     method: 'PATCH',
-    pattern: '/v1/floating-ips/{ip}',
+    pattern: floatingIps.item,
     handle: (ctx) => {
-      const floatingIp = findFloatingIp(ctx);
+      const floatingIp = floatingIps.one(ctx);
       const fields = new Fields(ctx.body);
       fields.immutable(['ip_version', 'type', 'region', 'prefix_length', 'network']);
       if (ctx.body.server === null || ctx.body.load_balancer === null) {
@@ -368,15 +336,6 @@ export const floatingIpRoutes: Route[] = [
       }
       if (reversePtr !== undefined) floatingIp.reversePtr = reversePtr;
       if (tags !== undefined) floatingIp.tags = tags;
-      return noContent;
-    },
-  },
-  {
-    method: 'DELETE',
-    pattern: '/v1/floating-ips/{ip}',
-    handle: (ctx) => {
-      const floatingIp = findFloatingIp(ctx);
-      ctx.state.floatingIps.delete(addressPart(floatingIp.network.text));
       return noContent;
     },
   },

@@ -12,11 +12,11 @@ import type {
 } from '../core/cloudscale/types.js';
 import { isZone, LB_FLAVORS, PUBLIC_VIP_NETWORKS, ZONES, type Zone } from './catalog.js';
 import { API_LIMITS } from './limits.js';
-import { ApiError, badRequest, Fields, isDict, notFound, referenceProblem, type Dict } from './fields.js';
+import { ApiError, badRequest, Fields, isDict, referenceProblem, type Dict } from './fields.js';
 import { cidrContains, firstFreeAddress, parseCidr, parseIp, type IpAddress } from './net.js';
 import type { PropagationKind } from './dataplane.js';
 import type { ListenerRecord, LoadBalancerRecord, MemberRecord, MonitorRecord, SimState } from './state.js';
-import { created, find, list, noContent, now, ok, type RequestContext, type Route } from './routing.js';
+import { created, find, noContent, now, resource, type RequestContext, type Route } from './routing.js';
 
 const ALGORITHMS: readonly PoolAlgorithm[] = ['round_robin', 'least_connections', 'source_ip'];
 const POOL_PROTOCOLS: readonly PoolProtocol[] = ['tcp', 'proxy', 'proxyv2', 'udp'];
@@ -100,20 +100,19 @@ function allocateVips(ctx: RequestContext, zone: Zone, requested: unknown[]): Lo
   return vips;
 }
 
+const loadBalancers = resource({
+  path: '/v1/load-balancers',
+  records: (state) => state.loadBalancers,
+  render: (state, lb) => state.renderLoadBalancer(lb),
+  remove: (ctx, lb) => ctx.state.deleteLoadBalancer(lb.uuid),
+  lockKey: (ctx) => ctx.params.uuid?.toLowerCase(),
+});
+
 export const loadBalancerRoutes: Route[] = [
-  {
-    method: 'GET',
-    pattern: '/v1/load-balancers',
-    handle: (ctx) => list(ctx, ctx.state.loadBalancers.values(), (lb) => ctx.state.renderLoadBalancer(lb)),
-  },
-  {
-    method: 'GET',
-    pattern: '/v1/load-balancers/{uuid}',
-    handle: (ctx) => ok(ctx.state.renderLoadBalancer(find(ctx.state.loadBalancers, ctx.params.uuid))),
-  },
+  ...loadBalancers.routes,
   {
     method: 'POST',
-    pattern: '/v1/load-balancers',
+    pattern: loadBalancers.path,
     handle: (ctx) => {
       const fields = new Fields(ctx.body);
       const name = fields.string('name', { required: true });
@@ -142,11 +141,11 @@ export const loadBalancerRoutes: Route[] = [
   },
   {
     method: 'PATCH',
-    pattern: '/v1/load-balancers/{uuid}',
-    lockKey: (ctx) => ctx.params.uuid?.toLowerCase(),
+    pattern: loadBalancers.item,
+    lockKey: loadBalancers.lockKey,
     handle: (ctx) => {
       oneAttributeOnly(ctx);
-      const lb = find(ctx.state.loadBalancers, ctx.params.uuid);
+      const lb = loadBalancers.one(ctx);
       const fields = new Fields(ctx.body);
       fields.immutable(['flavor', 'zone', 'vip_addresses']);
       const name = fields.string('name');
@@ -157,34 +156,23 @@ export const loadBalancerRoutes: Route[] = [
       return noContent;
     },
   },
-  {
-    method: 'DELETE',
-    pattern: '/v1/load-balancers/{uuid}',
-    lockKey: (ctx) => ctx.params.uuid?.toLowerCase(),
-    handle: (ctx) => {
-      const lb = find(ctx.state.loadBalancers, ctx.params.uuid);
-      ctx.state.deleteLoadBalancer(lb.uuid);
-      return noContent;
-    },
-  },
 ];
 
 // ---- pools and members ---------------------------------------------------------------------
 
+const pools = resource({
+  path: '/v1/load-balancers/pools',
+  records: (state) => state.pools,
+  render: (state, pool) => state.renderPool(pool),
+  remove: (ctx, pool) => ctx.state.deletePool(pool.uuid),
+  lockKey: (ctx) => lbOfPool(ctx, ctx.params.uuid),
+});
+
 export const poolRoutes: Route[] = [
-  {
-    method: 'GET',
-    pattern: '/v1/load-balancers/pools',
-    handle: (ctx) => list(ctx, ctx.state.pools.values(), (p) => ctx.state.renderPool(p)),
-  },
-  {
-    method: 'GET',
-    pattern: '/v1/load-balancers/pools/{uuid}',
-    handle: (ctx) => ok(ctx.state.renderPool(find(ctx.state.pools, ctx.params.uuid))),
-  },
+  ...pools.routes,
   {
     method: 'POST',
-    pattern: '/v1/load-balancers/pools',
+    pattern: pools.path,
     lockKey: (ctx) => {
       const lb = ctx.body.load_balancer;
       return typeof lb === 'string' && ctx.state.loadBalancers.has(lb.toLowerCase()) ? lb.toLowerCase() : undefined;
@@ -213,11 +201,11 @@ export const poolRoutes: Route[] = [
   },
   {
     method: 'PATCH',
-    pattern: '/v1/load-balancers/pools/{uuid}',
-    lockKey: (ctx) => lbOfPool(ctx, ctx.params.uuid),
+    pattern: pools.item,
+    lockKey: pools.lockKey,
     handle: (ctx) => {
       oneAttributeOnly(ctx);
-      const pool = find(ctx.state.pools, ctx.params.uuid);
+      const pool = pools.one(ctx);
       const fields = new Fields(ctx.body);
       fields.immutable(['load_balancer', 'algorithm', 'protocol']);
       const name = fields.string('name');
@@ -225,15 +213,6 @@ export const poolRoutes: Route[] = [
       fields.check();
       if (typeof name === 'string') pool.name = name;
       if (tags !== undefined) pool.tags = tags;
-      return noContent;
-    },
-  },
-  {
-    method: 'DELETE',
-    pattern: '/v1/load-balancers/pools/{uuid}',
-    lockKey: (ctx) => lbOfPool(ctx, ctx.params.uuid),
-    handle: (ctx) => {
-      ctx.state.deletePool(find(ctx.state.pools, ctx.params.uuid).uuid);
       return noContent;
     },
   },
@@ -252,32 +231,28 @@ function memberConfigured(state: SimState, member: MemberRecord): void {
   });
 }
 
-function findMember(ctx: RequestContext): MemberRecord {
-  const pool = find(ctx.state.pools, ctx.params.pool);
-  const member = find(ctx.state.members, ctx.params.uuid);
-  if (member.poolUuid !== pool.uuid) throw notFound();
-  return member;
-}
+/** A pool's members are under its path: the members of other pools answer 404 there. */
+const members = resource({
+  path: '/v1/load-balancers/pools/{pool}/members',
+  records: (state) => state.members,
+  visible: (ctx) => {
+    const pool = find(ctx.state.pools, ctx.params.pool);
+    return (member) => member.poolUuid === pool.uuid;
+  },
+  render: (state, member) => state.renderMember(member),
+  remove: (ctx, member) => {
+    ctx.state.members.delete(member.uuid);
+    ctx.state.configured(lbOfPool(ctx, member.poolUuid)!, { kind: 'member-deleted', uuid: member.uuid });
+  },
+  lockKey: (ctx) => lbOfPool(ctx, ctx.params.pool),
+});
 
 export const memberRoutes: Route[] = [
-  {
-    method: 'GET',
-    pattern: '/v1/load-balancers/pools/{pool}/members',
-    handle: (ctx) => {
-      const pool = find(ctx.state.pools, ctx.params.pool);
-      const members = [...ctx.state.members.values()].filter((m) => m.poolUuid === pool.uuid);
-      return list(ctx, members, (m) => ctx.state.renderMember(m));
-    },
-  },
-  {
-    method: 'GET',
-    pattern: '/v1/load-balancers/pools/{pool}/members/{uuid}',
-    handle: (ctx) => ok(ctx.state.renderMember(findMember(ctx))),
-  },
+  ...members.routes,
   {
     method: 'POST',
-    pattern: '/v1/load-balancers/pools/{pool}/members',
-    lockKey: (ctx) => lbOfPool(ctx, ctx.params.pool),
+    pattern: members.path,
+    lockKey: members.lockKey,
     handle: (ctx) => {
       const { state } = ctx;
       const pool = find(state.pools, ctx.params.pool);
@@ -328,11 +303,11 @@ export const memberRoutes: Route[] = [
   },
   {
     method: 'PATCH',
-    pattern: '/v1/load-balancers/pools/{pool}/members/{uuid}',
-    lockKey: (ctx) => lbOfPool(ctx, ctx.params.pool),
+    pattern: members.item,
+    lockKey: members.lockKey,
     handle: (ctx) => {
       oneAttributeOnly(ctx);
-      const member = findMember(ctx);
+      const member = members.one(ctx);
       const fields = new Fields(ctx.body);
       fields.immutable(['protocol_port', 'monitor_port', 'address', 'subnet', 'pool']);
       const name = fields.string('name');
@@ -343,17 +318,6 @@ export const memberRoutes: Route[] = [
       if (typeof enabled === 'boolean') member.enabled = enabled;
       if (tags !== undefined) member.tags = tags;
       if (typeof enabled === 'boolean') memberConfigured(ctx.state, member);
-      return noContent;
-    },
-  },
-  {
-    method: 'DELETE',
-    pattern: '/v1/load-balancers/pools/{pool}/members/{uuid}',
-    lockKey: (ctx) => lbOfPool(ctx, ctx.params.pool),
-    handle: (ctx) => {
-      const member = findMember(ctx);
-      ctx.state.members.delete(member.uuid);
-      ctx.state.configured(lbOfPool(ctx, member.poolUuid)!, { kind: 'member-deleted', uuid: member.uuid });
       return noContent;
     },
   },
@@ -413,20 +377,22 @@ function checkListenerPortFree(ctx: RequestContext, lbUuid: string, protocol: st
   }
 }
 
+const listeners = resource({
+  path: '/v1/load-balancers/listeners',
+  records: (state) => state.listeners,
+  render: (state, listener) => state.renderListener(listener),
+  remove: (ctx, listener) => {
+    ctx.state.listeners.delete(listener.uuid);
+    ctx.state.configured(listener.loadBalancerUuid, { kind: 'listener-deleted', uuid: listener.uuid });
+  },
+  lockKey: (ctx) => ctx.state.listeners.get(ctx.params.uuid?.toLowerCase() ?? '')?.loadBalancerUuid,
+});
+
 export const listenerRoutes: Route[] = [
-  {
-    method: 'GET',
-    pattern: '/v1/load-balancers/listeners',
-    handle: (ctx) => list(ctx, ctx.state.listeners.values(), (l) => ctx.state.renderListener(l)),
-  },
-  {
-    method: 'GET',
-    pattern: '/v1/load-balancers/listeners/{uuid}',
-    handle: (ctx) => ok(ctx.state.renderListener(find(ctx.state.listeners, ctx.params.uuid))),
-  },
+  ...listeners.routes,
   {
     method: 'POST',
-    pattern: '/v1/load-balancers/listeners',
+    pattern: listeners.path,
     lockKey: (ctx) => (typeof ctx.body.pool === 'string' ? lbOfPool(ctx, ctx.body.pool) : undefined),
     handle: (ctx) => {
       const fields = new Fields(ctx.body);
@@ -464,11 +430,11 @@ export const listenerRoutes: Route[] = [
   },
   {
     method: 'PATCH',
-    pattern: '/v1/load-balancers/listeners/{uuid}',
-    lockKey: (ctx) => ctx.state.listeners.get(ctx.params.uuid?.toLowerCase() ?? '')?.loadBalancerUuid,
+    pattern: listeners.item,
+    lockKey: listeners.lockKey,
     handle: (ctx) => {
       oneAttributeOnly(ctx);
-      const listener = find(ctx.state.listeners, ctx.params.uuid);
+      const listener = listeners.one(ctx);
       const fields = new Fields(ctx.body);
       fields.immutable(['pool', 'load_balancer']);
       const name = fields.string('name');
@@ -498,17 +464,6 @@ export const listenerRoutes: Route[] = [
       if (tags !== undefined) listener.tags = tags;
       if (protocol || typeof protocolPort === 'number') listenerConfigured(ctx.state, listener, 'listener');
       else if (allowedCidrs !== undefined) listenerConfigured(ctx.state, listener, 'allowedCidrs');
-      return noContent;
-    },
-  },
-  {
-    method: 'DELETE',
-    pattern: '/v1/load-balancers/listeners/{uuid}',
-    lockKey: (ctx) => ctx.state.listeners.get(ctx.params.uuid?.toLowerCase() ?? '')?.loadBalancerUuid,
-    handle: (ctx) => {
-      const listener = find(ctx.state.listeners, ctx.params.uuid);
-      ctx.state.listeners.delete(listener.uuid);
-      ctx.state.configured(listener.loadBalancerUuid, { kind: 'listener-deleted', uuid: listener.uuid });
       return noContent;
     },
   },
@@ -570,20 +525,22 @@ function lbOfMonitor(ctx: RequestContext): string | undefined {
   return monitor === undefined ? undefined : lbOfPool(ctx, monitor.poolUuid);
 }
 
+const monitors = resource({
+  path: '/v1/load-balancers/health-monitors',
+  records: (state) => state.monitors,
+  render: (state, monitor) => state.renderMonitor(monitor),
+  remove: (ctx, monitor) => {
+    ctx.state.monitors.delete(monitor.uuid);
+    ctx.state.configured(lbOfPool(ctx, monitor.poolUuid)!, { kind: 'monitor-deleted', uuid: monitor.uuid });
+  },
+  lockKey: lbOfMonitor,
+});
+
 export const monitorRoutes: Route[] = [
-  {
-    method: 'GET',
-    pattern: '/v1/load-balancers/health-monitors',
-    handle: (ctx) => list(ctx, ctx.state.monitors.values(), (m) => ctx.state.renderMonitor(m)),
-  },
-  {
-    method: 'GET',
-    pattern: '/v1/load-balancers/health-monitors/{uuid}',
-    handle: (ctx) => ok(ctx.state.renderMonitor(find(ctx.state.monitors, ctx.params.uuid))),
-  },
+  ...monitors.routes,
   {
     method: 'POST',
-    pattern: '/v1/load-balancers/health-monitors',
+    pattern: monitors.path,
     lockKey: (ctx) => (typeof ctx.body.pool === 'string' ? lbOfPool(ctx, ctx.body.pool) : undefined),
     handle: (ctx) => {
       const fields = new Fields(ctx.body);
@@ -626,11 +583,11 @@ export const monitorRoutes: Route[] = [
   },
   {
     method: 'PATCH',
-    pattern: '/v1/load-balancers/health-monitors/{uuid}',
-    lockKey: lbOfMonitor,
+    pattern: monitors.item,
+    lockKey: monitors.lockKey,
     handle: (ctx) => {
       oneAttributeOnly(ctx);
-      const monitor = find(ctx.state.monitors, ctx.params.uuid);
+      const monitor = monitors.one(ctx);
       const fields = new Fields(ctx.body);
       fields.immutable(['pool', 'type']);
       const numbers = monitorNumbers(fields);
@@ -656,17 +613,6 @@ export const monitorRoutes: Route[] = [
       monitor.http = http;
       if (tags !== undefined) monitor.tags = tags;
       if (Object.values(numbers).some((n) => n !== undefined)) monitorConfigured(ctx.state, monitor);
-      return noContent;
-    },
-  },
-  {
-    method: 'DELETE',
-    pattern: '/v1/load-balancers/health-monitors/{uuid}',
-    lockKey: lbOfMonitor,
-    handle: (ctx) => {
-      const monitor = find(ctx.state.monitors, ctx.params.uuid);
-      ctx.state.monitors.delete(monitor.uuid);
-      ctx.state.configured(lbOfPool(ctx, monitor.poolUuid)!, { kind: 'monitor-deleted', uuid: monitor.uuid });
       return noContent;
     },
   },

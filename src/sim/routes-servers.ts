@@ -7,7 +7,7 @@ import { PUBLIC_SERVER_NETWORKS, SERVER_FLAVORS, SERVER_FLAVOR_SLUGS, SERVER_IMA
 import { ApiError, badRequest, Fields, isDict, notFound, referenceProblem, type Dict } from './fields.js';
 import { API_LIMITS } from './limits.js';
 import { cidrContains, firstFreeAddress, parseCidr, type IpAddress } from './net.js';
-import { created, find, list, noContent, now, ok, type RequestContext, type Route } from './routing.js';
+import { created, noContent, now, ok, resource, type Route } from './routing.js';
 import type { ServerAddressRecord, ServerInterfaceRecord, ServerRecord, SimState } from './state.js';
 
 /** At most this many floating IPs point at one server. */
@@ -220,20 +220,18 @@ function defaultInterfaces(state: SimState, fields: Fields, zone: Zone): Interfa
 
 // ---- routes --------------------------------------------------------------------------------
 
+const servers = resource({
+  path: '/v1/servers',
+  records: (state) => state.servers,
+  render: (state, server) => state.renderServer(server),
+  remove: (ctx, server) => ctx.state.deleteServer(server.uuid),
+});
+
 export const serverRoutes: Route[] = [
-  {
-    method: 'GET',
-    pattern: '/v1/servers',
-    handle: (ctx) => list(ctx, ctx.state.servers.values(), (s) => ctx.state.renderServer(s)),
-  },
-  {
-    method: 'GET',
-    pattern: '/v1/servers/{uuid}',
-    handle: (ctx) => ok(ctx.state.renderServer(find(ctx.state.servers, ctx.params.uuid))),
-  },
+  ...servers.routes,
   {
     method: 'POST',
-    pattern: '/v1/servers',
+    pattern: servers.path,
     handle: (ctx) => {
       const { state } = ctx;
       const fields = new Fields(ctx.body);
@@ -270,10 +268,10 @@ export const serverRoutes: Route[] = [
   },
   {
     method: 'PATCH',
-    pattern: '/v1/servers/{uuid}',
+    pattern: servers.item,
     handle: (ctx) => {
       const { state } = ctx;
-      const server = find(state.servers, ctx.params.uuid);
+      const server = servers.one(ctx);
       if (Object.keys(ctx.body).length > 1) throw badRequest('Only one attribute can be changed at a time.');
       const fields = new Fields(ctx.body);
       const name = readServerName(fields, false);
@@ -297,21 +295,12 @@ export const serverRoutes: Route[] = [
       return noContent;
     },
   },
-  {
-    method: 'DELETE',
-    pattern: '/v1/servers/{uuid}',
-    handle: (ctx) => {
-      const server = find(ctx.state.servers, ctx.params.uuid);
-      ctx.state.deleteServer(server.uuid);
-      return noContent;
-    },
-  },
   ...(['start', 'stop', 'reboot'] as const).map(
     (action): Route => ({
       method: 'POST',
-      pattern: `/v1/servers/{uuid}/${action}`,
+      pattern: `${servers.item}/${action}`,
       handle: (ctx) => {
-        const server = find(ctx.state.servers, ctx.params.uuid);
+        const server = servers.one(ctx);
         serverAction(ctx.state, server.uuid, action, ctx.serverActionMs);
         return noContent;
       },

@@ -18,7 +18,7 @@ describe('interruptionSeconds', () => {
     ['member-rotation', 0],
     ['minimal', 0],
     ['pool-swap', 20],
-    ['listener-recreation', 15],
+    ['listener-recreation', 20],
     ['port-removal', Number.POSITIVE_INFINITY],
     ['no-members', Number.POSITIVE_INFINITY],
     ['lb-deletion', Number.POSITIVE_INFINITY],
@@ -117,7 +117,7 @@ describe('what is held, against real plans', () => {
     expect(budgeted.actions.filter((a) => a.impact === 'port-removal')).toHaveLength(5);
   });
 
-  test('two ports swap numbers (listener recreation, 15 s): the listeners are deleted and re-created, held together under 14s', () => {
+  test('two ports swap numbers (listener recreation, 20 s): the listeners are deleted and re-created, held together under 19s', () => {
     const w = converged(twoPorts());
     const [http, https] = w.service.spec!.ports!;
     [http!.port, https!.port] = [https!.port, http!.port];
@@ -127,8 +127,8 @@ describe('what is held, against real plans', () => {
     expect(heldShape.filter((l) => l.startsWith('delete-listener'))).toHaveLength(2);
     expect(heldShape.filter((l) => l.startsWith('create-listener'))).toHaveLength(2);
     expect(budgeted.actions.filter((a) => a.kind === 'delete-listener' || a.kind === 'create-listener')).toEqual([]);
-    expect(applyBudget(full, { seconds: 14 }).held![0]!.actions).toEqual(budgeted.held![0]!.actions);
-    expect(applyBudget(full, { seconds: 15 }).held).toBeUndefined();
+    expect(applyBudget(full, { seconds: 19 }).held![0]!.actions).toEqual(budgeted.held![0]!.actions);
+    expect(applyBudget(full, { seconds: 20 }).held).toBeUndefined();
   });
 
   test('a port number change moves the listener in place (port-move, up to 20 s): never held, the old number is one the Service no longer has', () => {

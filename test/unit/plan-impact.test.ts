@@ -293,7 +293,7 @@ describe('expected downtime per impact class', () => {
     ['port-move', 'short', 0, 20],
     ['listener-missing', 'short', 0, 20],
     ['pool-swap', 'short', 0, 20],
-    ['listener-recreation', 'short', 0, 15],
+    ['listener-recreation', 'short', 0, 20],
     ['monitor-recreation', 'short', 0, 14],
     ['member-recreation', 'considerable', 4, 34],
     ['pool-recreation', 'considerable', 60, 120],

@@ -114,9 +114,9 @@ describe('renderPlanText', () => {
         '  - delete-listener  listener tcp/80',
         '  + create-listener  listener tcp/8080',
         '      because the Service port changed, the pool tcp/http is kept (spec.ports[http].port: 80 → 8080)',
-        '      impact: listener-recreation, the port is unreachable for up to ~15 s',
+        '      impact: listener-recreation, the port is unreachable for up to ~20 s',
         '',
-        'Plan: 1 to create, 0 to update, 1 to delete. Worst expected downtime: shop/web, listener tcp/80 (listener-recreation): the port is unreachable for up to ~15 s.',
+        'Plan: 1 to create, 0 to update, 1 to delete. Worst expected downtime: shop/web, listener tcp/80 (listener-recreation): the port is unreachable for up to ~20 s.',
         '',
       ].join('\n'),
     );

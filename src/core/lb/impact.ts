@@ -51,7 +51,7 @@ export const IMPACT_DOC: { readonly [K in ImpactClass]: string } = {
   'pool-swap':
     "A successor pool is built beside the old one and checked healthy; then the port's listener moves to it: the port is unreachable only while its listener is re-created (up to about 20 s: one propagation of the data plane).",
   'listener-recreation':
-    'The listener is recreated: its port is unreachable for up to about 15 s.',
+    'The listener is recreated: its port is unreachable for up to about 20 s (the old one stops when its delete settles, the pass waits its settle pause, then the new one reaches the data plane in 10–15 s).',
   'monitor-recreation':
     'The health monitor is recreated: members are re-checked, new connections may fail for a few seconds.',
   'member-recreation':
@@ -159,7 +159,10 @@ function computeDowntime(impact: ImpactClass, monitor?: MonitorTiming): Downtime
         text: 'the port has no listener and serves nothing now: it answers once this one reaches the data plane (up to ~20 s)',
       };
     case 'listener-recreation':
-      return { class: cls, minSeconds: 0, maxSeconds: 15, text: 'the port is unreachable for up to ~15 s' };
+      // The API re-creates a listener in 10–15 s, counted from the create, which the pass sends
+      // after its settle pause (5 s by default) following the delete: npm run bench:downtime
+      // measured 18 s in the strict world, above the 15 s predicted before.
+      return { class: cls, minSeconds: 0, maxSeconds: 20, text: 'the port is unreachable for up to ~20 s' };
     case 'monitor-recreation':
       return {
         class: cls,
