@@ -12,7 +12,7 @@
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { connectKube } from '../dist/core/kube/connection.js';
 import { IMPACT_CLASSES } from '../dist/core/lb/impact.js';
-import { worstDowntime } from '../dist/core/lb/planner.js';
+import { worstDowntime } from '../dist/core/lb/service-plan.js';
 import { DRAIN_SECONDS, NOT_PLANNED, SCENARIOS, scenarioProblems } from './downtime-scenarios.js';
 import { BENCH_TOKEN, kubeFixtures, seedOf } from './fixtures.js';
 import { runCli } from './process.js';

@@ -3,7 +3,7 @@
 // line (or a JSON document) per Service. Fails the pass if any Service failed.
 import { planLbPass, reconcileLoadBalancers, type ServiceOutcome } from '../core/apply/lb-pass.js';
 import { DEFAULT_DRAIN_SECONDS } from '../core/lb/strategies.js';
-import type { HeldChange } from '../core/lb/budget.js';
+import type { HeldChange } from '../core/lb/service-plan.js';
 import { approvalOf } from '../core/lb/annotations.js';
 import { budgetPolicy, budgetSecondsAt, type BudgetOptions } from '../core/lb/budget-window.js';
 import { readLbPassSnapshot, type ServiceSelection } from '../core/apply/snapshot.js';

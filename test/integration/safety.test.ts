@@ -8,7 +8,7 @@ import { cleanupCommand } from '../../src/commands/cleanup.js';
 import { planCommand } from '../../src/commands/plan.js';
 import type { LoadBalancer } from '../../src/core/cloudscale/types.js';
 import { LockHeldError } from '../../src/core/errors.js';
-import { LB_FINALIZER } from '../../src/core/lb/planner.js';
+import { LB_FINALIZER } from '../../src/core/lb/service-plan.js';
 import { acquireLease } from '../../src/core/kube/lease.js';
 import { RUN_LEASE } from '../../src/commands/writer.js';
 import { startHarness, type Harness } from '../support/ccm.js';

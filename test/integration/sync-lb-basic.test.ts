@@ -3,7 +3,7 @@
 // its status, annotations, finalizer and events; the next pass writes nothing.
 import { describe, expect, it } from 'vitest';
 import { syncLbCommand } from '../../src/commands/sync-lb.js';
-import { LB_FINALIZER } from '../../src/core/lb/planner.js';
+import { LB_FINALIZER } from '../../src/core/lb/service-plan.js';
 import { nodesSeed } from '../support/ccm.js';
 import { FAST_PASS, expectConverged, passOk, useLbWorld } from '../support/lb-scenarios.js';
 import {

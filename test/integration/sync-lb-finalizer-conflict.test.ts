@@ -9,7 +9,7 @@ import { describe, expect, test } from 'vitest';
 import { syncLbCommand } from '../../src/commands/sync-lb.js';
 import { CcmError, PartialFailureError } from '../../src/core/errors.js';
 import { FINALIZER_ATTEMPTS } from '../../src/core/kube/services.js';
-import { LB_FINALIZER } from '../../src/core/lb/planner.js';
+import { LB_FINALIZER } from '../../src/core/lb/service-plan.js';
 import { type Harness, type TestContext } from '../support/ccm.js';
 import { createLoadBalancerService, testConnection, uniqueName } from '../support/kube.js';
 import { TEST_PASS, failuresOf, readService, theLb, useLbWorld } from '../support/lb-scenarios.js';

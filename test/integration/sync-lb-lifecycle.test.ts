@@ -5,7 +5,7 @@
 // of another cluster that are never touched.
 import type { V1Service } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { LB_FINALIZER } from '../../src/core/lb/planner.js';
+import { LB_FINALIZER } from '../../src/core/lb/service-plan.js';
 import {
   createLoadBalancerService,
   ignoreNotFound,

@@ -18,7 +18,8 @@ import type {
 import { isPlannedRef, LB_REF, type ObjectRef, type PlannedAction } from '../../src/core/lb/actions.js';
 import { assembleLocation, locateLoadBalancer, type UuidLookup } from '../../src/core/lb/actual.js';
 import { ingressFromVips } from '../../src/core/lb/desired.js';
-import { LB_FINALIZER, planService, type DrainPolicy, type ServicePlan } from '../../src/core/lb/planner.js';
+import { planService } from '../../src/core/lb/planner.js';
+import { LB_FINALIZER, type DrainPolicy, type ServicePlan } from '../../src/core/lb/service-plan.js';
 
 export const P = 'k8s.cloudscale.ch/';
 export const CLUSTER = 'cluster-1';

@@ -2,7 +2,7 @@
 // (verb from ACTION_VERB, downtime from the impact model), and a Service plan around them.
 import { ACTION_VERB, type ActionKind, type PlannedAction, type Reason } from '../../src/core/lb/actions.js';
 import { downtimeOf, type ImpactClass } from '../../src/core/lb/impact.js';
-import type { ServicePlan } from '../../src/core/lb/planner.js';
+import type { ServicePlan } from '../../src/core/lb/service-plan.js';
 import { SAVED_PLAN_FORMAT, SAVED_PLAN_VERSION, type SavedPlanContent } from '../../src/core/apply/saved-plan.js';
 import { planDocument } from '../../src/core/render/plan.js';
 

@@ -51,19 +51,6 @@ const KNOWN_EXCEPTIONS: readonly { readonly from: string; readonly to: string; r
     to: 'src/core/render/plan.ts',
     why: 'the saved plan holds the PlanDocument render/plan.ts defines',
   },
-  // Issue 26: the per-Service planner's split (budget, strategies and the planner's types each
-  // in their own module) breaks the circle budget.ts → planner.ts → budget.ts and
-  // strategies.ts → planner.ts → strategies.ts. planner.ts is being split elsewhere.
-  {
-    from: 'src/core/lb/budget.ts',
-    to: 'src/core/lb/planner.ts',
-    why: 'budget.ts reads ServicePlan, which planner.ts defines and which imports budget.ts',
-  },
-  {
-    from: 'src/core/lb/strategies.ts',
-    to: 'src/core/lb/planner.ts',
-    why: 'strategies.ts reads DrainPolicy and PendingAction, which planner.ts defines and which imports strategies.ts',
-  },
 ];
 
 function floorOf(file: string): (typeof FLOORS)[number] | undefined {

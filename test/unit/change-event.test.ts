@@ -2,7 +2,7 @@
 // test/support/lb-world.ts): what changed, by which strategy, and the time it took.
 import { describe, expect, test } from 'vitest';
 import { describeChanges } from '../../src/core/apply/change-event.js';
-import type { ServicePlan } from '../../src/core/lb/planner.js';
+import type { ServicePlan } from '../../src/core/lb/service-plan.js';
 import { World, converged, node, server, svc } from '../support/lb-world.js';
 
 /** Every action of the plan as executed (each 100 ms: the Event names the whole's time, given apart). */

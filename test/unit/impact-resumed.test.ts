@@ -6,7 +6,7 @@
 import { describe, expect, test } from 'vitest';
 import { applyBudget } from '../../src/core/lb/budget.js';
 import { downtimeOf } from '../../src/core/lb/impact.js';
-import { worstDowntime, type ServicePlan } from '../../src/core/lb/planner.js';
+import { worstDowntime, type ServicePlan } from '../../src/core/lb/service-plan.js';
 import { converged, svc, type World } from '../support/lb-world.js';
 
 const shape = (plan: ServicePlan) => plan.actions.map((a) => `${a.kind} ${a.object} [${a.impact}]`);

@@ -6,7 +6,7 @@
 import { describe, expect, test } from 'vitest';
 import type { MonitorStatus } from '../../src/core/cloudscale/types.js';
 import type { PlannedAction } from '../../src/core/lb/actions.js';
-import type { ServicePlan } from '../../src/core/lb/planner.js';
+import type { ServicePlan } from '../../src/core/lb/service-plan.js';
 import { converged, node, SUBNET_B, svc, type World } from '../support/lb-world.js';
 
 const NOW = Date.parse('2026-01-01T00:00:00Z');

@@ -6,7 +6,8 @@ import { beforeEach, describe, expect, test } from 'vitest';
 import { RefusedError } from '../../src/core/errors.js';
 import { isCloudAction, type PlannedAction } from '../../src/core/lb/actions.js';
 import { downtimeOf } from '../../src/core/lb/impact.js';
-import { countByVerb, LB_FINALIZER, planService, worstDowntime, type ServicePlan } from '../../src/core/lb/planner.js';
+import { planService } from '../../src/core/lb/planner.js';
+import { countByVerb, LB_FINALIZER, worstDowntime, type ServicePlan } from '../../src/core/lb/service-plan.js';
 import { CLUSTER, converged, fip, node, P, server, SUBNET_A, SUBNET_B, svc, World } from '../support/lb-world.js';
 
 

@@ -9,7 +9,7 @@ import type { V1Service, V1ServicePort } from '@kubernetes/client-node';
 import { describe, expect, test } from 'vitest';
 import { LB_ANNOTATIONS, type LbAnnotationName } from '../../src/core/lb/annotations.js';
 import { downtimeOf, IMPACT_CLASSES, impactRank, type ImpactClass } from '../../src/core/lb/impact.js';
-import { worstDowntime, type ServicePlan } from '../../src/core/lb/planner.js';
+import { worstDowntime, type ServicePlan } from '../../src/core/lb/service-plan.js';
 import { converged as convergedWorld, fip, node, P, server, SUBNET_A, SUBNET_B, svc, World } from '../support/lb-world.js';
 
 /** The Service of these tests, annotated; one TCP port `http` 80 → 30080 unless `ports` is given. */

@@ -13,7 +13,7 @@ import { ingressFromVips } from '../lb/desired.js';
 import { memberCompactor } from '../lb/actual.js';
 import { servesStatus } from '../lb/health.js';
 import { OWNER_SERVICE_UID_TAG } from '../lb/ownership.js';
-import { LB_FINALIZER, type ServicePlan } from '../lb/planner.js';
+import { LB_FINALIZER, type ServicePlan } from '../lb/service-plan.js';
 import { abortableSleep } from '../sleep.js';
 import { processStop, stepBoundaries } from '../stop.js';
 import { ReadinessWatch } from './lb-watch.js';

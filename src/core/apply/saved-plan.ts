@@ -16,7 +16,7 @@ import { parseProviderId } from '../nodes/provider-id.js';
 import { clusterIdValue, namespaceName, nonNegativeNumber, serviceName, wholeNumberFrom } from '../option-values.js';
 import type { PlannedAction } from '../lb/actions.js';
 import { restoreHeld } from '../lb/budget.js';
-import type { ServicePlan } from '../lb/planner.js';
+import type { ServicePlan } from '../lb/service-plan.js';
 import { MEMBER_DRAINING_TAG } from '../lb/strategies.js';
 import type { NodeAction } from '../nodes/types.js';
 import type { PlanDocument } from '../render/plan.js';

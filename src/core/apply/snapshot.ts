@@ -13,7 +13,7 @@ import type {
   Server,
   Subnet,
 } from '../cloudscale/types.js';
-import { CcmError, CloudscaleApiError, RefusedError } from '../errors.js';
+import { CcmError, CloudscaleApiError } from '../errors.js';
 import { serverVersion } from '../kube/cluster.js';
 import type { KubeConnection } from '../kube/connection.js';
 import { listNodeObjects } from '../kube/nodes.js';

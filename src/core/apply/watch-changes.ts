@@ -6,7 +6,7 @@
 // fingerprint: nothing about it concerns a load balancer.
 import type { V1Node, V1Service } from '@kubernetes/client-node';
 import { LB_ANNOTATIONS } from '../lb/annotations.js';
-import { LB_FINALIZER } from '../lb/planner.js';
+import { LB_FINALIZER } from '../lb/service-plan.js';
 import { NODE_LABELS, SHUTDOWN_TAINT_KEY, UNINITIALIZED_TAINT_KEY } from '../nodes/well-known.js';
 
 /** Labels and taints the node pass writes (from the server's flavor and zone, and its status). */

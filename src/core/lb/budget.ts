@@ -32,23 +32,7 @@ import { createHash } from 'node:crypto';
 import type { PlannedAction } from './actions.js';
 import { LB_ANNOTATIONS } from './annotations.js';
 import type { Downtime, ImpactClass } from './impact.js';
-import type { ServicePlan } from './planner.js';
-
-/** A part of a Service's change that is not applied in this pass, with why. */
-export interface HeldChange {
-  /** Short and stable while the pending change is the same; what the approval annotation carries. */
-  readonly id: string;
-  /** The held actions, in plan order. */
-  readonly actions: readonly PlannedAction[];
-  /** The index of each held action in the full plan (`restoreHeld` puts them back there). */
-  readonly positions: readonly number[];
-  /** The worst predicted downtime among the held actions. */
-  readonly downtime: Downtime;
-  /** The budget the change exceeded, in seconds. */
-  readonly budgetSeconds: number;
-  /** One sentence for people: what is held and why. */
-  readonly reason: string;
-}
+import type { HeldChange, ServicePlan } from './service-plan.js';
 
 /** The budget of one pass for one Service. */
 export interface BudgetInput {

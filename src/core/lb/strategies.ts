@@ -39,7 +39,7 @@ import type { DesiredMember, DesiredMonitor, DesiredPool } from './desired.js';
 import { describeDown, mayServe, serving } from './health.js';
 import { actualMemberKey, desiredMemberKey, diffBy, monitorKey, poolKey } from './identity.js';
 import type { ImpactClass, MonitorTiming } from './impact.js';
-import type { DrainPolicy, PendingAction } from './planner.js';
+import type { DrainPolicy, PendingAction } from './service-plan.js';
 import type { PlanWarning } from './problems.js';
 import { memberChangeReason, monitorRecreationReason, poolRecreationReason } from './reasons.js';
 

@@ -7,7 +7,7 @@
 // is escaped too, so a name can neither break the table nor become a link, a tag or a mention.
 import { restoreHeld } from '../lb/budget.js';
 import { counted } from '../text/wording.js';
-import type { ServicePlan } from '../lb/planner.js';
+import type { ServicePlan } from '../lb/service-plan.js';
 import { problemSummary } from '../lb/problems.js';
 import type { PlannedAction } from '../lb/actions.js';
 import { addressChangeText, describeNodeReason, describeReason, fieldChangeText, groupActions, lostLoadBalancerOf, pendingGroups, pendingSummary, reasonsOf, type PlanDocument } from './plan.js';

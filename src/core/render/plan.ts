@@ -8,7 +8,7 @@ import { problemSummary, type Problem } from '../lb/problems.js';
 import { approvalHint, formatSeconds, restoreHeld } from '../lb/budget.js';
 import { DOCUMENT_API_VERSION } from './document.js';
 import { escapeStrings } from '../text/untrusted.js';
-import { countByVerb, worstDowntime, type ServicePlan } from '../lb/planner.js';
+import { countByVerb, worstDowntime, type ServicePlan } from '../lb/service-plan.js';
 import type { NodeAction } from '../nodes/types.js';
 import { counted } from '../text/wording.js';
 
