@@ -19,7 +19,7 @@ import { connectKube } from '../../src/core/kube/connection.js';
 import { listForWatch, startWatch, type WatchEnd } from '../../src/core/kube/watch.js';
 import { killStarted, startBinary, type RunningBinary } from '../cli/cli-support.js';
 import { nodesSeed, type TestContext } from '../support/ccm.js';
-import { UNINITIALIZED_TAINT_KEY, createLoadBalancerService, createNode, ignoreNotFound, testConnection, testKubeconfig, uniqueName, waitUntil } from '../support/kube.js';
+import { UNINITIALIZED_TAINT, UNINITIALIZED_TAINT_KEY, createLoadBalancerService, createNode, ignoreNotFound, testConnection, testKubeconfig, uniqueName, waitUntil } from '../support/kube.js';
 import { FAST_PASS, useLbWorld } from '../support/lb-scenarios.js';
 
 const options: RunOptions = { ...FAST_PASS, wait: false, force: true, watchDebounceMs: 100 };
@@ -32,7 +32,7 @@ const { harness } = useLbWorld({
   namespace,
   seed: nodesSeed({ prefix, count: 6, privateNet: '10.61.0', publicNet: '5.102.161' }),
   nodes: 1,
-  node: () => ({ taints: [{ key: UNINITIALIZED_TAINT_KEY, value: 'true', effect: 'NoSchedule' }] }),
+  node: () => ({ taints: [UNINITIALIZED_TAINT] }),
 });
 
 beforeAll(async () => {
@@ -86,7 +86,7 @@ describe('run --watch-for', () => {
     const run = startRun({ ...options, watchForMs: 100_000 }, ctx);
     await passDone(ctx);
 
-    await createNode(`${prefix}-2`, { ready: true, taints: [{ key: UNINITIALIZED_TAINT_KEY, value: 'true', effect: 'NoSchedule' }] });
+    await createNode(`${prefix}-2`, { ready: true, taints: [UNINITIALIZED_TAINT] });
     await createLoadBalancerService(namespace, 'late');
     await waitUntil('the new Node initialised', async () => !(await tainted(`${prefix}-2`)));
     await waitUntil('the new Service has its ingress', async () => (await ingressOf('late')) !== undefined);
@@ -156,7 +156,7 @@ describe('run --watch-for', () => {
       await passDone(ctx);
       proxy.down();
       await waitUntil('the watch noticed', () => /watch: watch of (nodes|services) broke/.test(ctx.err()));
-      await createNode(`${prefix}-3`, { ready: true, taints: [{ key: UNINITIALIZED_TAINT_KEY, value: 'true', effect: 'NoSchedule' }] });
+      await createNode(`${prefix}-3`, { ready: true, taints: [UNINITIALIZED_TAINT] });
       await proxy.up();
       await waitUntil('the Node created while the API server was away initialised', async () => !(await tainted(`${prefix}-3`))).catch((error: unknown) => {
         throw new Error(`${(error as Error).message}\nthe run: ${String(run.settled()?.error)}\nstderr:\n${ctx.err()}`);

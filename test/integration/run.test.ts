@@ -6,14 +6,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { GO_CCM_LEASE, RUN_LEASE, runCommand, type RunOptions } from '../../src/commands/run.js';
 import { LockHeldError, PartialFailureError, RefusedError } from '../../src/core/errors.js';
 import { nodesSeed } from '../support/ccm.js';
-import {
-  UNINITIALIZED_TAINT_KEY,
-  createLoadBalancerService,
-  ignoreNotFound,
-  testConnection,
-  uniqueName,
-  waitUntil,
-} from '../support/kube.js';
+import { UNINITIALIZED_TAINT, createLoadBalancerService, ignoreNotFound, testConnection, uniqueName, waitUntil } from '../support/kube.js';
 import { FAST_PASS, useLbWorld } from '../support/lb-scenarios.js';
 
 const options: RunOptions = { ...FAST_PASS, wait: false, force: false };
@@ -55,7 +48,7 @@ describe('run', () => {
     namespace,
     seed: nodesSeed({ prefix, count: 1, privateNet: '10.40.0', publicNet: '5.102.147' }),
     nodes: 1,
-    node: () => ({ taints: [{ key: UNINITIALIZED_TAINT_KEY, value: 'true', effect: 'NoSchedule' }] }),
+    node: () => ({ taints: [UNINITIALIZED_TAINT] }),
   });
 
   beforeAll(async () => {

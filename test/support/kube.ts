@@ -20,6 +20,8 @@ import { connectKube, type KubeConnection } from '../../src/core/kube/connection
 import { TEST_CLUSTER_ENV } from './worker-cluster-paths.js';
 
 export const UNINITIALIZED_TAINT_KEY = 'node.cloudprovider.kubernetes.io/uninitialized';
+/** The taint the kubelet gives a Node of an external cloud provider until it is initialised. */
+export const UNINITIALIZED_TAINT: V1Taint = { key: UNINITIALIZED_TAINT_KEY, value: 'true', effect: 'NoSchedule' };
 /** Added to every new Node by the apiserver's TaintNodesByCondition admission plugin. */
 export const NOT_READY_TAINT_KEY = 'node.kubernetes.io/not-ready';
 
