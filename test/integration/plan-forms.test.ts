@@ -10,7 +10,7 @@ import { planCommand } from '../../src/commands/plan.js';
 import { syncLbCommand } from '../../src/commands/sync-lb.js';
 import type { PlanDocument } from '../../src/core/render/plan.js';
 import { nodesSeed, runBinary } from '../support/ccm.js';
-import { createLoadBalancerService, createNode, deleteServiceForced, ignoreNotFound, testConnection, uniqueName, UNINITIALIZED_TAINT_KEY } from '../support/kube.js';
+import { createLoadBalancerService, createNode, deleteServiceForced, ignoreNotFound, testConnection, uniqueName, UNINITIALIZED_TAINT } from '../support/kube.js';
 import { FAST_PASS, useLbWorld } from '../support/lb-scenarios.js';
 
 const P = 'k8s.cloudscale.ch/';
@@ -324,7 +324,7 @@ metadata: {name: web}
   });
 
   it('plan (whole cluster): node actions and every Service; exit 2 with changes, 1 with problems', async () => {
-    await createNode(`${prefix}-3`, { taints: [{ key: UNINITIALIZED_TAINT_KEY, value: 'true', effect: 'NoSchedule' }] });
+    await createNode(`${prefix}-3`, { taints: [UNINITIALIZED_TAINT] });
     await createLoadBalancerService(namespace, 'fresh');
     const { document, result } = await plan([], { detailedExitcode: true });
     expect(result.exitCode).toBe(2);

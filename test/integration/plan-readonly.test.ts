@@ -10,16 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planCommand } from '../../src/commands/plan.js';
 import { syncLbCommand } from '../../src/commands/sync-lb.js';
 import type { PlanDocument } from '../../src/core/render/plan.js';
-import { nodesSeed, runBinary, startHarness, type Harness } from '../support/ccm.js';
-import {
-  createLoadBalancerService,
-  createNode,
-  deleteCreatedObjects,
-  ensureNamespace,
-  testConnection,
-  uniqueName,
-  UNINITIALIZED_TAINT_KEY,
-} from '../support/kube.js';
+import { nodesSeed, runBinary } from '../support/ccm.js';
+import { createLoadBalancerService, createNode, testConnection, uniqueName, UNINITIALIZED_TAINT } from '../support/kube.js';
+import { FAST_PASS, useLbWorld } from '../support/lb-scenarios.js';
 import { kubeState } from '../support/kube-state.js';
 
 const P = 'k8s.cloudscale.ch/';
@@ -28,22 +21,18 @@ const seed = (prefix: string) =>
   nodesSeed({ prefix, count: 3, privateNet: '10.40.0', publicNet: '5.102.148', floatingIps: ['5.102.151.20/32'] });
 
 describe('plan is strictly read-only', () => {
-  let harness: Harness;
   let dir: string;
   const namespace = uniqueName('plan-ro');
   const prefix = uniqueName('n');
   const nodes = [1, 2, 3].map((i) => `${prefix}-${i}`);
+  const { harness } = useLbWorld({ prefix, namespace, seed: seed(prefix), nodes: 2 });
 
   beforeAll(async () => {
-    harness = await startHarness({ seed: seed(prefix) });
     dir = await mkdtemp(join(tmpdir(), 'ccm-plan-ro-'));
-    await ensureNamespace(namespace);
-    await createNode(nodes[0]!, { ready: true });
-    await createNode(nodes[1]!, { ready: true });
     await createLoadBalancerService(namespace, 'web');
-    await syncLbCommand(['service/web'], { namespace, concurrency: 2, waitTimeout: 30, settleSeconds: 0, pollSeconds: 0.05, dryRun: false }, harness.context());
+    await syncLbCommand(['service/web'], { ...FAST_PASS, namespace, dryRun: false }, harness.context());
     // Pending work of every kind: an uninitialised node, a changed and a new Service, a Floating IP.
-    await createNode(nodes[2]!, { taints: [{ key: UNINITIALIZED_TAINT_KEY, value: 'true', effect: 'NoSchedule' }] });
+    await createNode(nodes[2]!, { taints: [UNINITIALIZED_TAINT] });
     await testConnection().core.patchNamespacedService(
       {
         namespace,
@@ -55,9 +44,7 @@ describe('plan is strictly read-only', () => {
     await createLoadBalancerService(namespace, 'fresh');
   });
   afterAll(async () => {
-    await deleteCreatedObjects();
     await rm(dir, { recursive: true, force: true });
-    await harness.stop();
   });
 
   it('sends only GETs to the cloud and changes nothing in Kubernetes, in every form', async () => {

@@ -16,45 +16,33 @@ import { ConfigError, LockHeldError, RefusedError, UsageError } from '../../src/
 import { acquireLease } from '../../src/core/kube/lease.js';
 import { isCloudAction } from '../../src/core/lb/actions.js';
 import { MEMBER_DRAINING_TAG } from '../../src/core/lb/strategies.js';
-import { nodesSeed, runBinary, startHarness, type Harness, type TestContext } from '../support/ccm.js';
-import { TEST_PASS, patchService, readService } from '../support/lb-scenarios.js';
+import { nodesSeed, runBinary, type TestContext } from '../support/ccm.js';
+import { TEST_PASS, FAST_PASS, patchService, readService, useLbWorld } from '../support/lb-scenarios.js';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import {
-  createLoadBalancerService,
-  createNode,
-  deleteCreatedObjects,
-  deleteNodeForced,
-  ensureNamespace,
-  testConnection,
-  uniqueName,
-  UNINITIALIZED_TAINT_KEY,
-} from '../support/kube.js';
+import { createLoadBalancerService, createNode, deleteNodeForced, testConnection, uniqueName, UNINITIALIZED_TAINT } from '../support/kube.js';
 
 const P = 'k8s.cloudscale.ch/';
-const APPLY: ApplyOptions = { concurrency: 4, waitTimeout: 30, settleSeconds: 0, pollSeconds: 0.05, wait: true };
+const APPLY: ApplyOptions = { ...FAST_PASS, concurrency: 4, wait: true };
 
 describe('saved plans: plan --out, apply FILE', () => {
-  let harness: Harness;
   let dir: string;
   const namespace = uniqueName('saved');
   const prefix = uniqueName('n');
   const node = (i: number) => `${prefix}-${i}`;
+  const { harness } = useLbWorld({
+    prefix,
+    namespace,
+    seed: nodesSeed({ prefix, count: 4, privateNet: '10.41.0', publicNet: '5.102.149', floatingIps: ['5.102.151.30/32'] }),
+    nodes: 2,
+  });
 
   beforeAll(async () => {
-    harness = await startHarness({
-      seed: nodesSeed({ prefix, count: 4, privateNet: '10.41.0', publicNet: '5.102.149', floatingIps: ['5.102.151.30/32'] }),
-    });
     dir = await mkdtemp(join(tmpdir(), 'ccm-saved-plan-'));
-    await ensureNamespace(namespace);
-    await createNode(node(1), { ready: true });
-    await createNode(node(2), { ready: true });
     await createLoadBalancerService(namespace, 'web');
     await syncLbCommand(['service/web'], { ...TEST_PASS, namespace }, harness.context());
   });
   afterAll(async () => {
-    await deleteCreatedObjects();
     await rm(dir, { recursive: true, force: true });
-    await harness.stop();
   });
 
   async function planTo(file: string, args: readonly string[], ctx: TestContext = harness.context()): Promise<SavedPlanFile> {
@@ -91,7 +79,7 @@ describe('saved plans: plan --out, apply FILE', () => {
   it('apply of a fresh plan writes exactly the saved actions, nodes included, and converges', async () => {
     await patchService(namespace, 'web', { metadata: { annotations: { [`${P}loadbalancer-pool-algorithm`]: 'source_ip' } } });
     await createLoadBalancerService(namespace, 'fresh');
-    await createNode(node(4), { ready: true, taints: [{ key: UNINITIALIZED_TAINT_KEY, value: 'true', effect: 'NoSchedule' }] });
+    await createNode(node(4), { ready: true, taints: [UNINITIALIZED_TAINT] });
     const file = join(dir, 'fresh.json');
     const saved = await planTo(file, []);
     expect(saved.plan.nodes?.actions.length).toBeGreaterThan(0);

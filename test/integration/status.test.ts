@@ -19,21 +19,11 @@ import { endOfPass } from '../../src/commands/pass-end.js';
 import { readStatus, STATUS_CONFIGMAP, writeStatusRecord } from '../../src/core/kube/status-configmap.js';
 import { buildPassRecord, type PassCommand } from '../../src/core/status/record.js';
 import { closedPort } from '../cli/cli-support.js';
-import { runBinary, startHarness, type Harness } from '../support/ccm.js';
-import {
-  UNINITIALIZED_TAINT_KEY,
-  createLoadBalancerService,
-  createNode,
-  deleteCreatedObjects,
-  ensureNamespace,
-  ignoreNotFound,
-  testConnection,
-  uniqueName,
-  waitUntil,
-} from '../support/kube.js';
-import { annotate, key } from '../support/lb-scenarios.js';
+import { nodesSeed, runBinary } from '../support/ccm.js';
+import { UNINITIALIZED_TAINT, createLoadBalancerService, createNode, ignoreNotFound, testConnection, uniqueName, waitUntil } from '../support/kube.js';
+import { FAST_PASS, annotate, key, useLbWorld } from '../support/lb-scenarios.js';
 
-const options: RunOptions = { wait: false, force: true, concurrency: 2, waitTimeout: 30, settleSeconds: 0, pollSeconds: 0.05 };
+const options: RunOptions = { ...FAST_PASS, wait: false, force: true };
 const scratch = mkdtempSync(join(tmpdir(), 'ccm-status-'));
 
 /** Replaces the records in the status ConfigMap (as an administrator would edit it). */
@@ -62,22 +52,13 @@ function recordJson(command: PassCommand, minutesAgo: number, over: { error?: st
 }
 
 describe('status record and metrics', () => {
-  let harness: Harness;
   const namespace = uniqueName('status');
   const prefix = uniqueName('st');
   let pushgateway: ChildProcess | undefined;
   let pushgatewayUrl = '';
+  const { harness } = useLbWorld({ prefix, namespace, seed: nodesSeed({ prefix, count: 2, privateNet: '10.41.0', publicNet: '5.102.148' }), nodes: 0 });
 
   beforeAll(async () => {
-    harness = await startHarness({
-      seed: `
-networks: [{name: p, zone: rma1, subnets: [{cidr: 10.41.0.0/24}]}]
-servers:
-  - {name: ${prefix}-1, flavor: flex-4-2, zone: rma1, interfaces: [{type: public, addresses: [5.102.148.1]}, {type: private, network: p, addresses: [10.41.0.1]}]}
-  - {name: ${prefix}-2, flavor: flex-4-2, zone: rma1, interfaces: [{type: public, addresses: [5.102.148.2]}, {type: private, network: p, addresses: [10.41.0.2]}]}
-`,
-    });
-    await ensureNamespace(namespace);
     await ignoreNotFound(testConnection().core.deleteNamespacedConfigMap(STATUS_CONFIGMAP));
 
     const port = await closedPort();
@@ -90,12 +71,10 @@ servers:
     if (pushgateway?.pid !== undefined) process.kill(pushgateway.pid, 'SIGTERM');
     rmSync(scratch, { recursive: true, force: true });
     await ignoreNotFound(testConnection().core.deleteNamespacedConfigMap(STATUS_CONFIGMAP));
-    await deleteCreatedObjects();
-    await harness.stop();
   });
 
   it('a run records its pass; status prints it; the metrics file and the Pushgateway get the same metrics', async () => {
-    await createNode(`${prefix}-1`, { ready: true, taints: [{ key: UNINITIALIZED_TAINT_KEY, value: 'true', effect: 'NoSchedule' }] });
+    await createNode(`${prefix}-1`, { ready: true, taints: [UNINITIALIZED_TAINT] });
     await createLoadBalancerService(namespace, 'web');
     const metricsFile = join(scratch, 'run.prom');
     const ctx = harness.context();
@@ -148,7 +127,7 @@ servers:
     // A Service whose annotation cannot be parsed fails; the pass goes on and ends partial.
     await createLoadBalancerService(namespace, 'broken', { annotations: { 'k8s.cloudscale.ch/loadbalancer-flavor': 'no-such-flavor' } });
     const ctx = harness.context();
-    const error = await syncLbCommand([], { namespace, concurrency: 2, waitTimeout: 30, dryRun: false, settleSeconds: 0, pollSeconds: 0.05 }, ctx).catch((e: unknown) => e);
+    const error = await syncLbCommand([], { ...FAST_PASS, namespace, dryRun: false }, ctx).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Error);
 
     const { records } = await readStatus(testConnection());
@@ -164,7 +143,7 @@ servers:
     expect(shown.out()).toContain(`  failing: service/${namespace}/broken: `);
     expect(shown.out()).not.toContain('healthy');
     await testConnection().core.deleteNamespacedService({ namespace, name: 'broken' });
-    await syncLbCommand([], { namespace, concurrency: 2, waitTimeout: 30, dryRun: false, settleSeconds: 0, pollSeconds: 0.05 }, harness.context());
+    await syncLbCommand([], { ...FAST_PASS, namespace, dryRun: false }, harness.context());
   });
 
   it('run --watch-for: the record keeps the full pass and adds what the reaction passes did, created and updated counted; status says "watching since" while it watches; the summary says what the reactions did', async () => {
@@ -185,7 +164,7 @@ servers:
       expect(Date.parse(full.watching!.until) - Date.parse(full.startedAt)).toBeGreaterThanOrEqual(99_000);
       expect(Date.parse(full.watching!.since)).toBeGreaterThanOrEqual(Date.parse(full.startedAt));
       // A Node registering tainted, then a new Service: a reaction pass each.
-      await createNode(`${prefix}-2`, { ready: true, taints: [{ key: UNINITIALIZED_TAINT_KEY, value: 'true', effect: 'NoSchedule' }] });
+      await createNode(`${prefix}-2`, { ready: true, taints: [UNINITIALIZED_TAINT] });
       const reactionsNow = async () => (await readStatus(testConnection())).records.run!.reactions!;
       await waitUntil('a reaction pass initialised the node', async () => (await reactionsNow()).nodesInitialized === 1);
       await createLoadBalancerService(namespace, 'late');
@@ -234,7 +213,7 @@ servers:
     const ctx = harness.context();
     await syncLbCommand(
       ['service/web'],
-      { namespace, concurrency: 2, waitTimeout: 30, dryRun: false, settleSeconds: 0, pollSeconds: 0.05, maxDowntime: 0, metricsFile },
+      { ...FAST_PASS, namespace, dryRun: false, maxDowntime: 0, metricsFile },
       ctx,
     );
     const record = (await readStatus(testConnection())).records['sync-lb']!;
