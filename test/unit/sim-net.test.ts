@@ -4,7 +4,7 @@ import { describe, expect, test } from 'vitest';
 import { matchesTagFilters } from '../../src/sim/api.js';
 import { globToRegex } from '../../src/sim/faults.js';
 import { cidrContains, firstFreeAddress, formatIp, parseCidr, parseIp } from '../../src/sim/net.js';
-import { parseQuery } from '../../src/sim/server.js';
+import { parseQuery } from '../../src/sim/http.js';
 
 describe('addresses', () => {
   test.each([
