@@ -9,7 +9,7 @@ import type { V1Service } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { planCommand } from '../../src/commands/plan.js';
 import { hasUnprintable } from '../../src/core/text/untrusted.js';
-import type { PlanDocument } from '../../src/core/render/plan.js';
+import type { PlanDocument } from '../../src/core/plan/document.js';
 import { startHarness, type Harness } from '../support/ccm.js';
 import { createLoadBalancerService, deleteCreatedObjects, ensureNamespace, testConnection, uniqueName } from '../support/kube.js';
 import {

@@ -10,9 +10,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { LB_ANNOTATIONS } from '../../src/core/lb/annotations.js';
-import { runBinary, startHarness, type BinaryResult, type Harness } from '../support/ccm.js';
-import { createLoadBalancerService, deleteCreatedObjects, ensureNamespace, testKubeconfig, uniqueName } from '../support/kube.js';
-import { annotate, createNodes, key, lbSeed, lbsNamed, patchService, readService, requireBuiltBinary, warningsOf } from '../support/lb-scenarios.js';
+import { runBinary, type BinaryResult } from '../support/ccm.js';
+import { createLoadBalancerService, testKubeconfig, uniqueName } from '../support/kube.js';
+import { annotate, key, lbsNamed, patchService, readService, requireBuiltBinary, warningsOf, useLbWorld } from '../support/lb-scenarios.js';
 
 const APPROVE = LB_ANNOTATIONS.approveChange.key;
 const ANNOUNCED = LB_ANNOTATIONS.announcedChanges.key;
@@ -28,18 +28,15 @@ async function cronJobArgs(args: readonly string[]): Promise<string[]> {
 }
 
 describe("the CronJob's default budget, end to end through the built CLI", () => {
-  let harness: Harness;
   let dir: string;
   let jobArgs: string[];
   const namespace = uniqueName('budget-e2e');
   const prefix = uniqueName('be');
+  const { harness } = useLbWorld({ prefix, namespace });
 
   beforeAll(async () => {
     requireBuiltBinary();
-    harness = await startHarness({ seed: lbSeed(prefix, 2) });
     dir = await mkdtemp(join(tmpdir(), 'ccm-budget-e2e-'));
-    await ensureNamespace(namespace);
-    await createNodes(prefix, 2);
     // The Job's arguments with the defaults; only the watch is turned off (--watch-for 0s) so
     // that each Job is one pass: the budget flags are the defaults'.
     const defaults = await cronJobArgs([]);
@@ -50,9 +47,7 @@ describe("the CronJob's default budget, end to end through the built CLI", () =>
     expect(jobArgs[0]).toBe('run');
   });
   afterAll(async () => {
-    await deleteCreatedObjects();
     await rm(dir, { recursive: true, force: true });
-    await harness?.stop();
   });
 
   const cli = (args: readonly string[]): Promise<BinaryResult> => runBinary(['--cluster-id', harness.clusterId, ...args], { apiUrl: harness.sim.url });

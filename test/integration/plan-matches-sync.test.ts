@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { planCommand } from '../../src/commands/plan.js';
 import { syncLbCommand, type SyncLbReport } from '../../src/commands/sync-lb.js';
 import { PartialFailureError } from '../../src/core/errors.js';
-import type { PlanDocument } from '../../src/core/render/plan.js';
+import type { PlanDocument } from '../../src/core/plan/document.js';
 import { MEMBER_DRAINING_TAG } from '../../src/core/lb/strategies.js';
 import { nodesSeed, runBinary } from '../support/ccm.js';
 import { createLoadBalancerService, createNode, testConnection, uniqueName } from '../support/kube.js';

@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { planCommand } from '../../src/commands/plan.js';
 import { syncLbCommand } from '../../src/commands/sync-lb.js';
 import { MEMBER_DRAINING_TAG } from '../../src/core/lb/strategies.js';
-import type { PlanDocument } from '../../src/core/render/plan.js';
+import type { PlanDocument } from '../../src/core/plan/document.js';
 import { nodesSeed } from '../support/ccm.js';
 import { createLoadBalancerService, testConnection, uniqueName } from '../support/kube.js';
 import { FAST_PASS, useLbWorld } from '../support/lb-scenarios.js';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planCommand } from '../../src/commands/plan.js';
 import { syncLbCommand } from '../../src/commands/sync-lb.js';
-import type { PlanDocument } from '../../src/core/render/plan.js';
+import type { PlanDocument } from '../../src/core/plan/document.js';
 import { nodesSeed, runBinary } from '../support/ccm.js';
 import { createLoadBalancerService, createNode, testConnection, uniqueName, UNINITIALIZED_TAINT } from '../support/kube.js';
 import { FAST_PASS, useLbWorld } from '../support/lb-scenarios.js';

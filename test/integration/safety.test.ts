@@ -3,7 +3,7 @@
 // only exit codes: one load balancer per Service, foreign ones untouched, nothing deleted that is
 // in use.
 import type { V1Service } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { cleanupCommand } from '../../src/commands/cleanup.js';
 import { planCommand } from '../../src/commands/plan.js';
 import type { LoadBalancer } from '../../src/core/cloudscale/types.js';
@@ -11,23 +11,18 @@ import { LockHeldError } from '../../src/core/errors.js';
 import { LB_FINALIZER } from '../../src/core/lb/service-plan.js';
 import { acquireLease } from '../../src/core/kube/lease.js';
 import { RUN_LEASE } from '../../src/commands/writer.js';
-import { startHarness, type Harness } from '../support/ccm.js';
 import {
   createLoadBalancerService,
-  deleteCreatedObjects,
   deleteServiceForced,
-  ensureNamespace,
   testConnection,
   uniqueName,
 } from '../support/kube.js';
 import {
   FLOATING_IPS,
   annotate,
-  createNodes,
   expectConverged,
   failuresOf,
   key,
-  lbSeed,
   lbsNamed,
   memberNames,
   passFails,
@@ -36,23 +31,14 @@ import {
   readService,
   runPass,
   theLb,
+  useLbWorld,
 } from '../support/lb-scenarios.js';
 
 describe('safety under races and wrong answers', () => {
-  let harness: Harness;
   const namespace = uniqueName('safety');
   const prefix = uniqueName('safe');
   const pass = { namespace };
-
-  beforeAll(async () => {
-    harness = await startHarness({ seed: lbSeed(prefix, 2) });
-    await ensureNamespace(namespace);
-    await createNodes(prefix, 2, (i) => ({ labels: { 'safety/slot': String(i) } }));
-  });
-  afterAll(async () => {
-    await deleteCreatedObjects();
-    await harness?.stop();
-  });
+  const { harness } = useLbWorld({ prefix, namespace, node: (i) => ({ labels: { 'safety/slot': String(i) } }) });
 
   const uidOf = (service: V1Service) => service.metadata!.uid!;
   const ourLbsOf = async (service: V1Service) =>

@@ -11,7 +11,7 @@
 import type { V1Service } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { planCommand } from '../../src/commands/plan.js';
-import type { PlanDocument } from '../../src/core/render/plan.js';
+import type { PlanDocument } from '../../src/core/plan/document.js';
 import { MEMBER_DRAINING_TAG } from '../../src/core/lb/strategies.js';
 import { createLoadBalancerService, uniqueName } from '../support/kube.js';
 import { TEST_PASS, key, memberNames, passFails, passOk, patchService, poolOf, privateAddress, readService, runPass, theLb, warningsOf } from '../support/lb-scenarios.js';

@@ -4,7 +4,7 @@ import { ACTION_VERB, type ActionKind, type PlannedAction, type Reason } from '.
 import { downtimeOf, type ImpactClass } from '../../src/core/lb/impact.js';
 import type { ServicePlan } from '../../src/core/lb/service-plan.js';
 import { SAVED_PLAN_FORMAT, SAVED_PLAN_VERSION, type SavedPlanContent } from '../../src/core/apply/saved-plan.js';
-import { planDocument } from '../../src/core/render/plan.js';
+import { planDocument } from '../../src/core/plan/document.js';
 
 /** An action of `kind`; `extra` adds its kind-specific fields (a patch, a ref). */
 export function act(kind: ActionKind, object: string, impact: ImpactClass, reason: Reason = { text: 'wanted' }, extra: object = {}): PlannedAction {

@@ -5,7 +5,8 @@ import { describe, expect, test } from 'vitest';
 import { announcements, applyBudget, changeId, formatSeconds, heldChange, interruptionSeconds, restoreHeld } from '../../src/core/lb/budget.js';
 import { downtimeOf } from '../../src/core/lb/impact.js';
 import type { ServicePlan } from '../../src/core/lb/service-plan.js';
-import { planDocument, renderPlanText } from '../../src/core/render/plan.js';
+import { renderPlanText } from '../../src/core/render/plan.js';
+import { planDocument } from '../../src/core/plan/document.js';
 import { converged, node, P, server, svc, World } from '../support/lb-world.js';
 
 const shape = (actions: ServicePlan['actions']) => actions.map((a) => `${a.kind} ${a.object} [${a.impact}]`);

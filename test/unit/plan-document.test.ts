@@ -13,7 +13,7 @@ import { planNodes } from '../../src/core/nodes/plan.js';
 import type { NodeSnapshot } from '../../src/core/nodes/types.js';
 import { plainYaml } from '../../src/core/render/document.js';
 import { converged } from '../support/lb-world.js';
-import { PLAN_DOCUMENT_VERSION, planDocument } from '../../src/core/render/plan.js';
+import { PLAN_DOCUMENT_VERSION, planDocument } from '../../src/core/plan/document.js';
 
 const DOC = readFileSync(new URL('../../docs/plan-json.md', import.meta.url), 'utf8');
 

@@ -6,7 +6,8 @@ import { applyBudget } from '../../src/core/lb/budget.js';
 import { downtimeOf } from '../../src/core/lb/impact.js';
 import type { NodeAction } from '../../src/core/nodes/types.js';
 import { JOINER, markdownText, renderPlanMarkdown } from '../../src/core/render/markdown.js';
-import { planDocument, renderPlanText } from '../../src/core/render/plan.js';
+import { renderPlanText } from '../../src/core/render/plan.js';
+import { planDocument } from '../../src/core/plan/document.js';
 import { act, servicePlan } from '../support/plan-fixtures.js';
 import { converged, svc } from '../support/lb-world.js';
 

@@ -10,7 +10,8 @@ import { planService } from '../../src/core/lb/planner.js';
 import { type ServicePlan } from '../../src/core/lb/service-plan.js';
 import type { Problem } from '../../src/core/lb/problems.js';
 import type { NodeAction } from '../../src/core/nodes/types.js';
-import { planDocument, renderPlanText, type PlanDocument } from '../../src/core/render/plan.js';
+import { renderPlanText } from '../../src/core/render/plan.js';
+import { planDocument, type PlanDocument } from '../../src/core/plan/document.js';
 import { converged, node as worldNode, svc } from '../support/lb-world.js';
 import { act, servicePlan } from '../support/plan-fixtures.js';
 

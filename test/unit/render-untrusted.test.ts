@@ -1,7 +1,8 @@
 import { describe, expect, test } from 'vitest';
 import { PartialFailureError, RefusedError } from '../../src/core/errors.js';
 import { formatTopLevelError } from '../../src/core/render/error.js';
-import { planDocument, renderPlanText } from '../../src/core/render/plan.js';
+import { renderPlanText } from '../../src/core/render/plan.js';
+import { planDocument } from '../../src/core/plan/document.js';
 import {
   QUOTE_MAX_CHARACTERS,
   escapeStrings,

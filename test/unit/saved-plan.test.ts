@@ -18,7 +18,7 @@ import { ConfigError, RefusedError } from '../../src/core/errors.js';
 import type { PlannedAction } from '../../src/core/lb/actions.js';
 import { applyBudget } from '../../src/core/lb/budget.js';
 import { MEMBER_DRAINING_TAG } from '../../src/core/lb/strategies.js';
-import { planDocument } from '../../src/core/render/plan.js';
+import { planDocument } from '../../src/core/plan/document.js';
 import { act, savedPlanContent, servicePlan } from '../support/plan-fixtures.js';
 
 const drainTag = (at: string) => act('update-member', 'member m1 of pool tcp/http', 'member-drain', undefined, { patch: { tags: { [MEMBER_DRAINING_TAG]: at } } });

@@ -19,7 +19,7 @@ import { restoreHeld } from '../lb/budget.js';
 import type { ServicePlan } from '../lb/service-plan.js';
 import { MEMBER_DRAINING_TAG } from '../lb/strategies.js';
 import type { NodeAction } from '../nodes/types.js';
-import type { PlanDocument } from '../render/plan.js';
+import type { PlanDocument } from '../plan/document.js';
 import { servicesInPlay, type LbPassSnapshot } from './snapshot.js';
 
 export const SAVED_PLAN_FORMAT = 'cloudscale-ccm/plan';
