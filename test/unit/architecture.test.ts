@@ -30,28 +30,23 @@ const FLOORS: readonly { readonly name: string; readonly rank: number; readonly 
       'src/core/metrics/',
     ],
   },
-  // Passes: snapshot, plan of a pass, executors, the watch loop.
-  { name: 'apply', rank: 2, paths: ['src/core/apply/'] },
+  // Where a plan lives, pure: the plan document, planning a pass, the budget, the saved plan.
+  { name: 'plan', rank: 2, paths: ['src/core/plan/'] },
+  // Passes: reading the snapshot, executors, the watch loop.
+  { name: 'apply', rank: 3, paths: ['src/core/apply/'] },
   // The cloudscale API simulator, built on the client's types only.
-  { name: 'sim', rank: 2, paths: ['src/sim/'] },
+  { name: 'sim', rank: 3, paths: ['src/sim/'] },
   // Text, documents and live views of what the floors below computed.
-  { name: 'render', rank: 3, paths: ['src/core/render/'] },
-  { name: 'commands', rank: 4, paths: ['src/commands/'] },
-  { name: 'cli', rank: 5, paths: ['src/cli.ts', 'src/composition.ts'] },
+  { name: 'render', rank: 4, paths: ['src/core/render/'] },
+  { name: 'commands', rank: 5, paths: ['src/commands/'] },
+  { name: 'cli', rank: 6, paths: ['src/cli.ts', 'src/composition.ts'] },
 ];
 
 /**
  * Imports known to break the rules, each to be removed by the change that fixes it; an entry
  * that no longer occurs fails the test, so this list only shrinks.
  */
-const KNOWN_EXCEPTIONS: readonly { readonly from: string; readonly to: string; readonly why: string }[] = [
-  // Issue 26, "The plan gets its own floor": the plan document's type moves out of render/.
-  {
-    from: 'src/core/apply/saved-plan.ts',
-    to: 'src/core/render/plan.ts',
-    why: 'the saved plan holds the PlanDocument render/plan.ts defines',
-  },
-];
+const KNOWN_EXCEPTIONS: readonly { readonly from: string; readonly to: string; readonly why: string }[] = [];
 
 function floorOf(file: string): (typeof FLOORS)[number] | undefined {
   return FLOORS.find((floor) =>
@@ -175,6 +170,7 @@ describe('the checks themselves', () => {
     ['src/core/text/untrusted.ts', 'ground'],
     ['src/core/lb/planner.ts', 'domain'],
     ['src/core/render/plan.ts', 'render'],
+    ['src/core/plan/document.ts', 'plan'],
     ['src/sim/server.ts', 'sim'],
     ['src/cli.ts', 'cli'],
     ['src/elsewhere.ts', undefined],

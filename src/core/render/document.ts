@@ -1,7 +1,5 @@
 import { stringify } from 'yaml';
-
-/** The group and version every machine-readable document of this tool carries. */
-export const DOCUMENT_API_VERSION = 'cloudscale-ccm/v1';
+import { DOCUMENT_API_VERSION } from '../document-version.js';
 
 /**
  * A command's result as a versioned document for `-o json|yaml`: `apiVersion` and `kind` say

@@ -10,7 +10,8 @@ import { counted } from '../text/wording.js';
 import type { ServicePlan } from '../lb/service-plan.js';
 import { problemSummary } from '../lb/problems.js';
 import type { PlannedAction } from '../lb/actions.js';
-import { addressChangeText, describeNodeReason, describeReason, fieldChangeText, groupActions, lostLoadBalancerOf, pendingGroups, pendingSummary, reasonsOf, type PlanDocument } from './plan.js';
+import { addressChangeText, describeNodeReason, describeReason, fieldChangeText, groupActions, lostLoadBalancerOf, pendingGroups, pendingSummary, reasonsOf } from './plan.js';
+import type { PlanDocument } from '../plan/document.js';
 import { escapeUnprintable } from '../text/untrusted.js';
 
 /**
