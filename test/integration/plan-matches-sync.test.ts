@@ -13,6 +13,7 @@ import { MEMBER_DRAINING_TAG } from '../../src/core/lb/strategies.js';
 import { nodesSeed, runBinary } from '../support/ccm.js';
 import { createLoadBalancerService, createNode, testConnection, uniqueName } from '../support/kube.js';
 import { FAST_PASS, useLbWorld } from '../support/lb-scenarios.js';
+import { awaitSteady } from '../support/strict-world.js';
 import { serverKeepsIpMode } from '../support/ip-mode.js';
 
 const P = 'k8s.cloudscale.ch/';
@@ -48,12 +49,15 @@ describe('plan -o json then sync-lb: the executed actions are the planned ones',
   const planned = (document: PlanDocument) => document.services.flatMap((s) => s.actions.map((a) => `${a.kind} ${a.object}`));
   const executed = (report: SyncLbReport) => report.services.flatMap((s) => s.actions.map((a) => `${a.kind} ${a.object}`));
 
-  /** A converged Service `name`; returns it as stored. */
+  /** A converged Service `name`, its load balancer steady; returns it as stored. */
   async function converged(name: string, options: Parameters<typeof createLoadBalancerService>[2] = {}): Promise<V1Service> {
     await createLoadBalancerService(namespace, name, options);
     await syncJson(name);
     expect(planned(await planJson(name))).toEqual([]);
-    return testConnection().core.readNamespacedService({ namespace, name });
+    const service = await testConnection().core.readNamespacedService({ namespace, name });
+    // The scenarios' plans are compared with the pass after them: both see the members judged.
+    await awaitSteady(harness, service);
+    return service;
   }
 
   /**

@@ -11,6 +11,7 @@ import type { PlanDocument } from '../../src/core/plan/document.js';
 import { nodesSeed } from '../support/ccm.js';
 import { createLoadBalancerService, testConnection, uniqueName } from '../support/kube.js';
 import { FAST_PASS, useLbWorld } from '../support/lb-scenarios.js';
+import { awaitSteady } from '../support/strict-world.js';
 
 const P = 'k8s.cloudscale.ch/';
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
@@ -39,6 +40,8 @@ describe('plan while a member drains: the pending deletion is shown, the exit co
   beforeAll(async () => {
     await createLoadBalancerService(namespace, 'web');
     await syncLbCommand(['service/web'], sync, harness.context());
+    // The plans below are read as the pass after them sees the load balancer: members judged.
+    await awaitSteady(harness, await testConnection().core.readNamespacedService({ namespace, name: 'web' }));
   });
 
   it('from the drain to the deletion: exit 2 at every step, the deletion and its time named; then exit 0', async () => {
