@@ -13,130 +13,21 @@
 // nothing and a stable member costs nothing per check.
 
 import type { ListenerProtocol, MonitorStatus } from '../core/cloudscale/types.js';
+import { PROPAGATION_KINDS, propagationOf, type DataPlaneTimings, type PropagationKind } from './dataplane-timings.js';
+import {
+  connectionInfo,
+  portServing,
+  type ConnectionInfo,
+  type ConnectionPlane,
+  type ConnectResult,
+  type PortHistory,
+  type PortServing,
+  type ProbeResult,
+  type ReachedMember,
+} from './dataplane-views.js';
+import { EventQueue } from './event-queue.js';
+import { applyChecks, checksBetween, nextStatusChange, type CheckCounters, type MonitorTiming } from './health-checks.js';
 import { cidrContains, parseCidr, type CidrNetwork, type IpAddress } from './net.js';
-
-/**
- * Per kind of configuration change, how long after the API answered it reaches the data plane
- * (docs/sim.md, "Data plane"; the real API's figures: docs/cloudscale-api.md).
- */
-export interface PropagationTable {
-  /** A listener created on a port (and protocol) the load balancer never had a listener on. */
-  newListener: number;
-  /** A listener re-created on a port the load balancer had one on, or a PATCH of its port or protocol. */
-  listener: number;
-  /** A PATCH of a listener's `allowed_cidrs`. */
-  allowedCidrs: number;
-  /** A member created, enabled, disabled or deleted. */
-  member: number;
-  /** A health monitor created, PATCHed or deleted. */
-  monitor: number;
-  /** A listener, pool or load balancer deleted. */
-  delete: number;
-}
-
-export type PropagationKind = keyof PropagationTable;
-const PROPAGATION_KINDS: readonly PropagationKind[] = ['newListener', 'listener', 'allowedCidrs', 'member', 'monitor', 'delete'];
-const MAX_PROPAGATION_MS = 3_600_000;
-
-/** The delay of one kind of change: a number is the same delay for every kind. */
-export function propagationOf(propagation: number | PropagationTable, kind: PropagationKind): number {
-  return typeof propagation === 'number' ? propagation : propagation[kind];
-}
-
-export interface DataPlaneTimings {
-  /**
-   * How long after the API answered a configuration change reaches the data plane: one delay
-   * for every change, or one per kind of change.
-   */
-  propagationMs: number | PropagationTable;
-  /**
-   * false: a monitored, enabled member is `up` while its server runs, at once (the simulator's
-   * behaviour before it had a data plane). true: health monitors check members every `delay_s`.
-   */
-  healthChecks: boolean;
-  /**
-   * true: a listener port, a member's address and port in a pool, or a pool's monitor stays
-   * taken until its delete (or port change) reached the data plane; a create that needs it
-   * meanwhile is refused (400). false: free as soon as the API answered the delete.
-   */
-  deletesHoldUntilPropagated: boolean;
-  /**
-   * true: a running load balancer shows status `error` while one of its pools has a health
-   * monitor and every enabled member of it is `down` (seen on the real platform).
-   */
-  errorWhilePoolDown: boolean;
-}
-
-/** Timings as a seed, `startSimulator` or the admin API give them: some fields, some kinds of propagation. */
-export type DataPlaneChanges = Partial<Omit<DataPlaneTimings, 'propagationMs'>> & {
-  propagationMs?: number | Partial<PropagationTable>;
-};
-
-export const DEFAULT_DATA_PLANE: DataPlaneTimings = {
-  propagationMs: 0,
-  healthChecks: false,
-  deletesHoldUntilPropagated: false,
-  errorWhilePoolDown: false,
-};
-const TIMING_NAMES = Object.keys(DEFAULT_DATA_PLANE).join(', ');
-
-/**
- * `base` with the timings of `value` (the seed's `dataPlane`, the admin API's body) applied;
- * `problems` names each bad field under `where`, and is empty when all are fine.
- */
-export function readDataPlaneTimings(
-  value: unknown,
-  base: DataPlaneTimings,
-  where: string,
-): { timings: DataPlaneTimings; problems: string[] } {
-  const timings = { ...base };
-  const problems: string[] = [];
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return { timings, problems: [`${where}: expected a mapping with any of ${TIMING_NAMES}`] };
-  }
-  for (const [key, field] of Object.entries(value)) {
-    if (key === 'propagationMs') {
-      const read = readPropagation(field, timings.propagationMs, `${where}.propagationMs`);
-      timings.propagationMs = read.propagation;
-      problems.push(...read.problems);
-    } else if (key === 'healthChecks' || key === 'deletesHoldUntilPropagated' || key === 'errorWhilePoolDown') {
-      if (typeof field === 'boolean') timings[key] = field;
-      else problems.push(`${where}.${key}: expected true or false, got ${JSON.stringify(field)}`);
-    } else {
-      problems.push(`${where}: unknown field "${key}" (expected one of: ${TIMING_NAMES})`);
-    }
-  }
-  return { timings, problems };
-}
-
-const isMilliseconds = (value: unknown): value is number =>
-  typeof value === 'number' && Number.isFinite(value) && value >= 0 && value <= MAX_PROPAGATION_MS;
-
-/**
- * `propagationMs` as given: milliseconds for every kind, or a mapping of some kinds (the others
- * keep their delay from `current`).
- */
-function readPropagation(
-  value: unknown,
-  current: number | PropagationTable,
-  where: string,
-): { propagation: number | PropagationTable; problems: string[] } {
-  const expected = `expected milliseconds from 0 to ${MAX_PROPAGATION_MS}`;
-  if (isMilliseconds(value)) return { propagation: value, problems: [] };
-  if (typeof value === 'number') return { propagation: current, problems: [`${where}: ${expected}, got ${JSON.stringify(value)}`] };
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return { propagation: current, problems: [`${where}: ${expected}, or a mapping of ${PROPAGATION_KINDS.join(', ')} to them, got ${JSON.stringify(value)}`] };
-  }
-  const table = Object.fromEntries(PROPAGATION_KINDS.map((kind) => [kind, propagationOf(current, kind)])) as unknown as PropagationTable;
-  const problems: string[] = [];
-  for (const [kind, ms] of Object.entries(value)) {
-    if (!(PROPAGATION_KINDS as readonly string[]).includes(kind)) {
-      problems.push(`${where}: unknown kind "${kind}" (expected one of: ${PROPAGATION_KINDS.join(', ')})`);
-    } else if (isMilliseconds(ms)) table[kind as PropagationKind] = ms;
-    else problems.push(`${where}.${kind}: ${expected}, got ${JSON.stringify(ms)}`);
-  }
-  return { propagation: problems.length > 0 ? current : table, problems };
-}
 
 /** One configuration change of a load balancer, with the values it had when the API took it. */
 export type ConfigChange =
@@ -167,108 +58,6 @@ export type ConfigChange =
 
 /** Whether a member's checked endpoint answers at a given time: its server runs, no admin mark. */
 export type HealthInput = (address: string, port: number, at: number) => boolean;
-
-// ---- pure parts: health-check arithmetic and intervals --------------------------------------
-
-export type CheckedStatus = 'changing' | 'up' | 'down';
-
-export interface CheckCounters {
-  status: CheckedStatus;
-  /** Consecutive successful checks (0 after a failure). */
-  ok: number;
-  /** Consecutive failed checks (0 after a success). */
-  failed: number;
-}
-
-export interface MonitorTiming {
-  delayMs: number;
-  upThreshold: number;
-  downThreshold: number;
-}
-
-/** How many checks fall in (from, to] when checks run at anchor + k × delay, k ≥ 1. */
-export function checksBetween(anchor: number, delayMs: number, from: number, to: number): number {
-  if (to <= from) return 0;
-  const index = (t: number): number => (t < anchor ? 0 : Math.floor((t - anchor) / delayMs));
-  return index(to) - index(from);
-}
-
-/** The counters after `count` checks that all succeeded (`healthy`) or all failed. */
-export function applyChecks(counters: CheckCounters, count: number, healthy: boolean, timing: MonitorTiming): CheckCounters {
-  if (count <= 0) return counters;
-  if (healthy) {
-    const ok = counters.ok + count;
-    return { status: ok >= timing.upThreshold ? 'up' : counters.status, ok, failed: 0 };
-  }
-  const failed = counters.failed + count;
-  return { status: failed >= timing.downThreshold ? 'down' : counters.status, ok: 0, failed };
-}
-
-/**
- * When the status next changes if every check after `now` gives `healthy`: the time of the check
- * that reaches the threshold, or undefined when the status is already where that leads.
- */
-export function nextStatusChange(
-  counters: CheckCounters,
-  healthy: boolean,
-  anchor: number,
-  now: number,
-  timing: MonitorTiming,
-): number | undefined {
-  if (healthy ? counters.status === 'up' : counters.status === 'down') return undefined;
-  const needed = Math.max(1, healthy ? timing.upThreshold - counters.ok : timing.downThreshold - counters.failed);
-  const firstIndex = (now < anchor ? 0 : Math.floor((now - anchor) / timing.delayMs)) + 1;
-  return anchor + (firstIndex + needed - 1) * timing.delayMs;
-}
-
-/** A change of a port's serving state, in time order; the first is the load balancer's creation. */
-export interface Transition {
-  at: number;
-  serving: boolean;
-}
-
-export interface ServingInterval {
-  from: number;
-  /** null: still so now. */
-  to: number | null;
-  serving: boolean;
-}
-
-/** The intervals of [since, now], adjacent equal states merged; the last one is open (to null). */
-export function servingIntervals(transitions: readonly Transition[], since: number, now: number): ServingInterval[] {
-  const intervals: ServingInterval[] = [];
-  if (transitions.length === 0 || since > now) return intervals;
-  const start = Math.max(since, transitions[0]!.at);
-  for (let i = 0; i < transitions.length; i++) {
-    const current = transitions[i]!;
-    const end = transitions[i + 1]?.at ?? Infinity;
-    if (end <= start || current.at > now) continue;
-    const from = Math.max(current.at, start);
-    const last = intervals.at(-1);
-    if (last !== undefined && last.serving === current.serving) {
-      last.to = end === Infinity || end > now ? null : end;
-      continue;
-    }
-    if (last !== undefined) last.to = from;
-    intervals.push({ from, to: end === Infinity || end > now ? null : end, serving: current.serving });
-  }
-  return intervals;
-}
-
-/**
- * The longest interval without serving within [since, now], counted only after the port first
- * served (at any time, also before `since`): a port that never served has no outage yet. An
- * outage still going on counts up to `now`.
- */
-export function longestOutageMs(transitions: readonly Transition[], since: number, now: number): number {
-  const firstServed = transitions.find((t) => t.serving)?.at;
-  if (firstServed === undefined) return 0;
-  let longest = 0;
-  for (const interval of servingIntervals(transitions, Math.max(since, firstServed), now)) {
-    if (!interval.serving) longest = Math.max(longest, (interval.to ?? now) - interval.from);
-  }
-  return longest;
-}
 
 // ---- the data plane ------------------------------------------------------------------------
 
@@ -307,24 +96,6 @@ interface ListenerPlane {
   allowedCidrs: CidrNetwork[];
 }
 
-/** A connection a client opened through a listener to a member: it lives on until closed. */
-interface ConnectionPlane {
-  id: string;
-  lbUuid: string;
-  listenerUuid: string;
-  protocol: ListenerProtocol;
-  port: number;
-  member: { uuid: string; address: string; protocol_port: number };
-  openedAt: number;
-  closed?: { at: number; reason: string };
-}
-
-interface PortHistory {
-  protocol: ListenerProtocol;
-  port: number;
-  transitions: Transition[];
-}
-
 interface LbPlane {
   createdAt: number;
   /** Nothing reaches the data plane before the LB runs (only with a non-default timing). */
@@ -342,38 +113,6 @@ type DataPlaneEvent =
   | { kind: 'input'; addresses: readonly string[] }
   | { kind: 'status'; memberUuid: string; version: number };
 
-interface Queued {
-  at: number;
-  seq: number;
-  event: DataPlaneEvent;
-}
-
-export interface PortServing {
-  protocol: ListenerProtocol;
-  port: number;
-  intervals: { from: string; to: string | null; serving: boolean }[];
-  longestOutageMs: number;
-}
-
-export type ProbeResult =
-  | { served: true; member: { uuid: string; address: string; protocol_port: number } }
-  | { served: false; reason: string };
-
-/** A simulated client connection as the admin API shows it. */
-export interface ConnectionInfo {
-  id: string;
-  protocol: ListenerProtocol;
-  port: number;
-  member: { uuid: string; address: string; protocol_port: number };
-  openedAt: string;
-  open: boolean;
-  closedAt: string | null;
-  /** Why it closed: the client closed it, its listener left the data plane, its server stopped. */
-  closedReason: string | null;
-}
-
-export type ConnectResult = { opened: true; connection: ConnectionInfo } | { opened: false; reason: string };
-
 const portKey = (protocol: string, port: number): string => `${protocol}/${port}`;
 
 export class DataPlane {
@@ -382,7 +121,7 @@ export class DataPlane {
   private readonly membersByAddress = new Map<string, Set<string>>();
   /** Endpoints (`address/port`) an admin marked as failing their health checks. */
   private readonly failing = new Set<string>();
-  private readonly queue = new EventQueue();
+  private readonly queue = new EventQueue<DataPlaneEvent>();
   private readonly connections = new Map<string, ConnectionPlane>();
   private connectionCount = 0;
   private clock: number;
@@ -563,16 +302,7 @@ export class DataPlane {
     const from = since ?? lb.createdAt;
     return [...lb.ports.values()]
       .sort((a, b) => a.protocol.localeCompare(b.protocol) || a.port - b.port)
-      .map((history) => ({
-        protocol: history.protocol,
-        port: history.port,
-        intervals: servingIntervals(history.transitions, from, now).map((interval) => ({
-          from: new Date(interval.from).toISOString(),
-          to: interval.to === null ? null : new Date(interval.to).toISOString(),
-          serving: interval.serving,
-        })),
-        longestOutageMs: longestOutageMs(history.transitions, from, now),
-      }));
+      .map((history) => portServing(history, from, now));
   }
 
   /**
@@ -631,7 +361,7 @@ export class DataPlane {
     protocol: ListenerProtocol,
     port: number,
     source: IpAddress | undefined,
-  ): { listenerUuid: string; member: { uuid: string; address: string; protocol_port: number } } | { reason: string } {
+  ): { listenerUuid: string; member: ReachedMember } | { reason: string } {
     const lb = this.lbs.get(lbUuid);
     const found = lb === undefined ? undefined : [...lb.listeners].find(([, l]) => l.protocol === protocol && l.port === port);
     if (lb === undefined || found === undefined) {
@@ -927,63 +657,4 @@ export class DataPlane {
     }
     history.transitions.push({ at, serving });
   }
-}
-
-function connectionInfo(connection: ConnectionPlane): ConnectionInfo {
-  return {
-    id: connection.id,
-    protocol: connection.protocol,
-    port: connection.port,
-    member: { ...connection.member },
-    openedAt: new Date(connection.openedAt).toISOString(),
-    open: connection.closed === undefined,
-    closedAt: connection.closed === undefined ? null : new Date(connection.closed.at).toISOString(),
-    closedReason: connection.closed?.reason ?? null,
-  };
-}
-
-/** A binary min-heap of events by time, then by order of insertion. */
-class EventQueue {
-  private readonly heap: Queued[] = [];
-  private seq = 0;
-
-  push(at: number, event: DataPlaneEvent): void {
-    const heap = this.heap;
-    heap.push({ at, seq: this.seq++, event });
-    let i = heap.length - 1;
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if (!before(heap[i]!, heap[parent]!)) break;
-      [heap[i], heap[parent]] = [heap[parent]!, heap[i]!];
-      i = parent;
-    }
-  }
-
-  peek(): Queued | undefined {
-    return this.heap[0];
-  }
-
-  pop(): Queued | undefined {
-    const heap = this.heap;
-    const top = heap[0];
-    const last = heap.pop();
-    if (heap.length === 0 || last === undefined) return top;
-    heap[0] = last;
-    let i = 0;
-    for (;;) {
-      const left = 2 * i + 1;
-      const right = left + 1;
-      let smallest = i;
-      if (left < heap.length && before(heap[left]!, heap[smallest]!)) smallest = left;
-      if (right < heap.length && before(heap[right]!, heap[smallest]!)) smallest = right;
-      if (smallest === i) break;
-      [heap[i], heap[smallest]] = [heap[smallest]!, heap[i]!];
-      i = smallest;
-    }
-    return top;
-  }
-}
-
-function before(a: Queued, b: Queued): boolean {
-  return a.at < b.at || (a.at === b.at && a.seq < b.seq);
 }

@@ -13,15 +13,8 @@ export {
   type ProbeRequest,
   type WorldInfo,
 } from './server.js';
-export type {
-  ConnectionInfo,
-  ConnectResult,
-  DataPlaneChanges,
-  DataPlaneTimings,
-  PortServing,
-  ProbeResult,
-  PropagationTable,
-} from './dataplane.js';
+export type { DataPlaneChanges, DataPlaneTimings, PropagationTable } from './dataplane-timings.js';
+export type { ConnectionInfo, ConnectResult, PortServing, ProbeResult } from './dataplane-views.js';
 export { DEFAULT_WORLD, REAL_PROPAGATION, WORLD_NAMES, WORLDS, type World, type WorldName } from './world.js';
 export {
   loadSeedFile,
@@ -33,7 +26,7 @@ export {
   type SeedInterface,
   type SeedFloatingIp,
 } from './seed.js';
-export type { SimBehaviour } from './state.js';
+export type { SimBehaviour } from './behaviour.js';
 export type {
   FaultConfig,
   ErrorFault,

@@ -14,7 +14,7 @@ import { isZone, LB_FLAVORS, PUBLIC_VIP_NETWORKS, ZONES, type Zone } from './cat
 import { API_LIMITS } from './limits.js';
 import { ApiError, badRequest, Fields, isDict, referenceProblem, type Dict } from './fields.js';
 import { cidrContains, firstFreeAddress, parseCidr, parseIp, type IpAddress } from './net.js';
-import type { PropagationKind } from './dataplane.js';
+import type { PropagationKind } from './dataplane-timings.js';
 import type { ListenerRecord, LoadBalancerRecord, MemberRecord, MonitorRecord, SimState } from './state.js';
 import { created, find, noContent, now, resource, type RequestContext, type Route } from './routing.js';
 

@@ -8,7 +8,7 @@ import { LineCounter, parseDocument } from 'yaml';
 import { ConfigError, errorMessage } from '../core/errors.js';
 import type { ServerFlavor, Tags } from '../core/cloudscale/types.js';
 import { isZone, REGIONS, regionOfZone, serverFlavor, ZONES, type Zone } from './catalog.js';
-import { DEFAULT_DATA_PLANE, readDataPlaneTimings, type DataPlaneChanges } from './dataplane.js';
+import { DEFAULT_DATA_PLANE, readDataPlaneTimings, type DataPlaneChanges } from './dataplane-timings.js';
 import { cidrContains, parseCidr, parseIp, type CidrNetwork, type IpAddress } from './net.js';
 
 // ---- the seed as written (snake_case, like the API) ---------------------------------------

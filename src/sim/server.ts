@@ -6,13 +6,14 @@ import { createServer, type IncomingMessage, type Server as HttpServer, type Ser
 import type { AddressInfo } from 'node:net';
 import { checkBehaviour, checkDataPlane, checkTokens, handleAdmin, SimAdminError, simulatorAdmin, type AdminHost, type SimulatorAdmin, type WorldInfo } from './admin.js';
 import { API_ROUTES, type ApiResult, type RequestContext, type Route } from './api.js';
-import type { DataPlaneChanges } from './dataplane.js';
+import type { DataPlaneChanges } from './dataplane-timings.js';
 import { Faults, type FaultDecision } from './faults.js';
 import { ApiError, type Dict } from './fields.js';
 import { parseJsonBody, parseQuery, readBody, send } from './http.js';
 import { RequestLog, type RequestLogEntry } from './request-log.js';
 import { validateSeed, type SimSeed } from './seed.js';
-import { SimState, type SimBehaviour } from './state.js';
+import type { SimBehaviour } from './behaviour.js';
+import { SimState } from './state.js';
 import { DEFAULT_WORLD, isTimeScale, isWorldName, TIME_SCALE_RANGE, WORLD_NAMES, WORLDS, type WorldName } from './world.js';
 
 export { SimAdminError, type ProbeRequest, type SimulatorAdmin, type WorldInfo } from './admin.js';

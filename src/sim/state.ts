@@ -23,8 +23,10 @@ import type {
   SubnetStub,
   Tags,
 } from '../core/cloudscale/types.js';
+import { DEFAULT_BEHAVIOUR, type SimBehaviour } from './behaviour.js';
 import { DEFAULT_IMAGE, LB_FLAVORS, PUBLIC_PREFIX, PUBLIC_VIP_NETWORKS, ZONES, type ServerImage, type Zone } from './catalog.js';
-import { DataPlane, DEFAULT_DATA_PLANE, type ConfigChange, type DataPlaneTimings, type PropagationKind } from './dataplane.js';
+import { DEFAULT_DATA_PLANE, type DataPlaneTimings, type PropagationKind } from './dataplane-timings.js';
+import { DataPlane, type ConfigChange } from './dataplane.js';
 import { addressAt, enclosingNetwork, parseCidr, type CidrNetwork, type IpAddress } from './net.js';
 import { seededUuid, type ValidSeed } from './seed.js';
 
@@ -162,26 +164,6 @@ export interface SimServer extends Server {
 }
 
 export type PinnedLbStatus = 'changing' | 'error';
-
-/** Where the simulator can behave one way or another; the defaults follow the real API. */
-export interface SimBehaviour {
-  /** A pool delete leaves its listeners with `pool: null` instead of deleting them. */
-  poolDeleteKeepsListeners: boolean;
-  /**
-   * A PATCH of a load balancer, pool, member, listener or health monitor with more than one
-   * attribute answers 400 "Only one attribute can be changed at a time.", as a server PATCH
-   * does. Whether the API has that rule for load balancers is not known (docs/cloudscale-api.md).
-   */
-  onePatchAttribute: boolean;
-  /**
-   * A write to a load balancer (or its pools, members, listeners, monitors) that arrives while
-   * another write to it is still being handled answers 400 instead of waiting its turn. The real
-   * API handles them one at a time; whether it queues or refuses the overlap is not known.
-   */
-  refuseOverlappingWrites: boolean;
-}
-
-export const DEFAULT_BEHAVIOUR: SimBehaviour = { poolDeleteKeepsListeners: false, onePatchAttribute: false, refuseOverlappingWrites: false };
 
 /** ISO-8601 UTC with microseconds, as the API writes `created_at`. */
 export function apiTimestamp(epochMs: number): string {

@@ -4,8 +4,8 @@
 // had a data plane: every change serves at once, no health checks, no `error` status, deletes
 // free their slot at once. docs/sim.md, "Worlds", describes both.
 
-import { DEFAULT_DATA_PLANE, type DataPlaneTimings, type PropagationTable } from './dataplane.js';
-import { DEFAULT_BEHAVIOUR, type SimBehaviour } from './state.js';
+import { DEFAULT_DATA_PLANE, type DataPlaneTimings, type PropagationTable } from './dataplane-timings.js';
+import { DEFAULT_BEHAVIOUR, type SimBehaviour } from './behaviour.js';
 import type { WorldName } from './world-names.js';
 
 export { DEFAULT_WORLD, isTimeScale, isWorldName, TIME_SCALE_RANGE, WORLD_NAMES, type WorldName } from './world-names.js';

@@ -2,19 +2,17 @@
 // model itself driven by an injected clock (no HTTP, no waiting).
 
 import { describe, expect, it } from 'vitest';
+import { DataPlane } from '../../src/sim/dataplane.js';
+import { DEFAULT_DATA_PLANE, readDataPlaneTimings, type DataPlaneTimings } from '../../src/sim/dataplane-timings.js';
 import {
   applyChecks,
   checksBetween,
-  DataPlane,
-  DEFAULT_DATA_PLANE,
   longestOutageMs,
   nextStatusChange,
-  readDataPlaneTimings,
   servingIntervals,
   type CheckCounters,
-  type DataPlaneTimings,
   type Transition,
-} from '../../src/sim/dataplane.js';
+} from '../../src/sim/health-checks.js';
 import { parseIp } from '../../src/sim/net.js';
 import { validateSeed } from '../../src/sim/seed.js';
 import { WORLDS } from '../../src/sim/world.js';
