@@ -8,7 +8,7 @@ import type { SimCommandOptions } from './commands/sim.js';
 import { DEFAULT_WORLD, WORLD_NAMES } from './sim/world-names.js';
 import { DEFAULT_POLL_SECONDS } from './core/apply/lb-watch.js';
 import { KubeApiError, UsageError } from './core/errors.js';
-import { parseDuration as parseBudgetDuration, parseWindow, type MaintenanceWindow } from './core/lb/budget-window.js';
+import { parseDuration as parseBudgetDuration, parseWindow, type MaintenanceWindow } from './core/plan/budget-window.js';
 import { checkMetricsFilePath, parsePushgatewayUrl } from './core/metrics/publish.js';
 import { clusterIdValue, namespaceName, nonNegativeNumber as nonNegativeNumberOf, portNumber as portNumberOf, wholeNumberFrom } from './core/option-values.js';
 import { VERSION } from './version.js';

@@ -8,7 +8,14 @@ import { executeLbPass, planLbPass, type ServiceOutcome } from '../core/apply/lb
 import { executeNodePlan } from '../core/apply/node-executor.js';
 import { planNodePass } from '../core/apply/node-pass.js';
 import type { NodeResult } from '../core/apply/node-report.js';
-import { checkPlanTarget, fingerprintChanges, fingerprintOf, parseSavedPlan, planDifferences, type SavedPlanFile } from '../core/apply/saved-plan.js';
+import {
+  checkPlanTarget,
+  fingerprintChanges,
+  fingerprintOf,
+  parseSavedPlan,
+  planDifferences,
+  type SavedPlanFile,
+} from '../core/plan/saved-plan.js';
 import { DEFAULT_POLL_SECONDS } from '../core/apply/lb-watch.js';
 import { readLbPassSnapshot } from '../core/apply/snapshot.js';
 import { CcmError, ConfigError, PartialFailureError, RefusedError, errorMessage } from '../core/errors.js';

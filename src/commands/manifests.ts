@@ -11,8 +11,8 @@ import {
 } from '../core/deploy/manifests.js';
 import type { AdmissionMode } from '../core/deploy/admission-policy.js';
 import { UsageError } from '../core/errors.js';
-import { formatSeconds } from '../core/lb/budget.js';
-import type { MaintenanceWindow } from '../core/lb/budget-window.js';
+import { formatSeconds } from '../core/plan/budget.js';
+import type { MaintenanceWindow } from '../core/plan/budget-window.js';
 import { VERSION } from '../version.js';
 import type { CommandContext } from './context.js';
 

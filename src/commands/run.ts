@@ -11,7 +11,7 @@ import { initNodesCommand, type InitNodesResult } from './init-nodes.js';
 import { listWatchStart, watchAfterPass, type ReactionSteps, type RunWatchReport, type WatchStart } from './run-watch.js';
 import { syncLbCommand, type SyncLbOptions, type SyncLbReport } from './sync-lb.js';
 import { didText, summarise, type RunSummary } from './run-summary.js';
-import { budgetPolicy } from '../core/lb/budget-window.js';
+import { budgetPolicy } from '../core/plan/budget-window.js';
 import { endOfPass, failedBeforeTheLease, nodeDetails, requestCount, runDetails, type PassDetails, type PassReportingOptions } from './pass-end.js';
 import { NO_REACTIONS, withReaction, type ReactionTotals, type WatchingSpan } from '../core/status/record.js';
 import { GO_CCM_LEASE, asWriter } from './writer.js';

@@ -5,8 +5,9 @@ import { planLbPass, reconcileLoadBalancers, type ServiceOutcome } from '../core
 import { DEFAULT_DRAIN_SECONDS } from '../core/lb/strategies.js';
 import type { HeldChange } from '../core/lb/service-plan.js';
 import { approvalOf } from '../core/lb/annotations.js';
-import { budgetPolicy, budgetSecondsAt, type BudgetOptions } from '../core/lb/budget-window.js';
-import { readLbPassSnapshot, type ServiceSelection } from '../core/apply/snapshot.js';
+import { budgetPolicy, budgetSecondsAt, type BudgetOptions } from '../core/plan/budget-window.js';
+import { readLbPassSnapshot } from '../core/apply/snapshot.js';
+import { type ServiceSelection } from '../core/plan/snapshot.js';
 import { summarise } from '../core/cloudscale/request-counter.js';
 import { CcmError, InternalError, PartialFailureError, errorMessage } from '../core/errors.js';
 import { counted } from '../core/text/wording.js';

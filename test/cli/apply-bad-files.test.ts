@@ -6,7 +6,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { serializeSavedPlan } from '../../src/core/apply/saved-plan.js';
+import { serializeSavedPlan } from '../../src/core/plan/saved-plan.js';
 import { runBinary } from '../support/ccm.js';
 import { savedPlanContent } from '../support/plan-fixtures.js';
 import { expectUserError } from './cli-support.js';

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyCommand, type ApplyOptions } from '../../src/commands/apply.js';
 import { planCommand } from '../../src/commands/plan.js';
 import { syncLbCommand } from '../../src/commands/sync-lb.js';
-import { serializeSavedPlan, type SavedPlanFile } from '../../src/core/apply/saved-plan.js';
+import { serializeSavedPlan, type SavedPlanFile } from '../../src/core/plan/saved-plan.js';
 import { RUN_LEASE } from '../../src/commands/writer.js';
 import { ConfigError, LockHeldError, RefusedError, UsageError } from '../../src/core/errors.js';
 import { acquireLease } from '../../src/core/kube/lease.js';

@@ -13,7 +13,7 @@ import { manifestOptionsFrom } from '../../src/commands/manifests.js';
 import { buildManifests } from '../../src/core/deploy/manifests.js';
 import { planCommand } from '../../src/commands/plan.js';
 import { LB_ANNOTATIONS } from '../../src/core/lb/annotations.js';
-import { parseWindow } from '../../src/core/lb/budget-window.js';
+import { parseWindow } from '../../src/core/plan/budget-window.js';
 import { runBinary } from '../support/ccm.js';
 import { createLoadBalancerService, testConnection, uniqueName } from '../support/kube.js';
 import { FAST_PASS, annotate, expectConverged, key, lbsNamed, passOk, patchService, readService, routes, theLb, warningsOf, useLbWorld } from '../support/lb-scenarios.js';

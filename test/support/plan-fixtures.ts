@@ -3,7 +3,7 @@
 import { ACTION_VERB, type ActionKind, type PlannedAction, type Reason } from '../../src/core/lb/actions.js';
 import { downtimeOf, type ImpactClass } from '../../src/core/lb/impact.js';
 import type { ServicePlan } from '../../src/core/lb/service-plan.js';
-import { SAVED_PLAN_FORMAT, SAVED_PLAN_VERSION, type SavedPlanContent } from '../../src/core/apply/saved-plan.js';
+import { SAVED_PLAN_FORMAT, SAVED_PLAN_VERSION, type SavedPlanContent } from '../../src/core/plan/saved-plan.js';
 import { planDocument } from '../../src/core/plan/document.js';
 
 /** An action of `kind`; `extra` adds its kind-specific fields (a patch, a ref). */

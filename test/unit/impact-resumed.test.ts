@@ -4,7 +4,7 @@
 // left without a listener is down now, which a plan of "no interruption" would hide. A drain is
 // one step (tag and disable in one PATCH); the passes after it finish it (below).
 import { describe, expect, test } from 'vitest';
-import { applyBudget } from '../../src/core/lb/budget.js';
+import { applyBudget } from '../../src/core/plan/budget.js';
 import { downtimeOf } from '../../src/core/lb/impact.js';
 import { worstDowntime, type ServicePlan } from '../../src/core/lb/service-plan.js';
 import { converged, svc, type World } from '../support/lb-world.js';

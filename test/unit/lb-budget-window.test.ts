@@ -2,8 +2,8 @@
 // budget at an instant, with the clock given (DST and days in the window's own time zone).
 import { describe, expect, test } from 'vitest';
 import { UsageError } from '../../src/core/errors.js';
-import { budgetSecondsAt, parseDuration, parseWindow } from '../../src/core/lb/budget-window.js';
-import { formatSeconds } from '../../src/core/lb/budget.js';
+import { budgetSecondsAt, parseDuration, parseWindow } from '../../src/core/plan/budget-window.js';
+import { formatSeconds } from '../../src/core/plan/budget.js';
 
 describe('parseDuration', () => {
   test.each([

@@ -2,7 +2,15 @@
 // test/support/lb-world.ts): which actions run now, which are held with everything that needs
 // them, the change id, approval, and that the held actions go back to their places.
 import { describe, expect, test } from 'vitest';
-import { announcements, applyBudget, changeId, formatSeconds, heldChange, interruptionSeconds, restoreHeld } from '../../src/core/lb/budget.js';
+import {
+  announcements,
+  applyBudget,
+  changeId,
+  formatSeconds,
+  heldChange,
+  interruptionSeconds,
+  restoreHeld,
+} from '../../src/core/plan/budget.js';
 import { downtimeOf } from '../../src/core/lb/impact.js';
 import type { ServicePlan } from '../../src/core/lb/service-plan.js';
 import { renderPlanText } from '../../src/core/render/plan.js';

@@ -17,7 +17,7 @@ import {
   renderTokenSecretTemplate,
 } from '../../src/core/deploy/manifests.js';
 import { UsageError } from '../../src/core/errors.js';
-import { parseWindow } from '../../src/core/lb/budget-window.js';
+import { parseWindow } from '../../src/core/plan/budget-window.js';
 import { VERSION } from '../../src/version.js';
 
 const deployFile = (name: string) => fileURLToPath(new URL(`../../deploy/${name}`, import.meta.url));

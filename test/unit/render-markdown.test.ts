@@ -2,7 +2,7 @@
 // and whether the budget holds the change back, the nodes, and names that try to be Markdown.
 import { describe, expect, test } from 'vitest';
 import type { Reason } from '../../src/core/lb/actions.js';
-import { applyBudget } from '../../src/core/lb/budget.js';
+import { applyBudget } from '../../src/core/plan/budget.js';
 import { downtimeOf } from '../../src/core/lb/impact.js';
 import type { NodeAction } from '../../src/core/nodes/types.js';
 import { JOINER, markdownText, renderPlanMarkdown } from '../../src/core/render/markdown.js';

@@ -5,7 +5,7 @@ import type { V1Node, V1Service } from '@kubernetes/client-node';
 import { describe, expect, test } from 'vitest';
 import type { Server, SubnetStub } from '../../src/core/cloudscale/types.js';
 import type { ActionKind, PlannedAction, Reason } from '../../src/core/lb/actions.js';
-import { applyBudget } from '../../src/core/lb/budget.js';
+import { applyBudget } from '../../src/core/plan/budget.js';
 import { planService } from '../../src/core/lb/planner.js';
 import { type ServicePlan } from '../../src/core/lb/service-plan.js';
 import type { Problem } from '../../src/core/lb/problems.js';

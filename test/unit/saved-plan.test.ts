@@ -11,12 +11,12 @@ import {
   parseSavedPlan,
   planDifferences,
   serializeSavedPlan,
-} from '../../src/core/apply/saved-plan.js';
-import type { LbPassSnapshot } from '../../src/core/apply/snapshot.js';
+} from '../../src/core/plan/saved-plan.js';
+import type { LbPassSnapshot } from '../../src/core/plan/snapshot.js';
 import type { FloatingIp, LoadBalancer, MemberState, Pool, Server } from '../../src/core/cloudscale/types.js';
 import { ConfigError, RefusedError } from '../../src/core/errors.js';
 import type { PlannedAction } from '../../src/core/lb/actions.js';
-import { applyBudget } from '../../src/core/lb/budget.js';
+import { applyBudget } from '../../src/core/plan/budget.js';
 import { MEMBER_DRAINING_TAG } from '../../src/core/lb/strategies.js';
 import { planDocument } from '../../src/core/plan/document.js';
 import { act, savedPlanContent, servicePlan } from '../support/plan-fixtures.js';

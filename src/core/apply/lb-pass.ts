@@ -11,7 +11,7 @@ import { patchServiceMetadata, patchServiceStatus } from '../kube/services.js';
 import { assembleLocation, locateLoadBalancer } from '../lb/actual.js';
 import type { PlannedAction } from '../lb/actions.js';
 import { LB_ANNOTATIONS, approvalOf as approvalIn, readLbAnnotation } from '../lb/annotations.js';
-import { announcements, applyBudget } from '../lb/budget.js';
+import { announcements, applyBudget } from '../plan/budget.js';
 import { planService } from '../lb/planner.js';
 import { type DrainPolicy, type ServicePlan } from '../lb/service-plan.js';
 import { problemSummary, type Problem } from '../lb/problems.js';
@@ -26,7 +26,8 @@ import {
   type ExecutorEvent,
   type ServiceWriter,
 } from './lb-executor.js';
-import { readBackSnapshot, servicesInPlay, type LbPassSnapshot, type ServiceSelection } from './snapshot.js';
+import { readBackSnapshot } from './snapshot.js';
+import { servicesInPlay, type LbPassSnapshot, type ServiceSelection } from '../plan/snapshot.js';
 
 export interface PlannedService {
   readonly plan: ServicePlan;

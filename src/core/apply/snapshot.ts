@@ -1,69 +1,17 @@
 // Reading the state one load-balancer pass plans from, with a constant number of list calls:
 // Services and Nodes from Kubernetes; servers, load balancers, pools, listeners, monitors,
 // Floating IPs and subnets from cloudscale; then one member list per pool of the load balancers in play.
-import type { V1Node, V1Service } from '@kubernetes/client-node';
+import type { V1Service } from '@kubernetes/client-node';
 import type { CloudscaleClient } from '../cloudscale/client.js';
-import type {
-  FloatingIp,
-  HealthMonitor,
-  Listener,
-  LoadBalancer,
-  Pool,
-  MemberState,
-  Server,
-  Subnet,
-} from '../cloudscale/types.js';
+import type { LoadBalancer, MemberState } from '../cloudscale/types.js';
 import { CcmError, CloudscaleApiError } from '../errors.js';
 import { serverVersion } from '../kube/cluster.js';
 import type { KubeConnection } from '../kube/connection.js';
 import { listNodeObjects } from '../kube/nodes.js';
 import { listServices } from '../kube/services.js';
 import { locateLoadBalancer, loadBalancerReferences, memberCompactor, type UuidLookup } from '../lb/actual.js';
+import { servicesInPlay, serviceKey, type CloudLists, type LbPassSnapshot, type ServiceSelection } from '../plan/snapshot.js';
 import { mapConcurrent } from './concurrency.js';
-
-export interface CloudLists {
-  readonly servers: readonly Server[];
-  readonly loadBalancers: readonly LoadBalancer[];
-  readonly pools: readonly Pool[];
-  readonly listeners: readonly Listener[];
-  readonly monitors: readonly HealthMonitor[];
-  readonly floatingIps: readonly FloatingIp[];
-  readonly subnets: readonly Subnet[];
-}
-
-export interface LbPassSnapshot extends CloudLists {
-  /** Every Service of the cluster (Floating IP conflicts are checked across all of them). */
-  readonly services: readonly V1Service[];
-  readonly nodes: readonly V1Node[];
-  /** Members of every pool of the load balancers found for the Services in play. */
-  readonly membersByPool: Readonly<Record<string, readonly MemberState[]>>;
-  /**
-   * Pools whose members could not be read (the read failed after its retries), with the error:
-   * only the Service of that load balancer is affected, and it is not planned (its members are
-   * unknown, so creating or deleting any would be a guess); every other Service goes on.
-   */
-  readonly unreadablePools: ReadonlyMap<string, string>;
-  readonly clusterId: string;
-  /** The uid of namespace kube-system, tagged beside the cluster id (src/core/lb/cluster-identity.ts). */
-  readonly kubeSystemUid: string;
-  readonly apiServerMinor: number | null;
-  /**
-   * Whether the API server keeps `ipMode` in Service status. One that has the field defaults it
-   * to VIP on every ingress entry with an `ip`, so a single stored entry with an `ip` and no
-   * `ipMode` proves that this server drops it (older than 1.30, or the LoadBalancerIPMode
-   * feature gate off): writing it would only make every pass write the status again.
-   */
-  readonly ipModeKept: boolean;
-  /**
-   * What a read by UUID answered for each load balancer that a Service in play names in its
-   * `loadbalancer-uuid` annotation but the list did not show: `gone` (404), else the error.
-   * One found this way is in `loadBalancers`: the list was wrong, the read is the evidence.
-   */
-  readonly uuidLookups: ReadonlyMap<string, UuidLookup>;
-}
-
-/** Services a pass works on: named ones, or every one that wants a load balancer or has our finalizer. */
-export type ServiceSelection = { readonly all: true } | { readonly names: readonly { namespace: string; name: string }[] };
 
 export async function readCloudLists(cloud: CloudscaleClient): Promise<CloudLists> {
   const [servers, loadBalancers, pools, listeners, monitors, floatingIps, subnets] = await Promise.all([
@@ -153,35 +101,9 @@ function keepsIpMode(services: readonly V1Service[]): boolean {
   return !services.some((s) => (s.status?.loadBalancer?.ingress ?? []).some((e) => e.ip && !e.ipMode));
 }
 
-/** The Services a pass plans for, in a stable order (namespace, name). */
-export function servicesInPlay(
-  services: readonly V1Service[],
-  selection: ServiceSelection,
-  proposed: readonly V1Service[] = [],
-): V1Service[] {
-  const chosen =
-    'all' in selection
-      ? services.filter((s) => wantsOrHadLoadBalancer(s) || proposed.includes(s))
-      : selection.names.flatMap(({ namespace, name }) =>
-          services.filter((s) => s.metadata?.namespace === namespace && s.metadata?.name === name),
-        );
-  return [...chosen].sort((a, b) => keyOf(a).localeCompare(keyOf(b)));
-}
-
-function wantsOrHadLoadBalancer(service: V1Service): boolean {
-  return (
-    service.spec?.type === 'LoadBalancer' ||
-    (service.metadata?.finalizers ?? []).includes('service.kubernetes.io/load-balancer-cleanup')
-  );
-}
-
-function keyOf(service: V1Service): string {
-  return `${service.metadata?.namespace ?? ''}/${service.metadata?.name ?? ''}`;
-}
-
 function mergeProposed(live: readonly V1Service[], proposed: readonly V1Service[]): V1Service[] {
-  const replaced = new Set(proposed.map(keyOf));
-  return [...live.filter((s) => !replaced.has(keyOf(s))), ...proposed];
+  const replaced = new Set(proposed.map(serviceKey));
+  return [...live.filter((s) => !replaced.has(serviceKey(s))), ...proposed];
 }
 
 /**

@@ -5,7 +5,7 @@
 // Names and reasons come from the cluster and the API: untrusted. Control characters are
 // escaped, and every character Markdown gives a meaning to (emphasis, links, HTML, table pipes)
 // is escaped too, so a name can neither break the table nor become a link, a tag or a mention.
-import { restoreHeld } from '../lb/budget.js';
+import { restoreHeld } from '../plan/budget.js';
 import { counted } from '../text/wording.js';
 import type { ServicePlan } from '../lb/service-plan.js';
 import { problemSummary } from '../lb/problems.js';

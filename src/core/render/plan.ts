@@ -4,7 +4,7 @@ import { Chalk } from 'chalk';
 import type { LostLoadBalancer, PlannedAction, Reason, Verb } from '../lb/actions.js';
 import { impactRank, type DowntimeClass } from '../lb/impact.js';
 import { problemSummary, type Problem } from '../lb/problems.js';
-import { approvalHint, formatSeconds, restoreHeld } from '../lb/budget.js';
+import { approvalHint, formatSeconds, restoreHeld } from '../plan/budget.js';
 import type { PlanDocument, PlanSummary } from '../plan/document.js';
 import { escapeStrings } from '../text/untrusted.js';
 import type { ServicePlan } from '../lb/service-plan.js';

@@ -5,7 +5,7 @@ import type { RequestSummary } from '../cloudscale/request-counter.js';
 import { budgetLine } from '../cloudscale/request-counter.js';
 import type { PlannedAction } from '../lb/actions.js';
 import { LB_ANNOTATIONS } from '../lb/annotations.js';
-import { approvalHint } from '../lb/budget.js';
+import { approvalHint } from '../plan/budget.js';
 import type { PlanWarning } from '../lb/problems.js';
 import { escapeUnprintable } from '../text/untrusted.js';
 import { counted } from '../text/wording.js';

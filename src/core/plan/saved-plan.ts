@@ -15,11 +15,11 @@ import { LB_ANNOTATIONS } from '../lb/annotations.js';
 import { parseProviderId } from '../nodes/provider-id.js';
 import { clusterIdValue, namespaceName, nonNegativeNumber, serviceName, wholeNumberFrom } from '../option-values.js';
 import type { PlannedAction } from '../lb/actions.js';
-import { restoreHeld } from '../lb/budget.js';
+import { restoreHeld } from './budget.js';
 import type { ServicePlan } from '../lb/service-plan.js';
 import { MEMBER_DRAINING_TAG } from '../lb/strategies.js';
 import type { NodeAction } from '../nodes/types.js';
-import type { PlanDocument } from '../plan/document.js';
+import type { PlanDocument } from './document.js';
 import { servicesInPlay, type LbPassSnapshot } from './snapshot.js';
 
 export const SAVED_PLAN_FORMAT = 'cloudscale-ccm/plan';

@@ -29,10 +29,10 @@
 // object, field, from, to) and of the existing objects the change removes or alters (members,
 // listeners, monitors, pools, by UUID); never of objects the pass creates or of times.
 import { createHash } from 'node:crypto';
-import type { PlannedAction } from './actions.js';
-import { LB_ANNOTATIONS } from './annotations.js';
-import type { Downtime, ImpactClass } from './impact.js';
-import type { HeldChange, ServicePlan } from './service-plan.js';
+import type { PlannedAction } from '../lb/actions.js';
+import { LB_ANNOTATIONS } from '../lb/annotations.js';
+import type { Downtime, ImpactClass } from '../lb/impact.js';
+import type { HeldChange, ServicePlan } from '../lb/service-plan.js';
 
 /** The budget of one pass for one Service. */
 export interface BudgetInput {
