@@ -4,10 +4,11 @@
 import { planLbPass, reconcileLoadBalancers, type ServiceOutcome } from '../core/apply/lb-pass.js';
 import { DEFAULT_DRAIN_SECONDS } from '../core/lb/strategies.js';
 import type { HeldChange } from '../core/lb/service-plan.js';
+import { approves } from '../core/plan/budget.js';
 import { approvalOf } from '../core/lb/annotations.js';
 import { budgetPolicy, budgetSecondsAt, type BudgetOptions } from '../core/plan/budget-window.js';
 import { readLbPassSnapshot } from '../core/apply/snapshot.js';
-import { type ServiceSelection } from '../core/plan/snapshot.js';
+import type { ServiceSelection } from '../core/plan/snapshot.js';
 import { summarise } from '../core/cloudscale/request-counter.js';
 import { CcmError, InternalError, PartialFailureError, errorMessage } from '../core/errors.js';
 import { counted } from '../core/text/wording.js';
@@ -188,7 +189,7 @@ function serviceReport(outcome: ServiceOutcome): ServiceReport {
 
 /** A held change for the report, with the approval annotation's id when it names another change. */
 function heldReport(change: HeldChange, approval: string | null): NonNullable<ServiceReport['held']>[number] {
-  const mismatch = approval !== null && approval.trim() !== change.id;
+  const mismatch = approval !== null && !approves(approval, change);
   return { id: change.id, reason: change.reason, ...(mismatch ? { approvalMismatch: approval } : {}) };
 }
 

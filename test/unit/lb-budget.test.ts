@@ -5,12 +5,14 @@ import { describe, expect, test } from 'vitest';
 import {
   announcements,
   applyBudget,
+  approves,
   changeId,
   formatSeconds,
   heldChange,
   interruptionSeconds,
   restoreHeld,
 } from '../../src/core/plan/budget.js';
+import { LB_ANNOTATIONS, approvalOf } from '../../src/core/lb/annotations.js';
 import { downtimeOf } from '../../src/core/lb/impact.js';
 import type { ServicePlan } from '../../src/core/lb/service-plan.js';
 import { renderPlanText } from '../../src/core/render/plan.js';
@@ -310,6 +312,22 @@ describe('change id and approval', () => {
     const once = applyBudget(full, { seconds: 0 });
     expect(applyBudget(once, { seconds: 0 })).toEqual(once);
     expect(applyBudget(once, { seconds: 60 })).toEqual(full);
+  });
+});
+
+describe('approves: the one comparison of an approval with a held change', () => {
+  const change = { id: 'a1b2c3d4e5' };
+  const annotated = (value: string) => approvalOf({ [LB_ANNOTATIONS.approveChange.key]: value });
+  test.each<[string, string | null, boolean]>([
+    ['no approval', null, false],
+    ['the id of the change', 'a1b2c3d4e5', true],
+    ['the id of another change', '0000000000', false],
+    ['the id with blanks around, as BudgetInput may carry it', ' a1b2c3d4e5\n', true],
+    ['the annotation with blanks around the id (the parser trims it)', annotated(' a1b2c3d4e5\n'), true],
+    ['the annotation naming another change', annotated('0000000000'), false],
+    ['a malformed annotation (reported by the plan, approves nothing)', annotated('yes please'), false],
+  ])('%s', (_name, approval, expected) => {
+    expect(approves(approval, change)).toBe(expected);
   });
 });
 

@@ -62,7 +62,7 @@ export function interruptionSeconds(downtime: Downtime): number {
 export function applyBudget(plan: ServicePlan, budget: BudgetInput): ServicePlan {
   const full = restoreHeld(plan);
   const change = heldChange(full, budget.seconds);
-  if (change === null || (budget.approval != null && budget.approval.trim() === change.id)) return full;
+  if (change === null || approves(budget.approval ?? null, change)) return full;
   const held = new Set(change.positions);
   const { held: _previous, ...rest } = full;
   return { ...rest, actions: full.actions.filter((_, index) => !held.has(index)), held: [change] };
@@ -161,7 +161,7 @@ export function announcements(plan: ServicePlan, approval: string | null): Annou
         `predicted downtime: ${change.downtime.text}, over the budget of ${formatSeconds(change.budgetSeconds)} (--max-downtime). ` +
         approvalHint(change.id, namespace, name),
     };
-    if (approval === null || approval === change.id) return [held];
+    if (approval === null || approves(approval, change)) return [held];
     const mismatch: Announcement = {
       token: `${approval.replace(/[^0-9A-Za-z]/g, '_').slice(0, 40)}!${change.id}`,
       reason: 'ApprovalMismatch',
@@ -172,6 +172,16 @@ export function announcements(plan: ServicePlan, approval: string | null): Annou
 }
 
 /** The two ways to approve a held change, for Events and the text output. */
+/**
+ * Whether the approval annotation's value approves `change`: the one comparison of an approval.
+ * Blanks around the id do not matter (`approvalOf` in src/core/lb/annotations.ts trims already;
+ * a value given otherwise may not be); `null` (unset or malformed) and the id of another change
+ * approve nothing.
+ */
+export function approves(approval: string | null, change: Pick<HeldChange, 'id'>): boolean {
+  return approval !== null && approval.trim() === change.id;
+}
+
 export function approvalHint(id: string, namespace: string, name: string): string {
   return (
     `To apply it: kubectl annotate service -n ${namespace} ${name} --overwrite ${LB_ANNOTATIONS.approveChange.key}=${id} (applied at the next pass), ` +
