@@ -1,4 +1,5 @@
-// Shared parts of the API handlers: the request context, results, lookups and tag filters.
+// Shared parts of the API handlers: the request context, results, lookups, tag filters, and
+// `resource`, the list, get and delete routes of every kind of record written once.
 // Handlers run synchronously on the state (the HTTP layer serialises those that touch one load
 // balancer) and either return a result or throw an ApiError with a DRF-shaped body.
 
