@@ -9,6 +9,7 @@ import type {
   ListenerProtocol,
   PoolAlgorithm,
   PoolProtocol,
+  Tags,
 } from '../core/cloudscale/types.js';
 import { isZone, LB_FLAVORS, PUBLIC_VIP_NETWORKS, ZONES, type Zone } from './catalog.js';
 import { API_LIMITS } from './limits.js';
@@ -16,7 +17,7 @@ import { ApiError, badRequest, Fields, isDict, referenceProblem, type Dict } fro
 import { cidrContains, firstFreeAddress, parseCidr, parseIp, type IpAddress } from './net.js';
 import type { PropagationKind } from './dataplane-timings.js';
 import type { ListenerRecord, LoadBalancerRecord, MemberRecord, MonitorRecord, SimState } from './state.js';
-import { created, find, noContent, now, resource, type RequestContext, type Route } from './routing.js';
+import { created, find, noContent, now, resource, type RequestContext, type Resource, type Route } from './routing.js';
 
 const ALGORITHMS: readonly PoolAlgorithm[] = ['round_robin', 'least_connections', 'source_ip'];
 const POOL_PROTOCOLS: readonly PoolProtocol[] = ['tcp', 'proxy', 'proxyv2', 'udp'];
@@ -139,23 +140,7 @@ export const loadBalancerRoutes: Route[] = [
       return created(ctx.state.renderLoadBalancer(lb));
     },
   },
-  {
-    method: 'PATCH',
-    pattern: loadBalancers.item,
-    lockKey: loadBalancers.lockKey,
-    handle: (ctx) => {
-      oneAttributeOnly(ctx);
-      const lb = loadBalancers.one(ctx);
-      const fields = new Fields(ctx.body);
-      fields.immutable(['flavor', 'zone', 'vip_addresses']);
-      const name = fields.string('name');
-      const tags = fields.tags();
-      fields.check();
-      if (typeof name === 'string') lb.name = name;
-      if (tags !== undefined) lb.tags = tags;
-      return noContent;
-    },
-  },
+  patch(loadBalancers, ['flavor', 'zone', 'vip_addresses'], nameAndTags),
 ];
 
 // ---- pools and members ---------------------------------------------------------------------
@@ -199,23 +184,7 @@ export const poolRoutes: Route[] = [
       return created(ctx.state.renderPool(pool));
     },
   },
-  {
-    method: 'PATCH',
-    pattern: pools.item,
-    lockKey: pools.lockKey,
-    handle: (ctx) => {
-      oneAttributeOnly(ctx);
-      const pool = pools.one(ctx);
-      const fields = new Fields(ctx.body);
-      fields.immutable(['load_balancer', 'algorithm', 'protocol']);
-      const name = fields.string('name');
-      const tags = fields.tags();
-      fields.check();
-      if (typeof name === 'string') pool.name = name;
-      if (tags !== undefined) pool.tags = tags;
-      return noContent;
-    },
-  },
+  patch(pools, ['load_balancer', 'algorithm', 'protocol'], nameAndTags),
 ];
 
 /** The data plane learns the member as it is now. */
@@ -301,26 +270,16 @@ export const memberRoutes: Route[] = [
       return created(state.renderMember(member));
     },
   },
-  {
-    method: 'PATCH',
-    pattern: members.item,
-    lockKey: members.lockKey,
-    handle: (ctx) => {
-      oneAttributeOnly(ctx);
-      const member = members.one(ctx);
-      const fields = new Fields(ctx.body);
-      fields.immutable(['protocol_port', 'monitor_port', 'address', 'subnet', 'pool']);
-      const name = fields.string('name');
-      const enabled = fields.boolean('enabled');
-      const tags = fields.tags();
-      fields.check();
-      if (typeof name === 'string') member.name = name;
-      if (typeof enabled === 'boolean') member.enabled = enabled;
-      if (tags !== undefined) member.tags = tags;
-      if (typeof enabled === 'boolean') memberConfigured(ctx.state, member);
-      return noContent;
-    },
-  },
+  patch(members, ['protocol_port', 'monitor_port', 'address', 'subnet', 'pool'], (fields, member, ctx) => {
+    const name = fields.string('name');
+    const enabled = fields.boolean('enabled');
+    const tags = fields.tags();
+    fields.check();
+    if (typeof name === 'string') member.name = name;
+    if (typeof enabled === 'boolean') member.enabled = enabled;
+    if (tags !== undefined) member.tags = tags;
+    if (typeof enabled === 'boolean') memberConfigured(ctx.state, member);
+  }),
 ];
 
 // ---- listeners -----------------------------------------------------------------------------
@@ -428,45 +387,35 @@ export const listenerRoutes: Route[] = [
       return created(ctx.state.renderListener(listener));
     },
   },
-  {
-    method: 'PATCH',
-    pattern: listeners.item,
-    lockKey: listeners.lockKey,
-    handle: (ctx) => {
-      oneAttributeOnly(ctx);
-      const listener = listeners.one(ctx);
-      const fields = new Fields(ctx.body);
-      fields.immutable(['pool', 'load_balancer']);
-      const name = fields.string('name');
-      const protocol = fields.choice('protocol', LISTENER_PROTOCOLS, { style: 'expect' });
-      const protocolPort = fields.integer('protocol_port', { ...API_LIMITS.protocol_port, rangeMessage: PORT_RANGE_MESSAGE });
-      const allowedCidrs = fields.cidrList('allowed_cidrs');
-      const timeouts = listenerTimeouts(fields);
-      const tags = fields.tags();
-      fields.check();
-      if (protocol || typeof protocolPort === 'number') {
-        checkListenerPortFree(
-          ctx,
-          listener.loadBalancerUuid,
-          protocol ?? listener.protocol,
-          protocolPort ?? listener.protocolPort,
-          listener.uuid,
-        );
-        checkListenerPortReleased(ctx, listener.loadBalancerUuid, protocol ?? listener.protocol, protocolPort ?? listener.protocolPort, listener.uuid);
-      }
-      if (typeof name === 'string') listener.name = name;
-      if (protocol) listener.protocol = protocol;
-      if (typeof protocolPort === 'number') listener.protocolPort = protocolPort;
-      if (allowedCidrs !== undefined) listener.allowedCidrs = allowedCidrs;
-      if (timeouts.client !== undefined) listener.timeoutClientDataMs = timeouts.client;
-      if (timeouts.connect !== undefined) listener.timeoutMemberConnectMs = timeouts.connect;
-      if (timeouts.data !== undefined) listener.timeoutMemberDataMs = timeouts.data;
-      if (tags !== undefined) listener.tags = tags;
-      if (protocol || typeof protocolPort === 'number') listenerConfigured(ctx.state, listener, 'listener');
-      else if (allowedCidrs !== undefined) listenerConfigured(ctx.state, listener, 'allowedCidrs');
-      return noContent;
-    },
-  },
+  patch(listeners, ['pool', 'load_balancer'], (fields, listener, ctx) => {
+    const name = fields.string('name');
+    const protocol = fields.choice('protocol', LISTENER_PROTOCOLS, { style: 'expect' });
+    const protocolPort = fields.integer('protocol_port', { ...API_LIMITS.protocol_port, rangeMessage: PORT_RANGE_MESSAGE });
+    const allowedCidrs = fields.cidrList('allowed_cidrs');
+    const timeouts = listenerTimeouts(fields);
+    const tags = fields.tags();
+    fields.check();
+    if (protocol || typeof protocolPort === 'number') {
+      checkListenerPortFree(
+        ctx,
+        listener.loadBalancerUuid,
+        protocol ?? listener.protocol,
+        protocolPort ?? listener.protocolPort,
+        listener.uuid,
+      );
+      checkListenerPortReleased(ctx, listener.loadBalancerUuid, protocol ?? listener.protocol, protocolPort ?? listener.protocolPort, listener.uuid);
+    }
+    if (typeof name === 'string') listener.name = name;
+    if (protocol) listener.protocol = protocol;
+    if (typeof protocolPort === 'number') listener.protocolPort = protocolPort;
+    if (allowedCidrs !== undefined) listener.allowedCidrs = allowedCidrs;
+    if (timeouts.client !== undefined) listener.timeoutClientDataMs = timeouts.client;
+    if (timeouts.connect !== undefined) listener.timeoutMemberConnectMs = timeouts.connect;
+    if (timeouts.data !== undefined) listener.timeoutMemberDataMs = timeouts.data;
+    if (tags !== undefined) listener.tags = tags;
+    if (protocol || typeof protocolPort === 'number') listenerConfigured(ctx.state, listener, 'listener');
+    else if (allowedCidrs !== undefined) listenerConfigured(ctx.state, listener, 'allowedCidrs');
+  }),
 ];
 
 // ---- health monitors -----------------------------------------------------------------------
@@ -581,42 +530,61 @@ export const monitorRoutes: Route[] = [
       return created(ctx.state.renderMonitor(monitor));
     },
   },
-  {
+  patch(monitors, ['pool', 'type'], (fields, monitor, ctx) => {
+    const numbers = monitorNumbers(fields);
+    const tags = fields.tags();
+    let http: HealthMonitorHttp | null = monitor.http;
+    if (fields.has('http') && ctx.body.http !== null) {
+      const given = readHttp(ctx.body.http, false);
+      if (Object.keys(given.errors).length > 0) fields.errors.http = given.errors;
+      else if (monitor.http === null) {
+        if (Object.keys(given.http).length > 0) fields.errors.http = { non_field_errors: [`HTTP options do not apply to ${monitor.type} health monitors.`] };
+      } else {
+        http = { ...monitor.http, ...given.http };
+        if (http.version === '1.0' && http.host !== null) fields.errors.http = { host: [HOST_WITH_HTTP_10] };
+      }
+    } else if (fields.has('http') && monitor.http !== null) {
+      fields.add('http', 'This field may not be null.');
+    }
+    fields.check();
+    if (numbers.delayS !== undefined) monitor.delayS = numbers.delayS;
+    if (numbers.timeoutS !== undefined) monitor.timeoutS = numbers.timeoutS;
+    if (numbers.upThreshold !== undefined) monitor.upThreshold = numbers.upThreshold;
+    if (numbers.downThreshold !== undefined) monitor.downThreshold = numbers.downThreshold;
+    monitor.http = http;
+    if (tags !== undefined) monitor.tags = tags;
+    if (Object.values(numbers).some((n) => n !== undefined)) monitorConfigured(ctx.state, monitor);
+  }),
+];
+
+/**
+ * The PATCH of one record of `kind`: one attribute at a time with `onePatchAttribute`, the
+ * `immutable` fields refused; `change` reads the others (then `fields.check()`) and applies them.
+ */
+function patch<R>(kind: Resource<R>, immutable: readonly string[], change: (fields: Fields, record: R, ctx: RequestContext) => void): Route {
+  return {
     method: 'PATCH',
-    pattern: monitors.item,
-    lockKey: monitors.lockKey,
+    pattern: kind.item,
+    lockKey: kind.lockKey,
     handle: (ctx) => {
       oneAttributeOnly(ctx);
-      const monitor = monitors.one(ctx);
+      const record = kind.one(ctx);
       const fields = new Fields(ctx.body);
-      fields.immutable(['pool', 'type']);
-      const numbers = monitorNumbers(fields);
-      const tags = fields.tags();
-      let http: HealthMonitorHttp | null = monitor.http;
-      if (fields.has('http') && ctx.body.http !== null) {
-        const given = readHttp(ctx.body.http, false);
-        if (Object.keys(given.errors).length > 0) fields.errors.http = given.errors;
-        else if (monitor.http === null) {
-          if (Object.keys(given.http).length > 0) fields.errors.http = { non_field_errors: [`HTTP options do not apply to ${monitor.type} health monitors.`] };
-        } else {
-          http = { ...monitor.http, ...given.http };
-          if (http.version === '1.0' && http.host !== null) fields.errors.http = { host: [HOST_WITH_HTTP_10] };
-        }
-      } else if (fields.has('http') && monitor.http !== null) {
-        fields.add('http', 'This field may not be null.');
-      }
-      fields.check();
-      if (numbers.delayS !== undefined) monitor.delayS = numbers.delayS;
-      if (numbers.timeoutS !== undefined) monitor.timeoutS = numbers.timeoutS;
-      if (numbers.upThreshold !== undefined) monitor.upThreshold = numbers.upThreshold;
-      if (numbers.downThreshold !== undefined) monitor.downThreshold = numbers.downThreshold;
-      monitor.http = http;
-      if (tags !== undefined) monitor.tags = tags;
-      if (Object.values(numbers).some((n) => n !== undefined)) monitorConfigured(ctx.state, monitor);
+      fields.immutable(immutable);
+      change(fields, record, ctx);
       return noContent;
     },
-  },
-];
+  };
+}
+
+/** The change of a record whose only changeable fields are `name` and `tags`. */
+function nameAndTags(fields: Fields, record: { name: string; tags: Tags }): void {
+  const name = fields.string('name');
+  const tags = fields.tags();
+  fields.check();
+  if (typeof name === 'string') record.name = name;
+  if (tags !== undefined) record.tags = tags;
+}
 
 /** The behaviour switch `onePatchAttribute`: a PATCH changes one attribute at a time. */
 function oneAttributeOnly(ctx: RequestContext): void {
