@@ -2,17 +2,9 @@
 // uses (docs/cloudscale-api.md), for tests, demos and benchmarks. docs/sim.md documents the
 // seed format and the admin API.
 
-export {
-  startSimulator,
-  SimAdminError,
-  type Simulator,
-  type SimulatorAdmin,
-  type SimulatorOptions,
-  type RequestLogEntry,
-  type RouteCount,
-  type ProbeRequest,
-  type WorldInfo,
-} from './server.js';
+export { startSimulator, type Simulator, type SimulatorOptions } from './server.js';
+export { SimAdminError, type SimulatorAdmin, type ProbeRequest, type WorldInfo } from './admin.js';
+export type { RequestLogEntry, RouteCount } from './request-log.js';
 export type { DataPlaneChanges, DataPlaneTimings, PropagationTable } from './dataplane-timings.js';
 export type { ConnectionInfo, ConnectResult, PortServing, ProbeResult } from './dataplane-views.js';
 export { DEFAULT_WORLD, REAL_PROPAGATION, WORLD_NAMES, WORLDS, type World, type WorldName } from './world.js';

@@ -16,10 +16,6 @@ import type { SimBehaviour } from './behaviour.js';
 import { SimState } from './state.js';
 import { DEFAULT_WORLD, isTimeScale, isWorldName, TIME_SCALE_RANGE, WORLD_NAMES, WORLDS, type WorldName } from './world.js';
 
-export { SimAdminError, type ProbeRequest, type SimulatorAdmin, type WorldInfo } from './admin.js';
-// Tests and benchmarks read the log's entries from here, where the log is kept.
-export type { RequestLogEntry, RouteCount } from './request-log.js';
-
 export interface SimulatorOptions {
   /** The cloud to start with; an empty cloud when absent. Validated like a seed file. */
   seed?: SimSeed;

@@ -6,7 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { RUN_LEASE } from '../../src/commands/writer.js';
-import type { RequestLogEntry } from '../../src/sim/server.js';
+import type { RequestLogEntry } from '../../src/sim/index.js';
 import { runBinary, startHarness, type Harness } from '../support/ccm.js';
 import {
   createLoadBalancerService,

@@ -3,8 +3,7 @@
 // with the pools they go to named, and the wait between building and tearing down.
 import type { V1Service } from '@kubernetes/client-node';
 import { expect } from 'vitest';
-import type { DataPlaneChanges } from '../../src/sim/dataplane-timings.js';
-import type { RequestLogEntry } from '../../src/sim/server.js';
+import type { DataPlaneChanges, RequestLogEntry } from '../../src/sim/index.js';
 import type { Harness } from './ccm.js';
 import { expectWellFormed, key, poolOf, theLb, useLbWorld, type LbWorld, type PassResult, type PoolState } from './lb-scenarios.js';
 import { writesTaken } from './strict-world.js';
