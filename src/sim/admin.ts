@@ -7,6 +7,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { CcmError } from '../core/errors.js';
 import { serverAction } from './api.js';
+import { DEFAULT_BEHAVIOUR, type SimBehaviour } from './behaviour.js';
 import { readDataPlaneTimings, type DataPlaneChanges, type DataPlaneTimings } from './dataplane-timings.js';
 import type { ConnectionInfo, ConnectResult, PortServing, ProbeResult } from './dataplane-views.js';
 import { FaultConfigError, type FaultConfig, type Faults } from './faults.js';
@@ -14,7 +15,6 @@ import { ApiError, isDict, type Dict } from './fields.js';
 import { parseJsonBody, queryValue, readBody, send } from './http.js';
 import { parseIp, type IpAddress } from './net.js';
 import type { RequestLog, RequestLogEntry, RouteCount } from './request-log.js';
-import { DEFAULT_BEHAVIOUR, type SimBehaviour } from './behaviour.js';
 import type { SimState } from './state.js';
 import type { WorldName } from './world.js';
 
