@@ -9,7 +9,7 @@ import type { V1Service } from '@kubernetes/client-node';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { runBinary, startHarness, type Harness } from '../support/ccm.js';
 import { createLoadBalancerService, createNode, deleteCreatedObjects, ensureNamespace, uniqueName } from '../support/kube.js';
-import { TEST_PASS, annotate, expectConverged, key, lbScenarioSetup, lbsNamed, passOk, readService } from '../support/lb-scenarios.js';
+import { TEST_PASS, annotate, expectConverged, key, lbsNamed, passOk, readService, useLbWorld } from '../support/lb-scenarios.js';
 import { killStarted, startBinary, type RunningBinary } from './cli-support.js';
 
 /** A hang guard, not a speed assertion: a process that ignores its signal fails here, not at the test timeout. */
@@ -145,21 +145,21 @@ async function servingPorts(harness: Harness, service: V1Service): Promise<strin
 
 describe('SIGTERM never strands a port: a pass finishes the step pair it is in', () => {
   const namespace = uniqueName('sigpair');
-  const setup = lbScenarioSetup(uniqueName('sigpair'), namespace);
+  const { harness } = useLbWorld({ prefix: uniqueName('sigpair'), namespace });
   const pass = { ...TEST_PASS, namespace };
 
   /** A converged Service whose next pass is a pool swap (the algorithm changed). */
   async function aboutToSwap(name: string): Promise<V1Service> {
     await createLoadBalancerService(namespace, name);
-    await passOk(setup.harness, [name], pass);
+    await passOk(harness, [name], pass);
     await annotate(namespace, name, { [key('loadbalancer-pool-algorithm')]: 'least_connections' });
     return readService(namespace, name);
   }
 
   function startPass(args: readonly string[]): RunningBinary {
     const running = startBinary(
-      ['--cluster-id', setup.harness.clusterId, ...args, '--settle-seconds', '0', '--poll-seconds', '0.05', '--drain-seconds', '0', '--wait'],
-      { apiUrl: setup.harness.sim.url, env: { CLOUDSCALE_CCM_TEST_STEP_PAUSE_MS: '250' } },
+      ['--cluster-id', harness.clusterId, ...args, '--settle-seconds', '0', '--poll-seconds', '0.05', '--drain-seconds', '0', '--wait'],
+      { apiUrl: harness.sim.url, env: { CLOUDSCALE_CCM_TEST_STEP_PAUSE_MS: '250' } },
     );
     started.push(running);
     return running;
@@ -190,15 +190,15 @@ describe('SIGTERM never strands a port: a pass finishes the step pair it is in',
         expect(run.stderr()).toMatch(/^stopping: SIGTERM: the listener or member being re-created is put back first/m);
         expect(boundaries(run.stderr())).toContain('create-listener');
       }
-      expect(await servingPorts(setup.harness, service)).toEqual(['tcp/80']);
-      await passOk(setup.harness, [service.metadata!.name!], pass);
-      await expectConverged(setup.harness, [service.metadata!.name!], pass);
+      expect(await servingPorts(harness, service)).toEqual(['tcp/80']);
+      await passOk(harness, [service.metadata!.name!], pass);
+      await expectConverged(harness, [service.metadata!.name!], pass);
     },
   );
 
   test('run --watch-for: SIGTERM between the listener delete and create of a reaction pass; the port serves at exit', async () => {
     await createLoadBalancerService(namespace, 'watched');
-    await passOk(setup.harness, ['watched'], pass);
+    await passOk(harness, ['watched'], pass);
     const run = startPass(['run', '--force', '--watch-for', '120s']);
     await untilStderr(run, (stderr) => stderr.includes('watch: watching'));
     await annotate(namespace, 'watched', { [key('loadbalancer-pool-algorithm')]: 'least_connections' });
@@ -207,8 +207,8 @@ describe('SIGTERM never strands a port: a pass finishes the step pair it is in',
     const exit = await exitOf(run);
     expect(exit.code, `stdout:\n${run.stdout()}\nstderr:\n${run.stderr()}`).toBe(1);
     expect(boundaries(run.stderr()).slice(-2)).toEqual(['delete-listener', 'create-listener']);
-    expect(await servingPorts(setup.harness, await readService(namespace, 'watched'))).toEqual(['tcp/80']);
-    await passOk(setup.harness, ['watched'], pass);
-    await expectConverged(setup.harness, ['watched'], pass);
+    expect(await servingPorts(harness, await readService(namespace, 'watched'))).toEqual(['tcp/80']);
+    await passOk(harness, ['watched'], pass);
+    await expectConverged(harness, ['watched'], pass);
   });
 });

@@ -6,24 +6,12 @@
 // (resourceVersion unchanged: no finalizer, no annotation, no status), and the only Kubernetes
 // writes are the Warning Events that report the problems.
 import type { V1Service } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { beforeAll, describe, expect, test } from 'vitest';
 import { planCommand } from '../../src/commands/plan.js';
 import { hasUnprintable } from '../../src/core/text/untrusted.js';
 import type { PlanDocument } from '../../src/core/plan/document.js';
-import { startHarness, type Harness } from '../support/ccm.js';
-import { createLoadBalancerService, deleteCreatedObjects, ensureNamespace, testConnection, uniqueName } from '../support/kube.js';
-import {
-  FLOATING_IPS,
-  SUBNET_A,
-  SUBNET_B,
-  createNodes,
-  failuresOf,
-  key,
-  lbSeed,
-  passFails,
-  readService,
-  warningsOf,
-} from '../support/lb-scenarios.js';
+import { createLoadBalancerService, testConnection, uniqueName } from '../support/kube.js';
+import { FLOATING_IPS, SUBNET_A, SUBNET_B, failuresOf, key, passFails, readService, warningsOf, useLbWorld } from '../support/lb-scenarios.js';
 
 const MISSING_SUBNET = 'eeee0001-0000-4000-8000-00000000000e';
 const notJson = 'not valid JSON';
@@ -130,7 +118,6 @@ const cases: readonly (readonly [string, string, string])[] = [
 ];
 
 describe('bad annotation values: refused before anything is written', () => {
-  let harness: Harness;
   const namespace = uniqueName('bad-ann');
   const prefix = uniqueName('bad');
   const names = cases.map((_, index) => `bad-${index}`);
@@ -138,11 +125,9 @@ describe('bad annotation values: refused before anything is written', () => {
   let pass: Awaited<ReturnType<typeof passFails>>;
   let planned: PlanDocument;
   let eventsBefore: number;
+  const { harness } = useLbWorld({ prefix, namespace });
 
   beforeAll(async () => {
-    harness = await startHarness({ seed: lbSeed(prefix, 2) });
-    await ensureNamespace(namespace);
-    await createNodes(prefix, 2);
     for (const [index, [suffix, value]] of cases.entries()) {
       created.push(await createLoadBalancerService(namespace, names[index]!, { annotations: { [key(suffix)]: value } }));
     }
@@ -159,10 +144,6 @@ describe('bad annotation values: refused before anything is written', () => {
     const { items } = await testConnection().core.listNamespacedEvent({ namespace });
     return items.filter((e) => e.source?.component === 'service-controller');
   }
-  afterAll(async () => {
-    await deleteCreatedObjects();
-    await harness?.stop();
-  });
 
   test(`the corpus holds ${cases.length} values; the simulator received no write, and no load balancer exists`, async () => {
     expect(cases.length).toBeGreaterThanOrEqual(90);

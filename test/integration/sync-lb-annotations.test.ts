@@ -4,30 +4,21 @@
 // swapped for a new object built beside it (new UUID), and that the pass after each change
 // writes nothing.
 import type { V1Service } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { planCommand } from '../../src/commands/plan.js';
 import { hasUnprintable } from '../../src/core/text/untrusted.js';
 import type { PlanDocument } from '../../src/core/plan/document.js';
-import { startHarness, type Harness } from '../support/ccm.js';
-import {
-  createLoadBalancerService,
-  deleteCreatedObjects,
-  ensureNamespace,
-  uniqueName,
-  type TestServiceOptions,
-} from '../support/kube.js';
+import { createLoadBalancerService, uniqueName, type TestServiceOptions } from '../support/kube.js';
 import { asStored } from '../support/ip-mode.js';
 import { expectPoolSwap } from '../support/make-before-break.js';
 import {
   FLOATING_IPS,
   SUBNET_A,
   annotate,
-  createNodes,
   expectConverged,
   expectWellFormed,
   failuresOf,
   key,
-  lbSeed,
   memberNames,
   passFails,
   passOk,
@@ -37,23 +28,14 @@ import {
   routes,
   theLb,
   warningsOf,
+  useLbWorld,
 } from '../support/lb-scenarios.js';
 
 describe('sync-lb: annotations', () => {
-  let harness: Harness;
   const namespace = uniqueName('lb-annotations');
   const prefix = uniqueName('ann');
   const pass = { namespace };
-
-  beforeAll(async () => {
-    harness = await startHarness({ seed: lbSeed(prefix, 2) });
-    await ensureNamespace(namespace);
-    await createNodes(prefix, 2, (i) => ({ labels: { 'lbtest/role': i === 1 ? 'web' : 'batch' } }));
-  });
-  afterAll(async () => {
-    await deleteCreatedObjects();
-    await harness?.stop();
-  });
+  const { harness } = useLbWorld({ prefix, namespace, node: (i) => ({ labels: { 'lbtest/role': i === 1 ? 'web' : 'batch' } }) });
 
   /** A new Service with its first pass done (and checked to converge). */
   async function reconciled(name: string, options: TestServiceOptions = {}): Promise<V1Service> {

@@ -5,21 +5,12 @@
 // again until the delete settled.
 import { describe, expect, it } from 'vitest';
 import { createLoadBalancerService, uniqueName } from '../support/kube.js';
-import {
-  expectConverged,
-  expectWellFormed,
-  lbScenarioSetup,
-  memberNames,
-  passOk,
-  poolOf,
-  routes,
-  theLb,
-} from '../support/lb-scenarios.js';
+import { expectConverged, expectWellFormed, memberNames, passOk, poolOf, routes, theLb, useLbWorld } from '../support/lb-scenarios.js';
 import { awaitSteady, writesTaken } from '../support/strict-world.js';
 
 const prefix = uniqueName('lb-settle');
 const namespace = uniqueName('lb-settle');
-const setup = lbScenarioSetup(prefix, namespace);
+const { harness } = useLbWorld({ prefix, namespace });
 const pass = { namespace };
 
 /** How long a delete stays unsettled here, in the test's time whatever the world's time scale. */
@@ -27,7 +18,6 @@ const SETTLE_MS = 4_000;
 
 describe('sync-lb: deletes that settle', () => {
   it('a member, listener and monitor deleted by hand moments before the pass are re-created once their deletes settled', async () => {
-    const { harness } = setup;
     const { timeScale } = harness.sim.admin.world();
     harness.sim.admin.setDataPlane({
       deletesHoldUntilPropagated: true,

@@ -170,11 +170,6 @@ export function useLbWorld(options: LbWorldOptions): LbWorld {
   return { harness, nodes };
 }
 
-/** useLbWorld with its first options' names; for the files not moved to it yet. */
-export function lbScenarioSetup(prefix: string, namespace: string, servers = 2): { readonly harness: Harness } {
-  return useLbWorld({ prefix, namespace, servers });
-}
-
 // ---- one pass --------------------------------------------------------------------------------
 
 /**
