@@ -18,6 +18,7 @@ import { isCloudAction } from '../../src/core/lb/actions.js';
 import { MEMBER_DRAINING_TAG } from '../../src/core/lb/strategies.js';
 import { nodesSeed, runBinary, type TestContext } from '../support/ccm.js';
 import { TEST_PASS, FAST_PASS, patchService, readService, useLbWorld } from '../support/lb-scenarios.js';
+import { awaitSteady, writesTaken } from '../support/strict-world.js';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { createLoadBalancerService, createNode, deleteNodeForced, testConnection, uniqueName, UNINITIALIZED_TAINT } from '../support/kube.js';
 
@@ -45,7 +46,14 @@ describe('saved plans: plan --out, apply FILE', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
+  /**
+   * Waits until nothing in web's load balancer moves: a plan made while its members are still
+   * judged is stale once they are (their monitor_status is in the fingerprint), as it should be.
+   */
+  const steadyWeb = async () => awaitSteady(harness, await readService(namespace, 'web'));
+
   async function planTo(file: string, args: readonly string[], ctx: TestContext = harness.context()): Promise<SavedPlanFile> {
+    await steadyWeb();
     const result = await planCommand(args, { namespace, detailedExitcode: true, drainSeconds: 0, out: file }, ctx);
     expect(result.exitCode, ctx.err()).toBe(2);
     expect(ctx.err()).toContain(`cloudscale-ccm apply ${file}`);
@@ -89,7 +97,7 @@ describe('saved plans: plan --out, apply FILE', () => {
     const savedCloudActions = saved.plan.services.flatMap((s) => s.actions.filter(isCloudAction).map((a) => `${s.service.name}: ${a.kind} ${a.object}`));
     expect(savedCloudActions.length).toBeGreaterThan(0);
     // One request per cloud action, and the executed actions are the saved ones, in order.
-    expect(writes).toHaveLength(savedCloudActions.length);
+    expect(writesTaken(writes)).toHaveLength(savedCloudActions.length);
     for (const service of saved.plan.services) {
       const done = report!.services.find((s) => s.service === `${namespace}/${service.service.name}`);
       expect(done?.actions.map((a) => `${a.kind} ${a.object}`)).toEqual(service.actions.map((a) => `${a.kind} ${a.object}`));
@@ -106,6 +114,7 @@ describe('saved plans: plan --out, apply FILE', () => {
     await patchService(namespace, 'web', { metadata: { annotations: { [`${P}loadbalancer-pool-algorithm`]: 'round_robin' } } });
     const file = join(dir, 'held.json');
     const ctx = harness.context();
+    await steadyWeb();
     expect((await planCommand(['service/web'], { namespace, detailedExitcode: true, drainSeconds: 0, maxDowntime: 0, out: file }, ctx)).exitCode, ctx.err()).toBe(2);
     const saved = JSON.parse(await readFile(file, 'utf8')) as SavedPlanFile;
     const web = saved.plan.services[0]!;
@@ -115,7 +124,7 @@ describe('saved plans: plan --out, apply FILE', () => {
 
     const { error, report, writes } = await applyFile(file);
     expect(error).toBeUndefined();
-    expect(writes).toHaveLength(all.length);
+    expect(writesTaken(writes)).toHaveLength(all.length);
     expect(report!.services[0]!.actions.map((a) => a.kind)).toEqual(expect.arrayContaining(held.map((a) => a.kind)));
     const after = harness.context();
     expect((await planCommand(['service/web'], { namespace, detailedExitcode: true, drainSeconds: 0 }, after)).exitCode, after.out()).toBe(0);
@@ -183,6 +192,7 @@ describe('saved plans: plan --out, apply FILE', () => {
     try {
       const file = join(dir, 'drain.json');
       const ctx = harness.context();
+      await steadyWeb();
       expect((await planCommand(['service/web'], { namespace, detailedExitcode: true, drainSeconds: 60, out: file }, ctx)).exitCode, ctx.err()).toBe(2);
       const saved = JSON.parse(await readFile(file, 'utf8')) as SavedPlanFile;
       expect(saved.plan.services[0]!.actions.map((a) => a.kind)).toContain('update-member');
@@ -199,6 +209,7 @@ describe('saved plans: plan --out, apply FILE', () => {
       // applied after it ended: the member would be deleted now, a step the plan did not have.
       const early = join(dir, 'drain-early.json');
       const planning = harness.context();
+      await steadyWeb();
       expect((await planCommand(['service/web'], { namespace, detailedExitcode: true, drainSeconds: 2, out: early }, planning)).exitCode, planning.err()).toBe(2);
       await new Promise((resolve) => setTimeout(resolve, 2100));
       await stalePlanIsRefused(early, /service .*\/web: step 1 was nothing, is now delete-member/);

@@ -1,21 +1,33 @@
 // What tests see in the strict world (docs/sim.md, "Worlds") and not in the forgiving one.
 // What the API answers keeps changing after the last write: a load balancer is `changing` while
-// it is provisioned, a member's `monitor_status` is `changing` until its change reached the data
-// plane and its monitor judged it; a test that compares a state before and after something that
-// must not write reads both once nothing moves any more (awaitSteady). And a create may be
-// refused while a delete settles, then sent again (writesTaken).
+// it is provisioned, a member's `monitor_status` says its old state until its change reached
+// the data plane and its monitor judged it; a test that compares a state before and after
+// something that must not write reads both once nothing moves any more (awaitSteady). And a
+// create may be refused while a delete settles, then sent again (writesTaken).
 import type { V1Service } from '@kubernetes/client-node';
 import { expect } from 'vitest';
+import type { PoolMember } from '../../src/core/cloudscale/types.js';
 import type { RequestLogEntry } from '../../src/sim/index.js';
 import type { Harness } from './ccm.js';
 import { lbState, theLb, type LbState } from './lb-scenarios.js';
+
+/**
+ * A member whose monitor_status says what its `enabled` says: an enabled one judged (not
+ * `changing`, not still `unknown` from before it was enabled), a disabled one no longer judged
+ * (`unknown`, or `no_monitor` in a pool without monitor) — until its change reached the data
+ * plane, the status is the old one.
+ */
+function settled(member: Pick<PoolMember, 'enabled' | 'monitor_status'>): boolean {
+  if (member.enabled) return member.monitor_status !== 'changing' && member.monitor_status !== 'unknown';
+  return member.monitor_status === 'unknown' || member.monitor_status === 'no_monitor';
+}
 
 /** What still moves in `state`: the load balancer's status and each member in motion; empty when steady. */
 export function inMotion(state: LbState): string[] {
   const moving = state.lb.status === 'changing' ? [`load balancer ${state.lb.name} changing`] : [];
   for (const { pool, members } of Object.values(state.pools)) {
     for (const member of members) {
-      if (member.monitor_status === 'changing') moving.push(`member ${member.name} of pool ${pool.name} changing`);
+      if (!settled(member)) moving.push(`member ${member.name} of pool ${pool.name} ${member.enabled ? 'enabled' : 'disabled'}, ${member.monitor_status}`);
     }
   }
   return moving;
