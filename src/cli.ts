@@ -7,6 +7,7 @@ import type { CliIo, CommandContext, GlobalOptions } from './commands/context.js
 import type { SimCommandOptions } from './commands/sim.js';
 import { DEFAULT_WORLD, WORLD_NAMES } from './sim/world-names.js';
 import { DEFAULT_POLL_SECONDS } from './core/apply/lb-watch.js';
+import { DEFAULT_SETTLE_SECONDS } from './core/apply/lb-pass.js';
 import { KubeApiError, UsageError } from './core/errors.js';
 import { parseDuration as parseBudgetDuration, parseWindow, type MaintenanceWindow } from './core/plan/budget-window.js';
 import { checkMetricsFilePath, parsePushgatewayUrl } from './core/metrics/publish.js';
@@ -171,7 +172,7 @@ function buildProgram(
     .option('-n, --namespace <ns>', `namespace of the named Services ${CONTEXT_NAMESPACE}`, namespaceArg)
     .addOption(new Option('--concurrency <n>', 'Services reconciled at once').argParser(positiveInt('--concurrency')).default(4))
     .addOption(new Option('--wait-timeout <seconds>', 'give up waiting for a load balancer after this long').argParser(positiveInt('--wait-timeout')).default(600))
-    .addOption(new Option('--settle-seconds <s>', 'pause between deleting and re-creating similar objects (the API needs ~5 s)').argParser(nonNegativeNumber('--settle-seconds')).default(5))
+    .addOption(new Option('--settle-seconds <s>', 'pause between deleting and re-creating similar objects (the API needs ~5 s)').argParser(nonNegativeNumber('--settle-seconds')).default(DEFAULT_SETTLE_SECONDS))
     .addOption(new Option('--poll-seconds <s>', 'interval between reads of a load balancer that is "changing"').argParser(nonNegativeNumber('--poll-seconds')).default(DEFAULT_POLL_SECONDS))
     .addOption(drainSecondsOption())
     .addOption(maxDowntimeOption())
@@ -232,7 +233,7 @@ function buildProgram(
     .argument('<file>', 'the file plan --out wrote')
     .addOption(new Option('--concurrency <n>', 'Services reconciled at once').argParser(positiveInt('--concurrency')).default(4))
     .addOption(new Option('--wait-timeout <seconds>', 'give up waiting for a load balancer after this long').argParser(positiveInt('--wait-timeout')).default(600))
-    .addOption(new Option('--settle-seconds <s>', 'pause between deleting and re-creating similar objects (the API needs ~5 s)').argParser(nonNegativeNumber('--settle-seconds')).default(5))
+    .addOption(new Option('--settle-seconds <s>', 'pause between deleting and re-creating similar objects (the API needs ~5 s)').argParser(nonNegativeNumber('--settle-seconds')).default(DEFAULT_SETTLE_SECONDS))
     .addOption(new Option('--poll-seconds <s>', 'interval between reads of a load balancer that is "changing"').argParser(nonNegativeNumber('--poll-seconds')).default(DEFAULT_POLL_SECONDS))
     .addOption(waitOption())
     .addOption(leaseSecondsOption())
@@ -275,7 +276,7 @@ function buildProgram(
     .addOption(new Option('--concurrency <n>', 'Services reconciled at once').argParser(positiveInt('--concurrency')).default(4))
     .addOption(new Option('--max-node-deletions <n>', 'refuse to delete more Nodes than this in one pass; 0 never deletes (default: 10 % of the nodes, at least 1)').argParser(wholeNumberAtLeast('--max-node-deletions', 0)))
     .addOption(new Option('--wait-timeout <seconds>', 'give up waiting for a load balancer after this long').argParser(positiveInt('--wait-timeout')).default(600))
-    .addOption(new Option('--settle-seconds <s>', 'pause between deleting and re-creating similar objects (the API needs ~5 s)').argParser(nonNegativeNumber('--settle-seconds')).default(5))
+    .addOption(new Option('--settle-seconds <s>', 'pause between deleting and re-creating similar objects (the API needs ~5 s)').argParser(nonNegativeNumber('--settle-seconds')).default(DEFAULT_SETTLE_SECONDS))
     .addOption(new Option('--poll-seconds <s>', 'interval between reads of a load balancer that is "changing"').argParser(nonNegativeNumber('--poll-seconds')).default(DEFAULT_POLL_SECONDS))
     .addOption(drainSecondsOption())
     .addOption(watchForOption('after the pass, watch Nodes and Services and react to each change within about a second, until this long after the start (e.g. 50s); 0: one pass only'))

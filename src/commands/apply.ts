@@ -4,7 +4,8 @@
 // before the Lease is taken; under the Lease the state is read again, and a plan whose inputs or
 // actions changed since is stale (src/core/apply/saved-plan.ts).
 import { readFile } from 'node:fs/promises';
-import { executeLbPass, planLbPass, type ServiceOutcome } from '../core/apply/lb-pass.js';
+import { paceOptions, reconcileLoadBalancers, type PaceFlags, type ServiceOutcome } from '../core/apply/lb-pass.js';
+import { drainPolicy, planPass } from '../core/plan/pass.js';
 import { executeNodePlan } from '../core/apply/node-executor.js';
 import { planNodePass } from '../core/apply/node-pass.js';
 import type { NodeResult } from '../core/apply/node-report.js';
@@ -16,7 +17,6 @@ import {
   planDifferences,
   type SavedPlanFile,
 } from '../core/plan/saved-plan.js';
-import { DEFAULT_POLL_SECONDS } from '../core/apply/lb-watch.js';
 import { readLbPassSnapshot } from '../core/apply/snapshot.js';
 import { CcmError, ConfigError, PartialFailureError, RefusedError, errorMessage } from '../core/errors.js';
 import { plainYaml, resultDocument } from '../core/render/document.js';
@@ -25,12 +25,7 @@ import { escapeUnprintable } from '../core/text/untrusted.js';
 import type { CommandContext } from './context.js';
 import { asWriter } from './writer.js';
 
-export interface ApplyOptions {
-  concurrency: number;
-  /** Seconds to wait for a load balancer to leave `changing`. */
-  waitTimeout: number;
-  settleSeconds?: number;
-  pollSeconds?: number;
+export interface ApplyOptions extends PaceFlags {
   wait?: boolean;
   leaseSeconds?: number;
 }
@@ -98,18 +93,17 @@ async function applySaved(saved: SavedPlanFile, file: string, options: ApplyOpti
         ),
   ]);
   // Planned again with the time of now: a drain begins when it is applied (see planDifferences).
-  const drain = { seconds: saved.options.drainSeconds, nowMs: Date.now() };
-  const planned = planLbPass(snapshot, selection, [], drain);
+  const drain = drainPolicy(saved.options.drainSeconds, Date.now());
+  const planned = planPass(snapshot, { selection, drain });
   const changed = fingerprintChanges(saved.fingerprint, fingerprintOf(snapshot, selection));
   const differences = changed.length > 0 ? [] : planDifferences(saved.plan, { services: planned.map((p) => p.plan), nodeActions: nodePass?.plan.actions ?? null });
   if (changed.length > 0 || differences.length > 0) throw staleError(file, saved, changed.length > 0 ? changed : differences);
 
   const nodes = nodePass === null ? null : await executeNodePlan(nodePass, conn, { dryRun: false, signal: ctx.signal });
-  const outcomes = await executeLbPass(planned, snapshot, { conn, cloud }, {
-    concurrency: options.concurrency,
-    waitTimeoutMs: options.waitTimeout * 1000,
-    pollIntervalMs: (options.pollSeconds ?? DEFAULT_POLL_SECONDS) * 1000,
-    settleMs: (options.settleSeconds ?? 5) * 1000,
+  // Exactly the saved plan: one round, as planned (see ReconcileOptions.exactly).
+  const outcomes = await reconcileLoadBalancers({ snapshot, planned }, { conn, cloud, clusterId }, {
+    ...paceOptions(options),
+    exactly: true,
     drain,
     signal: ctx.signal,
     onEventError: (error) => ctx.stderr.write(`warning: could not record an event: ${escapeUnprintable(error.message)}\n`),

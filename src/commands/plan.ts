@@ -8,9 +8,9 @@ import { plainYaml } from '../core/render/document.js';
 import { readLbPassSnapshot } from '../core/apply/snapshot.js';
 import { type LbPassSnapshot, type ServiceSelection } from '../core/plan/snapshot.js';
 import { SAVED_PLAN_FORMAT, SAVED_PLAN_VERSION, fingerprintOf, serializeSavedPlan } from '../core/plan/saved-plan.js';
-import { planLbPass } from '../core/apply/lb-pass.js';
-import { DEFAULT_DRAIN_SECONDS } from '../core/lb/strategies.js';
-import { budgetPolicy, budgetSecondsAt, type MaintenanceWindow } from '../core/plan/budget-window.js';
+import { drainPolicy, passBudget, planPass } from '../core/plan/pass.js';
+import type { DrainPolicy } from '../core/lb/service-plan.js';
+import { budgetPolicy, type MaintenanceWindow } from '../core/plan/budget-window.js';
 import { planNodePass } from '../core/apply/node-pass.js';
 import { dryRunService } from '../core/kube/dry-run.js';
 import { LB_ANNOTATIONS } from '../core/lb/annotations.js';
@@ -80,7 +80,8 @@ async function planWithLookups(
     });
   }
   const names = parseServiceArgs(args, namespace);
-  const policy = budgetPolicy(options);
+  // A budget that cannot apply is a usage error before anything is read.
+  budgetPolicy(options);
   // The manifest is checked before anything is asked of the cluster or the cloud.
   const manifests =
     options.filename === undefined ? [] : await readServiceManifests(options.filename, namespace, (maxBytes) => ctx.readStdin(maxBytes));
@@ -118,13 +119,9 @@ async function planWithLookups(
       : Promise.resolve(null),
   ]);
   const nowMs = Date.now();
-  const planned = planLbPass(
-    snapshot,
-    selection,
-    proposed,
-    { seconds: options.drainSeconds ?? DEFAULT_DRAIN_SECONDS, nowMs },
-    policy === undefined ? undefined : { seconds: budgetSecondsAt(policy, nowMs) },
-  );
+  const drain = drainPolicy(options.drainSeconds, nowMs);
+  const budget = passBudget(options, nowMs);
+  const planned = planPass(snapshot, { selection, proposed, drain, ...(budget === undefined ? {} : { budget }) });
   const missing = names.filter(
     (name) => !snapshot.services.some((s) => s.metadata?.namespace === name.namespace && s.metadata?.name === name.name),
   );
@@ -139,7 +136,7 @@ async function planWithLookups(
           },
     services: planned.map((p) => p.plan),
   });
-  return { document, missing, snapshot, selection, nowMs, apiUrl: cloud.baseUrl };
+  return { document, missing, snapshot, selection, drain, nowMs, apiUrl: cloud.baseUrl };
 }
 
 interface PlanWithInputs {
@@ -149,6 +146,8 @@ interface PlanWithInputs {
   /** What the plan was made from, for a saved plan's fingerprint. */
   readonly snapshot: LbPassSnapshot;
   readonly selection: ServiceSelection;
+  /** The drain the plan was made with; `apply` plans again with its seconds. */
+  readonly drain: DrainPolicy;
   readonly nowMs: number;
   readonly apiUrl: string;
 }
@@ -170,7 +169,7 @@ async function savePlan(file: string, planned: PlanWithInputs, options: PlanOpti
     api: { url: planned.apiUrl },
     createdAt: new Date(planned.nowMs).toISOString(),
     selection,
-    options: { drainSeconds: options.drainSeconds ?? DEFAULT_DRAIN_SECONDS, maxNodeDeletions: options.maxNodeDeletions ?? null },
+    options: { drainSeconds: planned.drain.seconds, maxNodeDeletions: options.maxNodeDeletions ?? null },
     fingerprint: fingerprintOf(snapshot, selection),
     plan: planned.document,
   });

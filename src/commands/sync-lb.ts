@@ -1,12 +1,12 @@
 // `cloudscale-ccm sync-lb [service/NAME …]`: one load-balancer pass. Reads one snapshot, plans
 // every Service with the planner `plan` uses, reconciles them (src/core/apply), and reports a
 // line (or a JSON document) per Service. Fails the pass if any Service failed.
-import { planLbPass, reconcileLoadBalancers, type ServiceOutcome } from '../core/apply/lb-pass.js';
-import { DEFAULT_DRAIN_SECONDS } from '../core/lb/strategies.js';
+import { paceOptions, reconcileLoadBalancers, type PaceFlags, type ServiceOutcome } from '../core/apply/lb-pass.js';
+import { drainPolicy, passBudget, planPass } from '../core/plan/pass.js';
 import type { HeldChange } from '../core/lb/service-plan.js';
 import { approves } from '../core/plan/budget.js';
 import { approvalOf } from '../core/lb/annotations.js';
-import { budgetPolicy, budgetSecondsAt, type BudgetOptions } from '../core/plan/budget-window.js';
+import { budgetPolicy, type BudgetOptions } from '../core/plan/budget-window.js';
 import { readLbPassSnapshot } from '../core/apply/snapshot.js';
 import type { ServiceSelection } from '../core/plan/snapshot.js';
 import { summarise } from '../core/cloudscale/request-counter.js';
@@ -21,21 +21,13 @@ import type { CommandContext } from './context.js';
 import { parseServiceArgs, serviceNotFound, type ServiceName } from './service-args.js';
 import { serviceDetails, type PassReportingOptions } from './pass-end.js';
 import { asWriter } from './writer.js';
-import { DEFAULT_POLL_SECONDS } from '../core/apply/lb-watch.js';
 
 // The report's types live with its text view; importers of the command find them here too.
 export type { ServiceReport, SyncLbReport } from '../core/render/sync-lb.js';
 
-export interface SyncLbOptions extends PassReportingOptions, BudgetOptions {
+export interface SyncLbOptions extends PassReportingOptions, BudgetOptions, PaceFlags {
   /** -n; unset: the namespace of the kubeconfig's current context (DefaultNamespace). */
   namespace?: string;
-  concurrency: number;
-  /** Seconds to wait for a load balancer to leave `changing`. */
-  waitTimeout: number;
-  /** Seconds between deleting and re-creating similar objects (the API needs ~5 s). */
-  settleSeconds?: number;
-  /** Seconds between reads of a `changing` load balancer; default DEFAULT_POLL_SECONDS. */
-  pollSeconds?: number;
   /** Seconds a member leaving its pool is drained (disabled) before it is deleted; 0: deleted at once. */
   drainSeconds?: number;
   dryRun: boolean;
@@ -86,10 +78,9 @@ async function syncLbPass(names: readonly ServiceName[], options: SyncLbOptions,
       ? null
       : { message: sharedClusterIdWarning(sharing.length, { clusterId, kubeSystemUid }), loadBalancers: sharing.map((lb) => lb.uuid) };
   if (sharedClusterId !== null) ctx.stderr.write(`warning: ${escapeUnprintable(sharedClusterId.message)}\n`);
-  const drain = { seconds: options.drainSeconds ?? DEFAULT_DRAIN_SECONDS, nowMs: Date.now() };
-  const policy = budgetPolicy(options);
-  const budget = policy === undefined ? undefined : { seconds: budgetSecondsAt(policy, (options.now ?? Date.now)()) };
-  const first = { snapshot, planned: planLbPass(snapshot, selection, [], drain, budget) };
+  const drain = drainPolicy(options.drainSeconds, Date.now());
+  const budget = passBudget(options, (options.now ?? Date.now)());
+  const first = { snapshot, planned: planPass(snapshot, { selection, drain, ...(budget === undefined ? {} : { budget }) }) };
   // A named Service that does not exist is an error (a typo must not pass silently, as in plan).
   const missing = options.goneIsFine ? [] : names.filter(
     (name) => !snapshot.services.some((s) => s.metadata?.namespace === name.namespace && s.metadata?.name === name.name),
@@ -105,10 +96,7 @@ async function syncLbPass(names: readonly ServiceName[], options: SyncLbOptions,
   let outcomes: ServiceOutcome[];
   try {
     outcomes = await reconcileLoadBalancers(first, { conn, cloud, clusterId }, {
-      concurrency: options.concurrency,
-      waitTimeoutMs: options.waitTimeout * 1000,
-      pollIntervalMs: (options.pollSeconds ?? DEFAULT_POLL_SECONDS) * 1000,
-      settleMs: (options.settleSeconds ?? 5) * 1000,
+      ...paceOptions(options),
       drain,
       ...(budget === undefined ? {} : { budget }),
       signal: ctx.signal,

@@ -1,6 +1,7 @@
-// One load-balancer pass: plan every Service in play from one snapshot (pure; `plan` stops
-// here), then execute the plans concurrently, each Service isolated from the others' failures,
-// with the Kubernetes events the generic service controller and the Go CCM emit.
+// One load-balancer pass executed: the plans of every Service in play (planPass,
+// src/core/plan/pass.ts) executed concurrently, each Service isolated from the others' failures,
+// verified by reading back and planning again, with the Kubernetes events the generic service
+// controller and the Go CCM emit. The one execution path of sync-lb, run, its reactions and apply.
 import type { V1Service } from '@kubernetes/client-node';
 import type { CloudscaleClient } from '../cloudscale/client.js';
 import type { LoadBalancer, MemberState } from '../cloudscale/types.js';
@@ -8,16 +9,14 @@ import { CcmError, InternalError, LeaseLostError, errorMessage } from '../errors
 import type { KubeConnection } from '../kube/connection.js';
 import { recordEvent } from '../kube/events.js';
 import { patchServiceMetadata, patchServiceStatus } from '../kube/services.js';
-import { assembleLocation, locateLoadBalancer } from '../lb/actual.js';
 import type { PlannedAction } from '../lb/actions.js';
-import { LB_ANNOTATIONS, approvalOf as approvalIn, readLbAnnotation } from '../lb/annotations.js';
-import { announcements, applyBudget } from '../plan/budget.js';
-import { planService } from '../lb/planner.js';
+import { LB_ANNOTATIONS, readLbAnnotation } from '../lb/annotations.js';
+import { announcements } from '../plan/budget.js';
 import { type DrainPolicy, type ServicePlan } from '../lb/service-plan.js';
 import { problemSummary, type Problem } from '../lb/problems.js';
 import { changedTheLoadBalancer, describeChanges } from './change-event.js';
 import { Slots, mapConcurrent } from './concurrency.js';
-import { ReadinessWatch } from './lb-watch.js';
+import { DEFAULT_POLL_SECONDS, ReadinessWatch } from './lb-watch.js';
 import {
   executeServicePlan,
   type ExecuteOptions,
@@ -27,86 +26,8 @@ import {
   type ServiceWriter,
 } from './lb-executor.js';
 import { readBackSnapshot } from './snapshot.js';
-import { servicesInPlay, type LbPassSnapshot, type ServiceSelection } from '../plan/snapshot.js';
-
-export interface PlannedService {
-  readonly plan: ServicePlan;
-  readonly service: V1Service;
-}
-
-/** Plans every Service in play. Pure: the same snapshot always gives the same plans. */
-export function planLbPass(
-  snapshot: LbPassSnapshot,
-  selection: ServiceSelection,
-  proposed: readonly V1Service[] = [],
-  drain?: DrainPolicy,
-  /** The downtime budget of this pass (src/core/lb/budget.ts); without it nothing is held. */
-  budget?: PassBudget,
-): PlannedService[] {
-  const lbServices = snapshot.services.filter((s) => s.spec?.type === 'LoadBalancer');
-  // A pool whose members could not be read is assembled as empty; its Service's actions are dropped below.
-  const membersByPool =
-    snapshot.unreadablePools.size === 0
-      ? snapshot.membersByPool
-      : { ...Object.fromEntries([...snapshot.unreadablePools.keys()].map((pool) => [pool, []])), ...snapshot.membersByPool };
-  return servicesInPlay(snapshot.services, selection, proposed).map((service) => {
-    const location = assembleLocation(locateLoadBalancer(service, snapshot.loadBalancers, snapshot.clusterId), {
-      pools: snapshot.pools,
-      membersByPool,
-      listeners: snapshot.listeners,
-      monitors: snapshot.monitors,
-      floatingIps: snapshot.floatingIps,
-    });
-    const plan = planService({
-      service,
-      nodes: snapshot.nodes,
-      servers: snapshot.servers,
-      location,
-      floatingIps: snapshot.floatingIps,
-      subnets: snapshot.subnets,
-      otherServices: lbServices.filter((s) => s.metadata?.uid !== service.metadata?.uid),
-      clusterId: snapshot.clusterId,
-      kubeSystemUid: snapshot.kubeSystemUid,
-      // A server that drops ipMode is planned for as one whose version is unknown: no ipMode written.
-      apiServerMinor: snapshot.ipModeKept ? snapshot.apiServerMinor : null,
-      uuidLookups: snapshot.uuidLookups,
-      ...(drain === undefined ? {} : { drain }),
-    });
-    const readable = location.kind === 'found' ? withoutUnreadMembers(plan, location.actual.lb, snapshot) : plan;
-    return { plan: budget === undefined ? readable : applyBudget(readable, { seconds: budget.seconds, approval: approvalOf(service) }), service };
-  });
-}
-
-/** The downtime budget of one pass, in seconds (the window already resolved for the pass's time). */
-export interface PassBudget {
-  readonly seconds: number;
-}
-
-/** The change id the Service's approval annotation carries (a well-formed wrong one is reported, not refused). */
-function approvalOf(service: V1Service): string | null {
-  return approvalIn(service.metadata?.annotations);
-}
-
-/**
- * A Service whose load balancer has a pool whose members could not be read is not planned: which
- * members to create or delete would be a guess. It fails with what the read answered; the other
- * Services of the pass go on, and the next pass reads the members again.
- */
-function withoutUnreadMembers(plan: ServicePlan, lb: LoadBalancer, snapshot: LbPassSnapshot): ServicePlan {
-  if (plan.mode !== 'ensure' || snapshot.unreadablePools.size === 0) return plan;
-  const unread = snapshot.pools.flatMap((pool) => {
-    const error = pool.load_balancer.uuid === lb.uuid ? snapshot.unreadablePools.get(pool.uuid) : undefined;
-    return error === undefined ? [] : [{ pool, error }];
-  });
-  if (unread.length === 0) return plan;
-  const problem: Problem = {
-    kind: 'lookup',
-    subject: `load balancer ${lb.name}`,
-    message: `load balancer ${lb.name} (${lb.uuid}): the members of pool ${unread.map(({ pool }) => pool.name).join(', ')} could not be read (${unread[0]!.error}); nothing is changed until they are known`,
-    hint: 'The next pass reads them again. If it persists, check the API status and the load balancer in the cloudscale control panel.',
-  };
-  return { ...plan, actions: [], problems: [...plan.problems, problem] };
-}
+import { planPass, serviceApproval, type PassBudget, type PlannedService } from '../plan/pass.js';
+import type { LbPassSnapshot, ServiceSelection } from '../plan/snapshot.js';
 
 export type ServiceOutcome =
   | { readonly status: 'unchanged' | 'changed'; readonly planned: PlannedService; readonly execution: ExecutionResult }
@@ -125,6 +46,30 @@ export interface SyncPassOptions extends Omit<ExecuteOptions, 'actualLoadBalance
   readonly budget?: PassBudget;
 }
 
+/** Seconds between deleting and re-creating similar objects, unless set (the API needs ~5 s). */
+export const DEFAULT_SETTLE_SECONDS = 5;
+
+/** How fast a writing pass goes (sync-lb, run and its reactions, apply), in the flags' seconds; unset: the defaults. */
+export interface PaceFlags {
+  readonly concurrency: number;
+  /** Seconds to wait for a load balancer to leave `changing`. */
+  readonly waitTimeout: number;
+  /** Seconds between deleting and re-creating similar objects; default DEFAULT_SETTLE_SECONDS. */
+  readonly settleSeconds?: number;
+  /** Seconds between reads of a `changing` load balancer; default DEFAULT_POLL_SECONDS. */
+  readonly pollSeconds?: number;
+}
+
+/** The executor's pace from the flags: the one place their defaults apply. */
+export function paceOptions(flags: PaceFlags): Pick<SyncPassOptions, 'concurrency' | 'waitTimeoutMs' | 'pollIntervalMs' | 'settleMs'> {
+  return {
+    concurrency: flags.concurrency,
+    waitTimeoutMs: flags.waitTimeout * 1000,
+    pollIntervalMs: (flags.pollSeconds ?? DEFAULT_POLL_SECONDS) * 1000,
+    settleMs: (flags.settleSeconds ?? DEFAULT_SETTLE_SECONDS) * 1000,
+  };
+}
+
 /** How a round of a longer pass records Events. */
 interface RoundOptions {
   /**
@@ -141,7 +86,7 @@ interface RoundOptions {
  * about two minutes each on the real API), and each Service builds its pools and listeners as
  * soon as its own is ready. One watch polls all waiting load balancers together.
  */
-export async function executeLbPass(
+async function executeLbPass(
   planned: readonly PlannedService[],
   snapshot: LbPassSnapshot,
   deps: { readonly conn: KubeConnection; readonly cloud: CloudscaleClient },
@@ -270,7 +215,7 @@ async function serviceEvent(
  * `cloudscale-ccm/announced-changes` (it survives passes and the Events' TTL), written through
  * the write fence like every Service write. The record is cleared once nothing is pending.
  */
-export async function announceHeldChanges(
+async function announceHeldChanges(
   planned: readonly PlannedService[],
   conn: KubeConnection,
   options: Pick<SyncPassOptions, 'onEventError'>,
@@ -278,7 +223,7 @@ export async function announceHeldChanges(
   await Promise.all(
     planned.map(async ({ plan, service }) => {
       const recorded = readLbAnnotation(service.metadata?.annotations, 'announcedChanges');
-      const due = announcements(plan, approvalOf(service));
+      const due = announcements(plan, serviceApproval(service));
       const fresh = due.filter((a) => !recorded.includes(a.token));
       if (fresh.length === 0 && (due.length > 0 || recorded.length === 0)) return;
       // Only what an Event really told is recorded: a failed Event is tried again next pass.
@@ -330,6 +275,11 @@ export interface ReconcileOptions extends SyncPassOptions {
   readonly onRequeued?: (plan: ServicePlan) => void;
   /** Test seam: runs after each round's execution, before the state is read back. */
   readonly afterRound?: (round: number) => Promise<void>;
+  /**
+   * `apply`: the saved plan is executed exactly, as one round, nothing announced (a saved plan
+   * holds nothing back: applying it is its approval); a pass verifies and repairs in rounds.
+   */
+  readonly exactly?: boolean;
 }
 
 /**
@@ -347,7 +297,7 @@ export async function reconcileLoadBalancers(
   // Members of the pools this pass created, as their create answers gave them.
   const createdPools = new Map<string, readonly MemberState[]>();
   let { snapshot, planned } = first;
-  await announceHeldChanges(planned, deps.conn, options);
+  if (!options.exactly) await announceHeldChanges(planned, deps.conn, options);
   for (let round = 1; ; round += 1) {
     const outcomes = await executeLbPass(planned, snapshot, deps, { ...options, changeEventsLater: true });
     for (const outcome of outcomes) {
@@ -359,7 +309,7 @@ export async function reconcileLoadBalancers(
     const restructured = outcomes.filter(
       (o) => o.status === 'changed' && o.planned.plan.mode === 'ensure' && o.execution.executed.some((e) => isStructural(e.action)),
     );
-    if (restructured.length === 0 || options.signal?.aborted) break;
+    if (restructured.length === 0 || options.exactly || options.signal?.aborted) break;
     await options.afterRound?.(round);
     const again: ServiceSelection = { names: restructured.map((o) => o.planned.plan.service) };
     try {
@@ -376,7 +326,8 @@ export async function reconcileLoadBalancers(
       }
       break;
     }
-    planned = planLbPass(snapshot, again, [], options.drain, options.budget).filter((p) => p.plan.actions.some((a) => a.verb !== 'refuse'));
+    const { drain, budget } = options;
+    planned = planPass(snapshot, { selection: again, ...(drain === undefined ? {} : { drain }), ...(budget === undefined ? {} : { budget }) }).filter((p) => p.plan.actions.some((a) => a.verb !== 'refuse'));
     if (planned.length === 0) break;
     if (round === MAX_ROUNDS) {
       for (const { plan } of planned) {
