@@ -462,7 +462,7 @@ function pushgatewayOption(
   );
 }
 
-// The downtime budget of sync-lb, run and plan (src/core/lb/budget.ts, budget-window.ts).
+// The downtime budget of sync-lb, run and plan (src/core/plan/budget.ts, budget-window.ts).
 function maxDowntimeOption(
   description = 'hold back changes predicted to interrupt a serving port longer than this (e.g. 0s, 15s, 2m) until approved; unset: nothing is held',
 ): Option {

@@ -2,7 +2,7 @@
 // held-back changes included (applying a plan is its approval), or refuses and writes nothing.
 // The file is checked before anything is contacted; the cluster and API it was planned against
 // before the Lease is taken; under the Lease the state is read again, and a plan whose inputs or
-// actions changed since is stale (src/core/apply/saved-plan.ts).
+// actions changed since is stale (src/core/plan/saved-plan.ts).
 import { readFile } from 'node:fs/promises';
 import { paceOptions, reconcileLoadBalancers, type PaceFlags, type ServiceOutcome } from '../core/apply/lb-pass.js';
 import { drainPolicy, planPass } from '../core/plan/pass.js';

@@ -153,7 +153,7 @@ interface PlanWithInputs {
 }
 
 /**
- * Writes the saved plan (src/core/apply/saved-plan.ts) to `file`: to a temporary file beside it,
+ * Writes the saved plan (src/core/plan/saved-plan.ts) to `file`: to a temporary file beside it,
  * then renamed over it, so a reader never sees half of it.
  */
 async function savePlan(file: string, planned: PlanWithInputs, options: PlanOptions, ctx: CommandContext): Promise<void> {

@@ -1,6 +1,6 @@
 // The rules for the values of command-line flags, one place for each: the command line applies
 // them to what is typed (src/cli.ts), and `apply` to what a saved plan holds of the same flags
-// (src/core/apply/saved-plan.ts), so a file cannot carry a value the flag would refuse. Each
+// (src/core/plan/saved-plan.ts), so a file cannot carry a value the flag would refuse. Each
 // takes the text as typed and returns the value, or throws a UsageError naming the flag.
 import { UsageError } from './errors.js';
 

@@ -218,7 +218,7 @@ function parseCidrList(raw: string, what: string): string[] {
   return list;
 }
 
-/** A change id as `plan` prints it: ten lower-case hex digits (changeId in ./budget.ts). */
+/** A change id as `plan` prints it: ten lower-case hex digits (changeId in src/core/plan/budget.ts). */
 export const CHANGE_ID = /^[0-9a-f]{10}$/;
 
 /**

@@ -58,7 +58,7 @@ export interface ServicePlan {
   readonly problems: readonly Problem[];
   readonly warnings: readonly PlanWarning[];
   /**
-   * What the downtime budget holds back (src/core/lb/budget.ts): these actions are not in
+   * What the downtime budget holds back (src/core/plan/budget.ts): these actions are not in
    * `actions`; `restoreHeld` puts them back. Absent when nothing is held.
    */
   readonly held?: readonly HeldChange[];
