@@ -20,6 +20,7 @@ import { namespaceUid } from '../../src/core/kube/cluster.js';
 import { connectKube, type KubeConnection } from '../../src/core/kube/connection.js';
 import type { Harness } from './ccm.js';
 import { testKubeconfig } from './kube.js';
+import { FAST_PASS } from './lb-scenarios.js';
 
 let admin: KubeConfig | undefined;
 
@@ -369,9 +370,6 @@ export async function deleteLeaseIfUnchanged(createdVersion: string | undefined)
  */
 export async function runPassAs(conn: KubeConnection, harness: Harness): Promise<ReturnType<Harness['context']>> {
   const ctx = { ...harness.context(), kube: () => conn, clusterId: () => namespaceUid(conn, CCM_NAMESPACE) };
-  await runCommand(
-    { wait: false, force: false, concurrency: 2, waitTimeout: 30, settleSeconds: 0, pollSeconds: 0.05, leaseSeconds: 30 },
-    ctx,
-  );
+  await runCommand({ ...FAST_PASS, wait: false, force: false, leaseSeconds: 30 }, ctx);
   return ctx;
 }
