@@ -45,7 +45,8 @@ interface World {
 
 /** A simulator with the example cloud, a running load balancer and one tcp pool. */
 async function world(dataPlane: DataPlaneChanges, options: Omit<SimulatorOptions, 'seed' | 'dataPlane'> = {}): Promise<World> {
-  sim = await startSimulator({ seed: await loadSeedFile('examples/sim-seed.yaml'), lbProvisionMs: 0, dataPlane, ...options });
+  // From the forgiving world, whatever the default: each test switches on the knobs it checks.
+  sim = await startSimulator({ seed: await loadSeedFile('examples/sim-seed.yaml'), lbProvisionMs: 0, world: 'forgiving', dataPlane, ...options });
   const subnet = (await call('GET', '/v1/subnets')).body[0].uuid as string;
   const servers = ((await call('GET', '/v1/servers')).body as any[]).map((s) => ({
     uuid: s.uuid as string,
@@ -340,7 +341,7 @@ describe('the serving history and the probe', () => {
 
   test('timings come from the seed, startSimulator overrides them, and the admin API changes them', async () => {
     const seed = { ...(await loadSeedFile('examples/sim-seed.yaml')), dataPlane: { propagationMs: 15000, healthChecks: true } };
-    sim = await startSimulator({ seed, dataPlane: { propagationMs: 200 } });
+    sim = await startSimulator({ seed, world: 'forgiving', dataPlane: { propagationMs: 200 } });
     expect(sim.admin.dataPlane()).toEqual({ propagationMs: 200, healthChecks: true, deletesHoldUntilPropagated: false, errorWhilePoolDown: false });
     expect(await call('PATCH', '/_sim/data-plane', { healthChecks: false })).toEqual({
       status: 200,
