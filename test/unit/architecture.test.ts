@@ -154,6 +154,20 @@ describe('the import graph of src/', () => {
   });
 });
 
+describe('one execution path for load-balancer plans', () => {
+  // sync-lb, run and its reaction passes (through sync-lb) and apply execute plans through
+  // reconcileLoadBalancers; a command that called the executor itself would skip its rounds,
+  // Events and announcements (apply did, before issue 26).
+  const EXECUTOR = /\b(executeLbPass|executeServicePlan)\b/;
+  const OWNERS = ['src/core/apply/lb-pass.ts', 'src/core/apply/lb-executor.ts'];
+
+  test('only src/core/apply/lb-pass.ts calls the executor', () => {
+    const files = globSync('src/**/*.{ts,tsx}', { cwd: ROOT }).sort();
+    const direct = files.filter((file) => !OWNERS.includes(file) && EXECUTOR.test(readFileSync(`${ROOT}/${file}`, 'utf8')));
+    expect(direct).toEqual([]);
+  });
+});
+
 describe('the checks themselves', () => {
   test.each<[string, Record<string, string[]>, string[][]]>([
     ['no imports', { a: [], b: [] }, []],
