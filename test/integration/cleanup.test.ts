@@ -7,11 +7,7 @@ import { cleanupCommand } from '../../src/commands/cleanup.js';
 import { syncLbCommand } from '../../src/commands/sync-lb.js';
 import { UsageError } from '../../src/core/errors.js';
 import { nodesSeed } from '../support/ccm.js';
-import {
-  createLoadBalancerService,
-  deleteServiceForced,
-  uniqueName,
-} from '../support/kube.js';
+import { createLoadBalancerService, deleteServiceForced, uniqueName } from '../support/kube.js';
 import { FAST_PASS, useLbWorld } from '../support/lb-scenarios.js';
 
 describe('cleanup', () => {

@@ -11,12 +11,7 @@ import { LockHeldError } from '../../src/core/errors.js';
 import { LB_FINALIZER } from '../../src/core/lb/service-plan.js';
 import { acquireLease } from '../../src/core/kube/lease.js';
 import { RUN_LEASE } from '../../src/commands/writer.js';
-import {
-  createLoadBalancerService,
-  deleteServiceForced,
-  testConnection,
-  uniqueName,
-} from '../support/kube.js';
+import { createLoadBalancerService, deleteServiceForced, testConnection, uniqueName } from '../support/kube.js';
 import {
   FLOATING_IPS,
   annotate,

@@ -7,11 +7,7 @@ import type { V1Service } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { LB_FINALIZER } from '../../src/core/lb/service-plan.js';
 import { formatTopLevelError } from '../../src/core/render/error.js';
-import {
-  createLoadBalancerService,
-  testConnection,
-  uniqueName,
-} from '../support/kube.js';
+import { createLoadBalancerService, testConnection, uniqueName } from '../support/kube.js';
 import {
   FLOATING_IPS,
   expectConverged,

@@ -4,11 +4,7 @@
 // converge: no duplicate load balancer, no orphan pool, no lost Floating IP.
 import type { V1Service } from '@kubernetes/client-node';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createLoadBalancerService,
-  testConnection,
-  uniqueName,
-} from '../support/kube.js';
+import { createLoadBalancerService, testConnection, uniqueName } from '../support/kube.js';
 import {
   FLOATING_IPS,
   expectConverged,

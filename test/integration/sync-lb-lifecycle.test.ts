@@ -6,13 +6,7 @@
 import type { V1Service } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { LB_FINALIZER } from '../../src/core/lb/service-plan.js';
-import {
-  createLoadBalancerService,
-  ignoreNotFound,
-  testConnection,
-  uniqueName,
-  type TestServiceOptions,
-} from '../support/kube.js';
+import { createLoadBalancerService, ignoreNotFound, testConnection, uniqueName, type TestServiceOptions } from '../support/kube.js';
 import {
   FLOATING_IPS,
   SUBNET_A,

@@ -4,15 +4,7 @@
 // (added, removed, excluded by label, autoscaler taint or deletion; readiness is no filter).
 import { PatchStrategy, setHeaderOptions, type V1Service, type V1ServicePort } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  createLoadBalancerService,
-  createNode,
-  deleteNodeForced,
-  ignoreNotFound,
-  testConnection,
-  uniqueName,
-  waitUntil,
-} from '../support/kube.js';
+import { createLoadBalancerService, createNode, deleteNodeForced, ignoreNotFound, testConnection, uniqueName, waitUntil } from '../support/kube.js';
 import {
   eventsOf,
   expectConverged,
