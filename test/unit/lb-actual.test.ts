@@ -2,7 +2,7 @@ import type { V1Service } from '@kubernetes/client-node';
 import { describe, expect, test } from 'vitest';
 import type { FloatingIp, HealthMonitor, Listener, LoadBalancer, Pool, PoolMember } from '../../src/core/cloudscale/types.js';
 import { InternalError, RefusedError } from '../../src/core/errors.js';
-import { assembleActualLoadBalancer, locateLoadBalancer } from '../../src/core/lb/actual.js';
+import { assembleActualLoadBalancer, locateLoadBalancer, locatedUuids } from '../../src/core/lb/actual.js';
 
 const P = 'k8s.cloudscale.ch/';
 const stub = (kind: string, uuid: string, name = uuid) => ({ href: `https://api.example/v1/${kind}/${uuid}`, uuid, name });
@@ -51,6 +51,17 @@ describe('locateLoadBalancer (Go CCM lb_mapper cases)', () => {
     expect(error).toBeInstanceOf(RefusedError);
     expect(error?.message).toContain(message);
     expect(error?.hint).toMatch(/rename or delete/i);
+  });
+});
+
+describe('locatedUuids', () => {
+  test('the load balancers of Services found, none of one absent or ambiguous', () => {
+    const mine = lb('11111111-0000-4000-8000-000000000001', 'k8s-service-deadbeef');
+    const named = lb('22222222-0000-4000-8000-000000000002', 'my-lb');
+    const twin = lb('33333333-0000-4000-8000-000000000003', 'my-lb');
+    const ambiguous: V1Service = { ...service({ [`${P}loadbalancer-name`]: 'my-lb' }), metadata: { name: 'other', namespace: 'default', uid: 'cafe', annotations: { [`${P}loadbalancer-name`]: 'my-lb' } } };
+    const absent: V1Service = { ...service(), metadata: { name: 'none', namespace: 'default', uid: 'none' } };
+    expect(locatedUuids([service(), ambiguous, absent], [mine, named, twin], 'cluster-1')).toEqual(new Set([mine.uuid]));
   });
 });
 

@@ -9,7 +9,7 @@ import { serverVersion } from '../kube/cluster.js';
 import type { KubeConnection } from '../kube/connection.js';
 import { listNodeObjects } from '../kube/nodes.js';
 import { listServices } from '../kube/services.js';
-import { locateLoadBalancer, loadBalancerReferences, memberCompactor, type UuidLookup } from '../lb/actual.js';
+import { locatedUuids, loadBalancerReferences, memberCompactor, type UuidLookup } from '../lb/actual.js';
 import { servicesInPlay, serviceKey, type CloudLists, type LbPassSnapshot, type ServiceSelection } from '../plan/snapshot.js';
 import { mapConcurrent } from './concurrency.js';
 
@@ -161,12 +161,8 @@ async function readMembers(
   clusterId: string,
   known: ReadonlyMap<string, readonly MemberState[]> = new Map(),
 ): Promise<Pick<LbPassSnapshot, 'membersByPool' | 'unreadablePools'>> {
-  const lbUuids = new Set<string>();
-  for (const service of services) {
-    // An ambiguous lookup is reported by the planner for that Service; nothing to read.
-    const location = locateLoadBalancer(service, lists.loadBalancers, clusterId);
-    if (location.kind === 'found') lbUuids.add(location.lb.uuid);
-  }
+  // An ambiguous lookup is reported by the planner for that Service; nothing to read.
+  const lbUuids = locatedUuids(services, lists.loadBalancers, clusterId);
   const pools = lists.pools.filter((pool) => lbUuids.has(pool.load_balancer.uuid));
   const compact = memberCompactor();
   const membersByPool: Record<string, readonly MemberState[]> = {};

@@ -148,6 +148,16 @@ export function locateLoadBalancer(
   return { kind: 'ambiguous', error };
 }
 
+/** The UUIDs of the load balancers `services` are located at (absent and ambiguous ones add none). */
+export function locatedUuids(services: readonly V1Service[], loadBalancers: readonly LoadBalancer[], clusterId: string): Set<string> {
+  const uuids = new Set<string>();
+  for (const service of services) {
+    const location = locateLoadBalancer(service, loadBalancers, clusterId);
+    if (location.kind === 'found') uuids.add(location.lb.uuid);
+  }
+  return uuids;
+}
+
 /** A location with the load balancer found assembled with its children: what the planner is given. */
 export type AssembledLocation =
   | { readonly kind: 'found'; readonly actual: ActualLoadBalancer }

@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import type { V1Service } from '@kubernetes/client-node';
 import { ConfigError, RefusedError, UsageError } from '../errors.js';
 import { toNodeSnapshot } from '../kube/nodes.js';
-import { locateLoadBalancer } from '../lb/actual.js';
+import { locatedUuids } from '../lb/actual.js';
 import { LB_ANNOTATIONS } from '../lb/annotations.js';
 import { parseProviderId } from '../nodes/provider-id.js';
 import { clusterIdValue, namespaceName, nonNegativeNumber, serviceName, wholeNumberFrom } from '../option-values.js';
@@ -307,12 +307,8 @@ export function fingerprintOf(snapshot: LbPassSnapshot, selection: SavedSelectio
     const { resourceVersion: _bumpedByHeartbeats, ...seen } = toNodeSnapshot(node);
     entries.push([`node ${seen.name}`, digest(seen)]);
   }
-  const lbUuids = new Set<string>();
-  for (const service of inPlay) {
-    // An ambiguous lookup: the planner refuses that Service, and nothing of its candidates is read.
-    const location = locateLoadBalancer(service, snapshot.loadBalancers, snapshot.clusterId);
-    if (location.kind === 'found') lbUuids.add(location.lb.uuid);
-  }
+  // An ambiguous lookup: the planner refuses that Service, and nothing of its candidates is read.
+  const lbUuids = locatedUuids(inPlay, snapshot.loadBalancers, snapshot.clusterId);
   for (const lb of snapshot.loadBalancers) {
     if (lbUuids.has(lb.uuid)) entries.push([`load balancer ${lb.name} (${lb.uuid})`, digest(lb)]);
   }
