@@ -6,6 +6,7 @@
 import type { V1Service } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { LB_FINALIZER } from '../../src/core/lb/service-plan.js';
+import { formatTopLevelError } from '../../src/core/render/error.js';
 import { createLoadBalancerService, ignoreNotFound, testConnection, uniqueName, type TestServiceOptions } from '../support/kube.js';
 import {
   FLOATING_IPS,
@@ -68,7 +69,12 @@ describe('sync-lb: lifecycle', () => {
       expect(failure?.error.message).toContain(`the ${what} of load balancer ${before.lb.name} cannot change`);
       expect(failure?.error.message).toContain('nothing was changed');
       expect((failure?.error as { hint?: string }).hint).toContain(key(annotation));
-      expect(ctx.out()).toContain('cannot change');
+      // Said once: in the pass's error as the command line prints it; the progress line says only that it failed.
+      expect(formatTopLevelError(error, { verbose: false })).toContain(
+        `  service/${namespace}/${name}: ${key(annotation)}: the ${what} of load balancer ${before.lb.name} cannot change`,
+      );
+      expect(ctx.out()).toContain(`service/${namespace}/${name}: failed`);
+      expect(ctx.out()).not.toContain('cannot change');
       const warnings = await warningsOf(service);
       expect(warnings).toContainEqual(
         expect.objectContaining({ reason: 'SyncLoadBalancerFailed', message: expect.stringContaining('cannot change') }),

@@ -4,6 +4,7 @@
 // (added, removed, excluded by label, autoscaler taint or deletion; readiness is no filter).
 import { PatchStrategy, setHeaderOptions, type V1Service, type V1ServicePort } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it } from 'vitest';
+import { formatTopLevelError } from '../../src/core/render/error.js';
 import { createLoadBalancerService, createNode, deleteNodeForced, ignoreNotFound, testConnection, uniqueName, waitUntil } from '../support/kube.js';
 import {
   eventsOf,
@@ -326,7 +327,12 @@ describe('sync-lb: ports and nodes', () => {
       const result = await passFails(harness, ['unmapped'], pass);
       expect(result.simWrites).toEqual([]);
       expect(failuresOf(result.error, namespace, 'unmapped').join('\n')).toContain(`node ${stranger}`);
-      expect(result.ctx.out()).toContain(`node ${stranger} has no providerID and no server is named ${stranger}`);
+      // Said once: in the pass's error as the command line prints it; the progress line says only that it failed.
+      const said = `node ${stranger} has no providerID and no server is named ${stranger}`;
+      expect(formatTopLevelError(result.error, { verbose: false })).toContain(`  service/${namespace}/unmapped: `);
+      expect(formatTopLevelError(result.error, { verbose: false })).toContain(said);
+      expect(result.ctx.out()).toContain(`service/${namespace}/unmapped: failed`);
+      expect(result.ctx.out()).not.toContain(said);
       await expectMembers(service, [1, 2]);
     });
   });
