@@ -35,14 +35,18 @@ export interface Harness {
 
 /**
  * A harness on a fresh simulator in the tests' world (test/support/sim-world.ts), or in `world`
- * for a test that is about one world.
+ * for a test that is about one world. `lbProvisionMs` (default 0) is how long a new load
+ * balancer stays `changing` in the test's own milliseconds, whatever the world's time scale: a
+ * test that needs a pass to last says how long in real time.
  */
 export async function startHarness(options: { seed?: SimSeed | string; lbProvisionMs?: number; world?: WorldName } = {}): Promise<Harness> {
   const seed = typeof options.seed === 'string' ? parseSeed(options.seed, 'test seed') : options.seed;
+  const world = testSimWorld(options.world);
   const sim = await startSimulator({
     ...(seed === undefined ? {} : { seed }),
-    ...testSimWorld(options.world),
-    lbProvisionMs: options.lbProvisionMs ?? 0,
+    ...world,
+    // The simulator scales what it is given; this undoes it.
+    lbProvisionMs: (options.lbProvisionMs ?? 0) / world.timeScale,
     token: TEST_TOKEN,
   });
   const clusterId = `test-cluster-${randomBytes(4).toString('hex')}`;
