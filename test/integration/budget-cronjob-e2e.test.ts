@@ -12,7 +12,7 @@ import { parseAllDocuments } from 'yaml';
 import { LB_ANNOTATIONS } from '../../src/core/lb/annotations.js';
 import { runBinary, type BinaryResult } from '../support/ccm.js';
 import { createLoadBalancerService, testKubeconfig, uniqueName } from '../support/kube.js';
-import { annotate, key, lbsNamed, patchService, readService, requireBuiltBinary, warningsOf, useLbWorld } from '../support/lb-scenarios.js';
+import { annotate, key, lbsNamed, readService, requireBuiltBinary, warningsOf, useLbWorld } from '../support/lb-scenarios.js';
 
 const APPROVE = LB_ANNOTATIONS.approveChange.key;
 const ANNOUNCED = LB_ANNOTATIONS.announcedChanges.key;
@@ -51,9 +51,9 @@ describe("the CronJob's default budget, end to end through the built CLI", () =>
   });
 
   const cli = (args: readonly string[]): Promise<BinaryResult> => runBinary(['--cluster-id', harness.clusterId, ...args], { apiUrl: harness.sim.url });
-  /** One Job of the CronJob: exits 0. */
-  async function job(): Promise<string> {
-    const result = await cli(jobArgs);
+  /** One Job of the CronJob (its arguments, then `extra`): exits 0. */
+  async function job(extra: readonly string[] = []): Promise<string> {
+    const result = await cli([...jobArgs, ...extra]);
     expect(result.code, result.stderr).toBe(0);
     return result.stdout;
   }
@@ -65,9 +65,9 @@ describe("the CronJob's default budget, end to end through the built CLI", () =>
   }
   const heldId = (out: string, name: string) => new RegExp(`held: service/${namespace}/${name} change ([0-9a-f]{10})`).exec(out)?.[1];
   const writesSince = (count: number) => harness.sim.admin.requests().slice(count).filter((r) => r.method !== 'GET');
-  /** `plan service/NAME --out FILE` with the Job's budget flags: the id of the change it shows held back. */
-  async function savePlan(name: string, file: string): Promise<string | undefined> {
-    const saved = await cli(['plan', `service/${name}`, '-n', namespace, ...jobArgs.slice(1), '--out', file]);
+  /** `plan service/NAME --out FILE` with the Job's budget flags (then `extra`): the id of the change it shows held back. */
+  async function savePlan(name: string, file: string, extra: readonly string[] = []): Promise<string | undefined> {
+    const saved = await cli(['plan', `service/${name}`, '-n', namespace, ...jobArgs.slice(1), ...extra, '--out', file]);
     expect(saved.code, saved.stderr).toBe(0);
     const id = /held back: change ([0-9a-f]{10})/.exec(saved.stdout)?.[1];
     expect(id, saved.stdout).toBeDefined();
@@ -149,30 +149,30 @@ describe("the CronJob's default budget, end to end through the built CLI", () =>
     }
   });
 
-  it("a plan saved right after the edit is not made stale by the Job's record of its announcement (a port removal: the Job writes nothing else)", async () => {
-    await createLoadBalancerService(namespace, 'trimmed', {
-      ports: [
-        { name: 'http', protocol: 'TCP', port: 80, targetPort: 8080 },
-        { name: 'https', protocol: 'TCP', port: 443, targetPort: 8443 },
-      ],
-    });
-    await job();
-    const service = await readService(namespace, 'trimmed');
-    await patchService(namespace, 'trimmed', { spec: { ports: [service.spec!.ports![0]] } });
-    const file = join(dir, 'trimmed.plan.json');
-    await savePlan('trimmed', file);
+  it("a plan saved right after the edit is not made stale by the Job's record of its announcement (the members of a selector that matches no Node: the Job writes nothing else)", async () => {
+    // Every other change held under the Job's defaults makes the Job write (a pool swap builds its
+    // successor pool; a removed port leaves at once), and with their drain period the members of a
+    // pool no Node is left for keep serving, held by nothing. Without a drain period their removal
+    // leaves the port serving nothing: held under 0s, and the Job writes only its record.
+    const drainless = ['--drain-seconds', '0'];
+    const service = await createLoadBalancerService(namespace, 'unselected');
+    await job(drainless);
+    await annotate(namespace, 'unselected', { [key('loadbalancer-node-selector')]: 'role=none' });
+    const file = join(dir, 'unselected.plan.json');
+    const plannedId = await savePlan('unselected', file, drainless);
 
     const before = harness.sim.admin.requests().length;
-    const held = await job();
-    const id = heldId(held, 'trimmed');
-    expect(id).toBeDefined();
+    const held = await job(drainless);
+    const id = heldId(held, 'unselected');
+    expect(id).toBe(plannedId);
     expect(writesSince(before)).toEqual([]);
-    expect((await readService(namespace, 'trimmed')).metadata!.annotations![ANNOUNCED]).toBe(id);
+    expect((await readService(namespace, 'unselected')).metadata!.annotations![ANNOUNCED]).toBe(id);
 
     const applied = await cli(['apply', file]);
     expect(applied.code, applied.stderr).toBe(0);
     const [lb] = await lbsNamed(harness, `k8s-service-${service.metadata!.uid!}`);
-    const ports = (await harness.cloud.listeners.list()).filter((l) => l.load_balancer.uuid === lb!.uuid).map((l) => l.protocol_port);
-    expect(ports).toEqual([80]);
+    const pools = (await harness.cloud.pools.list()).filter((p) => p.load_balancer.uuid === lb!.uuid);
+    expect(pools).toHaveLength(1);
+    expect(await harness.cloud.poolMembers.list(pools[0]!.uuid)).toEqual([]);
   });
 });
