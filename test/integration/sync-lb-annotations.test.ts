@@ -6,6 +6,7 @@
 import type { V1Service } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { planCommand } from '../../src/commands/plan.js';
+import { formatTopLevelError } from '../../src/core/render/error.js';
 import { hasUnprintable } from '../../src/core/text/untrusted.js';
 import type { PlanDocument } from '../../src/core/plan/document.js';
 import { createLoadBalancerService, uniqueName, type TestServiceOptions } from '../support/kube.js';
@@ -104,7 +105,13 @@ describe('sync-lb: annotations', () => {
       expect(messages).toHaveLength(1);
       expect(messages[0]).toContain('is also assigned to another service');
       expect(messages[0]).toContain(`${FLOATING_IPS[1]}->${namespace}/fip-first`);
-      expect(ctx.out()).toContain(`service ${namespace}/fip-second is also assigned to another service`);
+      // Said once: in the pass's error as the command line prints it; the progress line says only that it failed.
+      const errorLine = formatTopLevelError(error, { verbose: false })
+        .split('\n')
+        .find((line) => line.startsWith(`  service/${namespace}/fip-second: `));
+      expect(errorLine).toContain(`service ${namespace}/fip-second is also assigned to another service`);
+      expect(ctx.out()).toContain(`service/${namespace}/fip-second: failed`);
+      expect(ctx.out()).not.toContain('is also assigned to another service');
       expect((await warningsOf(second)).map((e) => e.reason)).toContain('SyncLoadBalancerFailed');
       expect((await warningsOf(first)).map((e) => e.reason)).not.toContain('SyncLoadBalancerFailed');
       const stored = await readService(namespace, 'fip-second');
