@@ -9,7 +9,7 @@ import { planCommand } from '../../src/commands/plan.js';
 import { syncLbCommand, type SyncLbReport } from '../../src/commands/sync-lb.js';
 import { PartialFailureError } from '../../src/core/errors.js';
 import type { PlanDocument } from '../../src/core/plan/document.js';
-import { MEMBER_DRAINING_TAG } from '../../src/core/lb/strategies.js';
+import { MEMBER_DRAINING_TAG } from '../../src/core/lb/strategies/member-drain.js';
 import { nodesSeed, runBinary } from '../support/ccm.js';
 import { createLoadBalancerService, createNode, testConnection, uniqueName } from '../support/kube.js';
 import { FAST_PASS, useLbWorld } from '../support/lb-scenarios.js';

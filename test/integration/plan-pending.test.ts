@@ -6,7 +6,7 @@ import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { planCommand } from '../../src/commands/plan.js';
 import { syncLbCommand } from '../../src/commands/sync-lb.js';
-import { MEMBER_DRAINING_TAG } from '../../src/core/lb/strategies.js';
+import { MEMBER_DRAINING_TAG } from '../../src/core/lb/strategies/member-drain.js';
 import type { PlanDocument } from '../../src/core/plan/document.js';
 import { nodesSeed } from '../support/ccm.js';
 import { createLoadBalancerService, testConnection, uniqueName } from '../support/kube.js';

@@ -15,7 +15,7 @@ import { RUN_LEASE } from '../../src/commands/writer.js';
 import { ConfigError, LockHeldError, RefusedError, UsageError } from '../../src/core/errors.js';
 import { acquireLease } from '../../src/core/kube/lease.js';
 import { isCloudAction } from '../../src/core/lb/actions.js';
-import { MEMBER_DRAINING_TAG } from '../../src/core/lb/strategies.js';
+import { MEMBER_DRAINING_TAG } from '../../src/core/lb/strategies/member-drain.js';
 import { nodesSeed, runBinary, type TestContext } from '../support/ccm.js';
 import { TEST_PASS, FAST_PASS, patchService, readService, useLbWorld } from '../support/lb-scenarios.js';
 import { awaitSteady, writesTaken } from '../support/strict-world.js';

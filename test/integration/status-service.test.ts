@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { statusServiceCommand } from '../../src/commands/status.js';
 import { UsageError } from '../../src/core/errors.js';
-import { MEMBER_DRAINING_TAG } from '../../src/core/lb/strategies.js';
+import { MEMBER_DRAINING_TAG } from '../../src/core/lb/strategies/member-drain.js';
 import type { ServiceLbView } from '../../src/core/status/service-view.js';
 import { runBinary } from '../support/ccm.js';
 import { createLoadBalancerService, testConnection, uniqueName, waitUntil } from '../support/kube.js';

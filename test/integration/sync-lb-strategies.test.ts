@@ -12,7 +12,7 @@ import type { V1Service } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { planCommand } from '../../src/commands/plan.js';
 import type { PlanDocument } from '../../src/core/plan/document.js';
-import { MEMBER_DRAINING_TAG } from '../../src/core/lb/strategies.js';
+import { MEMBER_DRAINING_TAG } from '../../src/core/lb/strategies/member-drain.js';
 import { createLoadBalancerService, uniqueName } from '../support/kube.js';
 import { TEST_PASS, key, memberNames, passFails, passOk, patchService, poolOf, privateAddress, readService, runPass, theLb, warningsOf } from '../support/lb-scenarios.js';
 import { FAST_MONITOR, PROPAGATION_MS, useDataPlaneWorld } from '../support/make-before-break.js';

@@ -3,7 +3,7 @@
 import { describe, expect, test } from 'vitest';
 import { DEFAULT_SETTLE_SECONDS, paceOptions, type PaceFlags } from '../../src/core/apply/lb-pass.js';
 import { DEFAULT_POLL_SECONDS } from '../../src/core/apply/lb-watch.js';
-import { DEFAULT_DRAIN_SECONDS } from '../../src/core/lb/strategies.js';
+import { DEFAULT_DRAIN_SECONDS } from '../../src/core/lb/strategies/member-drain.js';
 import { parseWindow } from '../../src/core/plan/budget-window.js';
 import { drainPolicy, passBudget } from '../../src/core/plan/pass.js';
 

@@ -17,7 +17,7 @@ import type { FloatingIp, LoadBalancer, MemberState, Pool, Server } from '../../
 import { ConfigError, RefusedError } from '../../src/core/errors.js';
 import type { PlannedAction } from '../../src/core/lb/actions.js';
 import { applyBudget } from '../../src/core/plan/budget.js';
-import { MEMBER_DRAINING_TAG } from '../../src/core/lb/strategies.js';
+import { MEMBER_DRAINING_TAG } from '../../src/core/lb/strategies/member-drain.js';
 import { planDocument } from '../../src/core/plan/document.js';
 import { act, savedPlanContent, servicePlan } from '../support/plan-fixtures.js';
 

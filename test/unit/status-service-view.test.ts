@@ -2,7 +2,7 @@
 // members' `enabled`, monitor status, drain tag and checked port. Pure, table-driven.
 import { describe, expect, test } from 'vitest';
 import type { HealthMonitor, Listener, LoadBalancer, Pool, PoolMember } from '../../src/core/cloudscale/types.js';
-import { MEMBER_DRAINING_TAG } from '../../src/core/lb/strategies.js';
+import { MEMBER_DRAINING_TAG } from '../../src/core/lb/strategies/member-drain.js';
 import { serviceLbText } from '../../src/core/render/status-service.js';
 import { serviceLbView, type ServiceLbInput } from '../../src/core/status/service-view.js';
 

@@ -1,10 +1,11 @@
-// The member gate of src/core/lb/strategies.ts on its own: which members that stay, are created
+// The member gate of src/core/lb/strategies/gates.ts on its own: which members that stay, are created
 // or leave, with which monitor statuses, put an `await-members` step before the leaving ones,
 // what it awaits, and when a MembersKept warning says that the members that stay are down.
 import { describe, expect, test } from 'vitest';
 import type { MemberState, MonitorStatus } from '../../src/core/cloudscale/types.js';
 import type { DesiredMember, DesiredPool } from '../../src/core/lb/desired.js';
-import { Strategies } from '../../src/core/lb/strategies.js';
+import { memberGate } from '../../src/core/lb/strategies/gates.js';
+import { Steps } from '../../src/core/lb/strategies/steps.js';
 
 const SUBNET = { href: 'https://api.example/v1/subnets/a', uuid: 'a', cidr: '10.0.0.0/24' };
 
@@ -29,7 +30,7 @@ const POOL: DesiredPool = {
 };
 
 function gate(staying: MemberState[], created: string[], leaving: MemberState[], added = created) {
-  return new Strategies(undefined).memberGate({
+  return memberGate(new Steps(undefined), {
     pool: { ref: { uuid: 'pool' }, name: POOL.name },
     desired: POOL,
     staying,

@@ -22,7 +22,7 @@ import type { Problem } from './problems.js';
 
 /**
  * `kube`: a write to the Service (finalizer, annotations, status), not to the cloud. `wait`: a
- * step of a strategy (src/core/lb/strategies.ts) that writes nothing and holds the next steps
+ * step of a strategy (src/core/lb/strategies/gates.ts) that writes nothing and holds the next steps
  * back until its condition holds.
  */
 export type Verb = 'create' | 'update' | 'delete' | 'refuse' | 'kube' | 'wait';

@@ -1,7 +1,10 @@
 // The cloud actions of one load balancer: its pools, members, listeners and health monitors,
 // created, updated or replaced in an order that keeps traffic flowing. When a change strategy
-// applies and how it resumes is the strategy's (strategies.ts); this file orders their steps.
-import type { HealthMonitor, Listener, LoadBalancer, MemberState, Server } from '../cloudscale/types.js';
+// applies, how it resumes and which steps it takes is the strategy's (strategies/, listed in
+// strategies.ts); this file pairs what is with what is wanted, asks the strategies, puts their
+// steps into the plan's phases, and plans what no strategy takes (new pools, retired pools,
+// removed or missing listeners, monitors, in-place updates).
+import type { HealthMonitor, Listener, LoadBalancer, Server } from '../cloudscale/types.js';
 import {
   LB_REF,
   buildAction,
@@ -18,12 +21,14 @@ import type { ActualLoadBalancer, ActualPool } from './actual.js';
 import { LB_ANNOTATIONS } from './annotations.js';
 import { parseOwnershipTags } from './ownership.js';
 import { OWNER_KUBE_SYSTEM_UID_TAG, taggedKubeSystemUid } from './cluster-identity.js';
-import type { DesiredListener, DesiredLoadBalancer, DesiredMember, DesiredMonitor, DesiredPool } from './desired.js';
+import type { DesiredListener, DesiredLoadBalancer, DesiredMonitor, DesiredPool } from './desired.js';
 import type { ImpactClass, MonitorTiming } from './impact.js';
 import type { PlanWarning } from './problems.js';
-import { actualMemberKey, desiredMemberKey, diffBy, listenerKey, monitorKey } from './identity.js';
-import { describePort, memberChangeReason, memberGoneReason, monitorRecreationReason } from './reasons.js';
-import { MEMBER_DRAINING_TAG, Strategies, matchPools, type Story } from './strategies.js';
+import { diffBy, listenerKey, monitorKey, poolKey } from './identity.js';
+import { describePort, monitorRecreationReason } from './reasons.js';
+import { STRATEGIES } from './strategies.js';
+import { Steps } from './strategies/steps.js';
+import { membersChange, type Phase, type PoolsChange, type PoolsTaken, type Taken } from './strategies/strategy.js';
 import { lostReason } from './guards.js';
 import type { PendingAction, DrainPolicy } from './service-plan.js';
 
@@ -58,11 +63,11 @@ export class CloudPlan {
   private readonly listenerCreates: PlannedAction[] = [];
   private readonly monitorChanges: PlannedAction[] = [];
   private readonly updates: PlannedAction[] = [];
-  // Pool swaps run last: each is an ordered strategy (src/core/lb/strategies.ts).
+  // Pool swaps run last: each is an ordered strategy (strategies/pool-swap.ts).
   private readonly swaps: PlannedAction[] = [];
   private readonly lbChanges: PlannedAction[] = [];
   private readonly head: PlannedAction[] = [];
-  private readonly strategies: Strategies;
+  private readonly steps: Steps;
   /** The existing pools, members, listeners and monitors by display name, for what a create replaces. */
   private existing: ReadonlyMap<string, object> = new Map();
   /** Every listener of the load balancer, for the port-in-use check of an in-place port move. */
@@ -79,7 +84,7 @@ export class CloudPlan {
     private readonly timing: MonitorTiming | undefined,
     private readonly context: { readonly drain: DrainPolicy | undefined; readonly serverAddresses: ReadonlySet<string> },
   ) {
-    this.strategies = new Strategies(timing);
+    this.steps = new Steps(timing);
     const nodes = new Map(desired.pools.flatMap((p) => p.members.map((m) => [m.address, m.node] as const)));
     this.nodeOf = (address) => nodes.get(address);
   }
@@ -106,6 +111,14 @@ export class CloudPlan {
 
   private act<D extends ActionDraft>(draft: D): Extract<PlannedAction, { kind: D['kind'] }> {
     return buildAction(draft, this.timing);
+  }
+
+  /** Puts what a strategy takes into the plan: its steps into their phases, its warnings and pending deletions. */
+  private take(taken: Taken | undefined): void {
+    if (taken === undefined) return;
+    for (const [phase, steps] of Object.entries(taken.steps ?? {}) as [Phase, readonly PlannedAction[]][]) this[phase].push(...steps);
+    this.warnings.push(...(taken.warnings ?? []));
+    this.pending.push(...(taken.pending ?? []));
   }
 
   /** A new load balancer; `lost`: the one the Service records is gone, and this one replaces it. */
@@ -139,10 +152,11 @@ export class CloudPlan {
     const d = this.desired;
     this.existing = existingByObject(actual);
     this.actualListeners = [...actual.pools.flatMap((p) => p.listeners), ...actual.freeListeners];
-    const { matched, swaps, retired } = matchPools(d.pools, actual.pools);
-    for (const old of retired) {
+    const pools = this.pairPools(actual);
+    const taken = (pool: ActualPool) => pools.taken.some((t) => t.taken?.has(pool));
+    for (const old of pools.removed.filter((pool) => !taken(pool))) {
       this.poolDeletes.push(
-        ...this.strategies.retirePool(
+        ...this.steps.retirePool(
           old,
           old.listeners.length > 0
             ? {
@@ -158,12 +172,12 @@ export class CloudPlan {
 
     const targets: PoolTarget[] = [];
     for (const pool of d.pools) {
-      const swap = swaps.find((s) => s.desired === pool);
-      const kept = matched.find(([dp]) => dp === pool);
-      if (swap?.successor !== undefined) {
-        targets.push({ desired: pool, ref: { uuid: swap.successor.pool.uuid }, actual: swap.successor, successor: true });
-      } else if (swap !== undefined) {
-        continue; // built whole by the swap
+      const resumed = pools.taken.map((t) => t.resumed?.get(pool)).find((p) => p !== undefined);
+      const kept = pools.matched.find(([dp]) => dp === pool);
+      if (resumed !== undefined) {
+        targets.push({ desired: pool, ref: { uuid: resumed.pool.uuid }, actual: resumed, successor: true });
+      } else if (pools.taken.some((t) => t.built?.has(pool))) {
+        continue; // built whole by a strategy
       } else if (kept !== undefined) {
         targets.push({ desired: pool, ref: { uuid: kept[1].pool.uuid }, actual: kept[1] });
       } else {
@@ -176,11 +190,7 @@ export class CloudPlan {
     }
     this.createPools(targets, { uuid: actual.lb.uuid });
     this.deleteBlockingFreeListeners(actual);
-    for (const swap of swaps) {
-      const { steps, warning } = this.strategies.swapPool({ ...swap, loadBalancer: { uuid: actual.lb.uuid }, nodeOf: this.nodeOf });
-      this.swaps.push(...steps);
-      if (warning !== undefined) this.warnings.push(warning);
-    }
+    for (const strategyTaken of pools.taken) this.take(strategyTaken);
 
     if (d.name !== actual.lb.name) {
       this.lbChanges.push(
@@ -224,6 +234,44 @@ export class CloudPlan {
   }
 
   /**
+   * The desired pools paired with the load balancer's by name, algorithm and protocol; among
+   * several of the same key, the one the strategies rank highest. Each strategy with a `pools`
+   * function then takes what the earlier ones left.
+   */
+  private pairPools(actual: ActualLoadBalancer): { matched: readonly (readonly [DesiredPool, ActualPool])[]; removed: readonly ActualPool[]; taken: PoolsTaken[] } {
+    const key = (p: { name: string; algorithm: string; protocol: string }) => poolKey(p.name, p.algorithm, p.protocol);
+    const desiredByKey = new Map(this.desired.pools.map((p) => [key(p), p] as const));
+    // Ranked once per pool: the sort would otherwise compare members again on every comparison.
+    const ranks = new Map(
+      actual.pools.map((have) => {
+        const wanted = desiredByKey.get(key(have.pool));
+        return [have, wanted === undefined ? 0 : STRATEGIES.reduce((sum, s) => sum + (s.rankPool?.(wanted, have) ?? 0), 0)] as const;
+      }),
+    );
+    const { create, remove, matched } = diffBy(
+      this.desired.pools,
+      [...actual.pools].sort((a, b) => ranks.get(b)! - ranks.get(a)!),
+      key,
+      (p) => key(p.pool),
+    );
+    let change: PoolsChange = { matched, created: create, removed: remove, loadBalancer: { uuid: actual.lb.uuid }, nodeOf: this.nodeOf, steps: this.steps };
+    const taken: PoolsTaken[] = [];
+    for (const strategy of STRATEGIES) {
+      const took = strategy.pools?.(change);
+      if (took === undefined) continue;
+      taken.push(took);
+      const claimed = (pool: DesiredPool) => took.built?.has(pool) === true || took.resumed?.has(pool) === true;
+      change = {
+        ...change,
+        matched: change.matched.filter(([pool, have]) => !claimed(pool) && took.taken?.has(have) !== true),
+        created: change.created.filter((pool) => !claimed(pool)),
+        removed: change.removed.filter((pool) => took.taken?.has(pool) !== true),
+      };
+    }
+    return { matched, removed: remove, taken };
+  }
+
+  /**
    * Listeners without a pool are never touched (as the Go CCM), except one on a port and
    * protocol a desired listener needs: it is what is left when a pool was deleted outside this
    * tool, serves nothing, and would make the API refuse the new listener on every pass.
@@ -235,7 +283,7 @@ export class CloudPlan {
       );
       if (needed === undefined) continue;
       this.listenerDeletes.push(
-        this.strategies.deleteListener(listener, {
+        this.steps.deleteListener(listener, {
           impact: 'none',
           reason: {
             text: `left without a pool (its pool was deleted), it blocks port ${describePort(needed)} of pool ${needed.name}`,
@@ -270,175 +318,59 @@ export class CloudPlan {
 
   private planMembers(target: PoolTarget): void {
     const { desired: pool, actual } = target;
-    const strategies = this.strategies;
-    const into = { ref: target.ref, name: pool.name };
     if (actual === undefined) {
-      for (const member of pool.members) this.memberCreates.push(strategies.createMember(into, member, target.newPool!));
+      const into = { ref: target.ref, name: pool.name };
+      for (const member of pool.members) this.memberCreates.push(this.steps.createMember(into, member, target.newPool!));
       return;
     }
-    const poolRefOf = { uuid: actual.pool.uuid };
-    const { create, remove, matched } = diffBy(pool.members, actual.members, desiredMemberKey, actualMemberKey);
-    for (const [, have] of matched) {
-      const restore = strategies.restoreMember(have, poolRefOf, pool.name, {
-        text: have.tags?.[MEMBER_DRAINING_TAG] === undefined ? 'the member is disabled, but its node is selected' : 'its node is selected again: the drain stops',
-        field: 'enabled',
-        from: String(have.enabled),
-        to: 'true',
-      });
-      this.memberCreates.push(...restore);
-    }
-    if (create.length === 0 && remove.length === 0) return;
-
-    const slot = (m: { address: string; protocol_port: number }) => `${m.address}|${m.protocol_port}`;
-    const removedSlots = new Set(remove.map(slot));
-    const inPlace = create.filter((m) => removedSlots.has(slot(m)));
-    const inPlaceSlots = new Set(inPlace.map(slot));
-    const added = create.filter((m) => !inPlaceSlots.has(slot(m)));
-    const replacedInPlace = remove.filter((m) => inPlaceSlots.has(slot(m)));
-    const leaving = remove.filter((m) => !inPlaceSlots.has(slot(m)));
-    const successorOf = (member: MemberState) => create.find((c) => c.name === member.name) ?? create.find((c) => c.address === member.address);
-    const predecessorOf = (member: DesiredMember) => remove.find((r) => r.name === member.name) ?? remove.find((r) => r.address === member.address);
-
-    // A successor pool serves no port yet: nothing to protect, nothing to drain.
-    if (target.successor === true) {
-      const story = (reason: Reason): Story => ({ impact: 'none', reason: { ...reason, text: `${reason.text} (in the successor pool, which serves no port yet)` } });
-      for (const member of remove) this.memberDeletesFirst.push(strategies.deleteMember(member, poolRefOf, pool.name, story(memberGoneReason(member, pool))));
-      for (const member of create) this.memberCreates.push(strategies.createMember(into, member, story({ text: `node ${member.node} is selected` })));
-      return;
-    }
-
-    // Same address and port: the old member makes room first; the others serve meanwhile.
-    for (const member of replacedInPlace) {
-      const reason = memberChangeReason(member, successorOf(member)!, pool);
-      this.memberDeletesFirst.push(strategies.deleteMember(member, poolRefOf, pool.name, { impact: 'minimal', reason }));
-    }
-    for (const member of inPlace) {
-      this.memberCreates.push(strategies.createMember(into, member, { impact: 'minimal', reason: memberChangeReason(predecessorOf(member)!, member, pool) }));
-    }
-
-    const reasonFor = (member: MemberState): Reason => {
-      const successor = successorOf(member);
-      return successor === undefined ? memberGoneReason(member, pool) : memberChangeReason(member, successor, pool);
-    };
-    const gate = strategies.memberGate({
-      pool: { ref: poolRefOf, name: pool.name },
+    const change = membersChange({
       desired: pool,
-      staying: matched.map(([, have]) => have),
-      created: create,
-      added,
-      leaving,
-      reason: reasonFor,
-      monitor: actual.monitors[0],
+      actual,
+      serving: target.successor !== true,
+      drain: this.context.drain,
+      serverAddresses: this.context.serverAddresses,
       nodeOf: this.nodeOf,
+      steps: this.steps,
     });
-    const rotation = gate.step !== undefined;
-    for (const member of added) {
-      const predecessor = predecessorOf(member);
-      const reason =
-        predecessor === undefined
-          ? { text: `node ${member.node} is selected: its address ${member.address} joins the pool` }
-          : memberChangeReason(predecessor, member, pool);
-      this.memberCreates.push(strategies.createMember(into, member, { impact: rotation ? 'member-rotation' : 'minimal', reason }));
-    }
-    if (gate.step !== undefined) this.memberAwaits.push(gate.step);
-    if (gate.warning !== undefined) this.warnings.push(gate.warning);
-
-    let kept = 0;
-    for (const member of leaving) {
-      const left = strategies.leaveMember(member, {
-        pool: poolRefOf,
-        poolName: pool.name,
-        reason: reasonFor(member),
-        othersServe: matched.length + create.length > 0,
-        gated: rotation,
-        drain: this.context.drain,
-        serverExists: this.context.serverAddresses.has(member.address),
-      });
-      this.memberLeaves.push(...left.steps);
-      if (left.pending !== undefined) this.pending.push(left.pending);
-      if (left.kept) kept += 1;
-    }
-    if (kept > 0) {
-      this.warnings.push({
-        reason: 'MembersKept',
-        message: `pool ${pool.name}: no selected node remains, so the ${kept} member(s) of the nodes leaving it keep serving until a replacement is up or their servers are gone`,
-      });
-    }
+    for (const strategy of STRATEGIES) this.take(strategy.members?.(change));
   }
 
   private planListeners(target: PoolTarget): void {
     const { desired: pool, actual } = target;
     const wanted = pool.listener;
     if (actual === undefined) {
-      this.listenerCreates.push(this.strategies.createListener(target, target.newPool!));
+      this.listenerCreates.push(this.steps.createListener(target, target.newPool!));
       return;
     }
     const { create, remove, matched } = diffBy([wanted], actual.listeners, listenerKey, listenerKey);
-    const old = remove[0];
-    // A new port number for the same pool and protocol moves the listener in place, unless
-    // another listener holds that port now (two ports swapping numbers: deleted, then created).
-    // It frees its old port before listeners are created (one may need that port: a listener
-    // re-creation a pass left half done, or a new port that takes the old number).
-    if (create.length === 1 && remove.length === 1 && old!.protocol === wanted.protocol && !this.portTaken(old!, wanted)) {
-      const field = `spec.ports[${pool.port.name || 0}].port`;
-      this.listenerDeletes.push(
-        this.act({
-          kind: 'update-listener',
-          object: `listener ${old!.name}`,
-          reason: { text: `the Service port changed: the listener of pool ${pool.name} moves to the new port in place`, field, from: String(old!.protocol_port), to: String(wanted.protocol_port) },
-          impact: 'port-move',
-          listener: { uuid: old!.uuid },
-          patch: { protocol_port: wanted.protocol_port },
-        }),
-      );
-      if (old!.name !== wanted.name) {
-        this.listenerDeletes.push(
-          this.act({
-            kind: 'update-listener',
-            object: `listener ${old!.name}`,
-            reason: { text: 'the listener is named after its port', field: 'name', from: old!.name, to: wanted.name },
-            impact: 'none',
-            listener: { uuid: old!.uuid },
-            patch: { name: wanted.name },
-          }),
-        );
-      }
-      this.updateListener({ ...old!, name: wanted.name }, wanted, this.listenerDeletes);
+    const change = {
+      target,
+      matched,
+      created: create,
+      removed: remove,
+      portTaken: (own: Listener, want: DesiredListener) => this.portTaken(own, want),
+      fieldUpdates: (have: { uuid: string; name: string } & DesiredListener, want: DesiredListener) => this.listenerFieldUpdates(have, want),
+      steps: this.steps,
+    };
+    const taken = STRATEGIES.map((strategy) => strategy.listener?.(change)).find((t) => t !== undefined);
+    if (taken !== undefined) {
+      this.take(taken);
       return;
     }
-    const recreated = create.length > 0 && remove.length > 0;
-    const recreation: Reason | undefined =
-      old === undefined
-        ? undefined
-        : old.protocol_port !== wanted.protocol_port
-          ? {
-              text: `the Service port changed, the pool ${pool.name} is kept`,
-              field: `spec.ports[${pool.port.name || 0}].port`,
-              from: String(old.protocol_port),
-              to: String(wanted.protocol_port),
-            }
-          : { text: 'the listener protocol changed', field: LB_ANNOTATIONS.listenerProtocol.key, from: old.protocol, to: wanted.protocol };
     for (const listener of remove) {
       this.listenerDeletes.push(
-        this.strategies.deleteListener(listener, {
-          reason: recreated
-            ? recreation!
-            : { text: `not a port of the Service (pool ${pool.name}): port ${listener.protocol}/${listener.protocol_port} stops serving` },
-          impact: recreated ? 'listener-recreation' : 'port-removal',
+        this.steps.deleteListener(listener, {
+          reason: { text: `not a port of the Service (pool ${pool.name}): port ${listener.protocol}/${listener.protocol_port} stops serving` },
+          impact: 'port-removal',
         }),
       );
     }
     if (create.length > 0) {
       this.listenerCreates.push(
-        this.strategies.createListener(
-          target,
-          recreated
-            ? { impact: 'listener-recreation', reason: recreation! }
-            : { impact: 'listener-missing', reason: { text: `the listener of port ${describePort(pool)} is missing` } },
-        ),
+        this.steps.createListener(target, { impact: 'listener-missing', reason: { text: `the listener of port ${describePort(pool)} is missing` } }),
       );
     }
-    for (const [, have] of matched) this.updateListener(have, wanted);
+    for (const [, have] of matched) this.updates.push(...this.listenerFieldUpdates(have, wanted));
   }
 
   /** Whether a listener other than `own` holds the port and protocol `wanted` asks for. */
@@ -448,8 +380,9 @@ export class CloudPlan {
     );
   }
 
-  /** Plans the in-place updates of a listener's other fields, into `into` (beside its other updates: one PATCH). */
-  private updateListener(have: { uuid: string; name: string } & DesiredListener, want: DesiredListener, into: PlannedAction[] = this.updates): void {
+  /** The in-place updates of a listener's other fields (allowed CIDRs, timeouts). */
+  private listenerFieldUpdates(have: { uuid: string; name: string } & DesiredListener, want: DesiredListener): PlannedAction[] {
+    const into: PlannedAction[] = [];
     const update = (
       patch: Extract<PlannedAction, { kind: 'update-listener' }>['patch'],
       field: string,
@@ -486,6 +419,7 @@ export class CloudPlan {
         update({ [attribute]: want[attribute] } as Extract<PlannedAction, { kind: 'update-listener' }>['patch'], key, String(have[attribute]), String(want[attribute]), 'none');
       }
     }
+    return into;
   }
 
   private planMonitors(target: PoolTarget): void {
@@ -493,7 +427,7 @@ export class CloudPlan {
     const wanted = pool.monitor;
     const into = { ref: target.ref, name: pool.name };
     if (actual === undefined) {
-      this.monitorChanges.push(this.strategies.createMonitor(into, wanted, target.newPool!));
+      this.monitorChanges.push(this.steps.createMonitor(into, wanted, target.newPool!));
       return;
     }
     const { create, remove, matched } = diffBy([wanted], actual.monitors, monitorKey, monitorKey);
@@ -505,7 +439,7 @@ export class CloudPlan {
     const story = (impact: ImpactClass): ImpactClass => (target.successor === true ? 'none' : impact);
     for (const monitor of remove) {
       this.monitorChanges.push(
-        this.strategies.deleteMonitor(monitor, pool.name, {
+        this.steps.deleteMonitor(monitor, pool.name, {
           impact: story(recreated ? 'monitor-recreation' : 'minimal'),
           reason: recreated ? recreation! : { text: `pool ${pool.name} has more than one health monitor` },
         }),
@@ -513,7 +447,7 @@ export class CloudPlan {
     }
     if (create.length > 0) {
       this.monitorChanges.push(
-        this.strategies.createMonitor(
+        this.steps.createMonitor(
           into,
           wanted,
           recreated

@@ -1,6 +1,6 @@
 // What the health monitors report about a load balancer's members, in words: which members
 // serve, which are down and on which check. The strategies gate every step that takes serving
-// capacity away on it (src/core/lb/strategies.ts), and the planner explains with it why a load
+// capacity away on it (src/core/lb/strategies/gates.ts), and the planner explains with it why a load
 // balancer is in status `error` (the API reports `error` while every member of a pool is down,
 // docs/cloudscale-api.md) and whether the plan repairs it. Pure: nothing here reads an API.
 import type { HealthMonitor, MemberState, MonitorStatus } from '../cloudscale/types.js';

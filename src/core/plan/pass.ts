@@ -8,7 +8,7 @@ import { approvalOf as approvalIn } from '../lb/annotations.js';
 import { planService } from '../lb/planner.js';
 import type { Problem } from '../lb/problems.js';
 import type { DrainPolicy, ServicePlan } from '../lb/service-plan.js';
-import { DEFAULT_DRAIN_SECONDS } from '../lb/strategies.js';
+import { DEFAULT_DRAIN_SECONDS } from '../lb/strategies/member-drain.js';
 import { applyBudget } from './budget.js';
 import { budgetPolicy, budgetSecondsAt, type BudgetOptions } from './budget-window.js';
 import { servicesInPlay, type LbPassSnapshot, type ServiceSelection } from './snapshot.js';

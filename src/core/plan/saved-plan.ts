@@ -17,7 +17,7 @@ import { clusterIdValue, namespaceName, nonNegativeNumber, serviceName, wholeNum
 import type { PlannedAction } from '../lb/actions.js';
 import { restoreHeld } from './budget.js';
 import type { ServicePlan } from '../lb/service-plan.js';
-import { MEMBER_DRAINING_TAG } from '../lb/strategies.js';
+import { MEMBER_DRAINING_TAG } from '../lb/strategies/member-drain.js';
 import type { NodeAction } from '../nodes/types.js';
 import type { PlanDocument } from './document.js';
 import { servicesInPlay, type LbPassSnapshot } from './snapshot.js';

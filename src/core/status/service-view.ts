@@ -9,7 +9,7 @@
 // `monitor_port`, else its `protocol_port`).
 import type { HealthMonitor, Listener, LoadBalancer, Pool, PoolMember } from '../cloudscale/types.js';
 import { counted } from '../text/wording.js';
-import { MEMBER_DRAINING_TAG } from '../lb/strategies.js';
+import { MEMBER_DRAINING_TAG } from '../lb/strategies/member-drain.js';
 import { recordedTime } from './health.js';
 
 export interface ServiceLbInput {

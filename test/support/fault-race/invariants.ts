@@ -25,7 +25,7 @@
 // the simulator's log names it (the harness's own checkpoints and passes use `default`).
 import type { V1Service } from '@kubernetes/client-node';
 import type { HealthMonitor, Listener, LoadBalancer, Pool, PoolMember } from '../../../src/core/cloudscale/types.js';
-import { MEMBER_DRAINING_TAG } from '../../../src/core/lb/strategies.js';
+import { MEMBER_DRAINING_TAG } from '../../../src/core/lb/strategies/member-drain.js';
 import type { PortServing, RequestLogEntry } from '../../../src/sim/index.js';
 import { UNINITIALIZED_TAINT_KEY } from '../kube.js';
 import { key, serverName } from '../lb-scenarios.js';
