@@ -1,6 +1,7 @@
 // @kube-versions: all — the Lease API (coordination.k8s.io/v1): the server's conflicts and resourceVersions decide who holds it
 // The Lease lock against the real apiserver: create, renew, refuse while held, take over after
 // expiry, release, and exactly one winner when two start at once.
+import { V1MicroTime } from '@kubernetes/client-node';
 import { afterAll, describe, expect, test } from 'vitest';
 import { LeaseLostError, LockHeldError } from '../../src/core/errors.js';
 import { acquireLease, holdLease, readLease, type LeaseHandle } from '../../src/core/kube/lease.js';
@@ -81,6 +82,24 @@ describe('lease lock', () => {
     const second = await acquireLease(conn, { namespace, name, holderIdentity: 'run-2', leaseDurationSeconds: 60 });
     expect((await readLease(conn, namespace, name))?.holderIdentity).toBe('run-2');
     await second.release();
+  });
+
+  test.each([
+    // A renewal of ours written while its answer was on the way (the pass ended right then): still ours, freed.
+    ['a renewal of its own it did not see', 'freed', 'worker', ''],
+    // Taken over behind its back (it has not noticed yet): not ours to free.
+    ['a takeover it did not see', 'left to the new holder', 'thief', 'thief'],
+  ])('release after %s: the Lease is %s', async (_what, _verdict, writtenBy, holderAfter) => {
+    const name = leaseName();
+    const handle = await acquireLease(conn, { namespace, name, holderIdentity: 'worker', leaseDurationSeconds: 60 });
+    const stored = await conn.coordination.readNamespacedLease({ namespace, name });
+    await conn.coordination.replaceNamespacedLease({
+      namespace,
+      name,
+      body: { ...stored, spec: { ...stored.spec, holderIdentity: writtenBy, renewTime: new V1MicroTime(Date.now()) } },
+    });
+    await handle.release();
+    expect((await readLease(conn, namespace, name))?.holderIdentity).toBe(holderAfter);
   });
 
   test('two acquirers at once: exactly one wins, the other gets LockHeldError', async () => {

@@ -36,6 +36,9 @@ export interface LeaseTimings {
   readonly retryMs: number;
 }
 
+/** Writes of a release, each after reading the record again when the one before met a newer one of ours. */
+const RELEASE_ATTEMPTS = 3;
+
 export function leaseTimings(durationSeconds: number): LeaseTimings {
   const durationMs = durationSeconds * 1000;
   return {
@@ -269,26 +272,37 @@ function heldLease(conn: KubeConnection, options: LeaseOptions, stored: V1Lease,
     },
     async release() {
       if (lostReason !== undefined) return;
-      try {
-        current = await kubeCall(`release lease ${where}`, () =>
-          conn.coordination.replaceNamespacedLease({
-            namespace,
-            name,
-            body: {
-              ...current,
-              spec: {
-                ...current.spec,
-                holderIdentity: undefined,
-                leaseDurationSeconds: 1,
-                renewTime: new V1MicroTime(now()),
+      // A 409 is not proof that the Lease is another's: a renewal of ours may have been written
+      // while its answer was still on the way (the pass ended right then), and the record moved
+      // on under our name. Left alone, it would stay held for its whole duration and refuse the
+      // next pass (the CronJob's next Job). So the record is read again and freed while it still
+      // names this holder; one that names another holder, or is gone, is not ours to free.
+      for (let attempt = 1; ; attempt += 1) {
+        try {
+          current = await kubeCall(`release lease ${where}`, () =>
+            conn.coordination.replaceNamespacedLease({
+              namespace,
+              name,
+              body: {
+                ...current,
+                spec: {
+                  ...current.spec,
+                  holderIdentity: undefined,
+                  leaseDurationSeconds: 1,
+                  renewTime: new V1MicroTime(now()),
+                },
               },
-            },
-          }),
-        );
-      } catch (error) {
-        // 409: someone else holds it now; 404: it was deleted. Either way it is not ours to free.
-        if (error instanceof KubeApiError && (error.isConflict || error.isNotFound)) return;
-        throw error;
+            }),
+          );
+          return;
+        } catch (error) {
+          if (error instanceof KubeApiError && error.isNotFound) return;
+          // A record that keeps moving under our name past a few attempts expires by itself.
+          if (!(error instanceof KubeApiError && error.isConflict) || attempt === RELEASE_ATTEMPTS) throw error;
+        }
+        const latest = await readLeaseObject(conn, namespace, name);
+        if (latest === undefined || leaseState(latest).holderIdentity !== holderIdentity) return;
+        current = latest;
       }
     },
   };
