@@ -23,7 +23,7 @@ const commands: Record<string, { usage: string; flags: readonly string[] }> = {
     usage: 'run [options]',
     flags: ['--wait', '--lease-seconds', '--metrics-file', '--pushgateway', '--force', '--concurrency', '--max-node-deletions', '--wait-timeout', '--settle-seconds', '--poll-seconds'],
   },
-  status: { usage: 'status [options]', flags: ['--fail-if-older-than'] },
+  status: { usage: 'status [options] [service...]', flags: ['--fail-if-older-than', '--namespace', '--drain-seconds'] },
   sim: { usage: 'sim [options]', flags: ['--seed', '--port', '--lb-provision-seconds', '--token'] },
   manifests: { usage: 'manifests [options]', flags: ['--image', '--schedule', '--api-server-host', '--api-server-port'] },
   completion: { usage: 'completion [options] <shell>', flags: [] },
