@@ -18,6 +18,8 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { CCM_LEASE_NAME, CCM_NAMESPACE } from '../../src/core/deploy/manifests.js';
+import { ignoreNotFound } from './kube.js';
 import { TEST_CLUSTER_ENV } from './worker-cluster-paths.js';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -38,6 +40,20 @@ if (root !== '') {
   process.env[TEST_CLUSTER_ENV.kubeconfig] = join(dir, 'kubeconfig');
   process.env[TEST_CLUSTER_ENV.kubeconfigNoAccess] = join(dir, 'kubeconfig-noaccess');
   process.env[TEST_CLUSTER_ENV.clusterDir] = dir;
+  await releaseWritersLease(join(dir, 'kubeconfig'));
+}
+
+/**
+ * Each file starts without a writers' Lease, as on a fresh cluster: a writer an earlier file of
+ * this worker killed (a CronJob pod's `run`, a SIGKILL test) leaves its Lease held, and the next
+ * file's writers would wait up to 60 s for it to expire (bad-input-cli waited that long in 15
+ * tests). Only a missing Lease (404) is expected here; any other error ends the file's setup.
+ */
+async function releaseWritersLease(kubeconfig: string): Promise<void> {
+  const { CoordinationV1Api, KubeConfig } = await import('@kubernetes/client-node');
+  const config = new KubeConfig();
+  config.loadFromFile(kubeconfig);
+  await ignoreNotFound(config.makeApiClient(CoordinationV1Api).deleteNamespacedLease({ name: CCM_LEASE_NAME, namespace: CCM_NAMESPACE }));
 }
 
 /** True when DIR holds a started cluster whose kube-apiserver still runs. */
