@@ -11,11 +11,15 @@
 //
 //   FAULT_RACE_SEED=<n> FAULT_RACE_RUNS=<k>            seeds n … n+k-1 instead of the fixed ones
 //   FAULT_RACE_SWAP_SEED=<n> FAULT_RACE_SWAP_RUNS=<k>  the same for the pool-swap runs (RUNS=0 skips)
+//   FAULT_RACE_STRATEGY_SEED=<n> FAULT_RACE_STRATEGY_RUNS=<k>
+//                                                      the same for the strategy runs: a rotation, drain
+//                                                      or pool swap SIGKILLed or SIGTERMed between two
+//                                                      steps (the built CLI's step-pause hook)
 //   FAULT_RACE_VERBOSE=1                               print every run's schedule and what each step did
-import { FIXED_SEEDS, FIXED_SWAP_SEEDS } from '../support/fault-race/seeds.js';
+import { FIXED_SEEDS, FIXED_STRATEGY_SEEDS, FIXED_SWAP_SEEDS } from '../support/fault-race/seeds.js';
 import { faultRaceSuite, seedsFromEnv } from '../support/fault-race/suite.js';
 
 faultRaceSuite(
   'fault-and-race: the safety invariants hold under kills, faults and concurrent writers',
-  seedsFromEnv(process.env, { seeds: FIXED_SEEDS, swapSeeds: FIXED_SWAP_SEEDS, summary: 'fault-race' }),
+  seedsFromEnv(process.env, { seeds: FIXED_SEEDS, swapSeeds: FIXED_SWAP_SEEDS, strategySeeds: FIXED_STRATEGY_SEEDS, summary: 'fault-race' }),
 );

@@ -3,22 +3,33 @@
 // not kinds.
 import { describe, expect, it } from 'vitest';
 import { ALL_KINDS, kindsOf, missingKinds } from '../support/fault-race/coverage.js';
-import { FIXED_SEEDS, FIXED_SWAP_SEEDS, FORMER_SEEDS, FORMER_SWAP_SEEDS } from '../support/fault-race/seeds.js';
-import { generateScenario, generateSwapScenario, sabotageScenario } from '../support/fault-race/scenario.js';
+import { FIXED_SEEDS, FIXED_STRATEGY_SEEDS, FIXED_SWAP_SEEDS, FORMER_SEEDS, FORMER_SWAP_SEEDS, seedRange } from '../support/fault-race/seeds.js';
+import { generateScenario, generateStrategyScenario, generateSwapScenario, sabotageScenario } from '../support/fault-race/scenario.js';
 
-const scenarios = (seeds: readonly number[], swapSeeds: readonly number[]) => [
+const scenarios = (seeds: readonly number[], swapSeeds: readonly number[], strategySeeds: readonly number[]) => [
   ...seeds.map((seed) => generateScenario(seed)),
   ...swapSeeds.map((seed) => generateSwapScenario(seed)),
+  ...strategySeeds.map((seed) => generateStrategyScenario(seed)),
 ];
 
 describe('fault-and-race coverage', () => {
-  it('the generators make every kind: the former range of 110 seeds meets each', () => {
-    expect(missingKinds(scenarios(FORMER_SEEDS, FORMER_SWAP_SEEDS))).toEqual([]);
+  it('the generators make every kind: the former range of 110 seeds and 30 strategy seeds meet each', () => {
+    expect(missingKinds(scenarios(FORMER_SEEDS, FORMER_SWAP_SEEDS, seedRange(20261400, 30)))).toEqual([]);
   });
 
   it('the fixed seeds of `npm test` meet every kind', () => {
-    expect(FIXED_SEEDS.length + FIXED_SWAP_SEEDS.length).toBe(25);
-    expect(missingKinds(scenarios(FIXED_SEEDS, FIXED_SWAP_SEEDS))).toEqual([]);
+    expect(FIXED_SEEDS.length + FIXED_SWAP_SEEDS.length + FIXED_STRATEGY_SEEDS.length).toBe(30);
+    expect(missingKinds(scenarios(FIXED_SEEDS, FIXED_SWAP_SEEDS, FIXED_STRATEGY_SEEDS))).toEqual([]);
+  });
+
+  it.for([
+    { kind: 'SIGTERM between two steps of pool swap', seeds: [20261414] },
+    { kind: 'edit node-port with new members never up', seeds: [20261417] },
+    { kind: 'edit selector nothing', seeds: [20261412] },
+    { kind: 'edit selector down', seeds: [20261406] },
+    { kind: 'edit pool-down', seeds: [20261401] },
+  ])('without its seed the fixed set misses: $kind', ({ kind, seeds }) => {
+    expect(missingKinds(scenarios(FIXED_SEEDS, FIXED_SWAP_SEEDS, FIXED_STRATEGY_SEEDS.filter((s) => !seeds.includes(s))))).toContain(kind);
   });
 
   it.for([

@@ -58,14 +58,21 @@ export interface WriterArgs {
   /** Lease duration when the tool takes one (`--lease-seconds`). */
   readonly leaseSeconds: number;
   readonly features: Features;
+  /** --drain-seconds of sync-lb and run (their default when absent). */
+  readonly drainSeconds?: number;
 }
 
-/** The argv of one writer pass, with test timing (no settle pause, fast polling) and JSON output. */
+/**
+ * The argv of one writer pass, with test timing (no settle pause, fast polling) and JSON
+ * output. `drainSeconds` 0 (the harness's own passes): a member a rotation or a selector drained
+ * is deleted at once, so the final passes finish what a writer of the schedule left draining.
+ */
 export function writerArgv(command: WriterCommand, options: WriterArgs): string[] {
   // --kubeconfig, not KUBECONFIG: in this process client-node would read process.env.
   const argv = ['--kubeconfig', testKubeconfig(), '--cluster-id', options.clusterId, '-o', 'json', command];
   if (command === 'sync-lb' || command === 'run') {
     argv.push('--settle-seconds', '0', '--poll-seconds', '0.05', '--wait-timeout', '20');
+    if (options.drainSeconds !== undefined) argv.push('--drain-seconds', String(options.drainSeconds));
   }
   if (command === 'cleanup') argv.push('--yes');
   if (options.wait && (options.features.writerLease || command === 'run')) argv.push('--wait');
@@ -131,7 +138,7 @@ export interface PauseOutcome {
 export interface ProcessOptions {
   /** Its own API token, so that the simulator's log names its requests (see Simulator.setTokens). */
   readonly token: { readonly name: string; readonly value: string };
-  /** SIGKILL at this moment. */
+  /** SIGKILL at this moment (a step boundary's moment may send SIGTERM instead). */
   readonly kill?: KillSpec;
   /** SIGSTOP at `at`, SIGCONT `forMs` later; `whilePaused` runs meanwhile (it must not throw). */
   readonly pause?: { readonly at: KillSpec; readonly forMs: number; readonly whilePaused?: (until: Promise<void>) => Promise<void> };
@@ -141,11 +148,13 @@ export interface ProcessOptions {
 
 /**
  * Starts the built CLI as a process with its own token. A moment (`kill.at`, `pause.at`) is
- * either after the `count`-th matching request of this process in the simulator's log, or `ms`
- * after its first request; if the process ends first, the moment never comes.
+ * after the `count`-th matching request of this process in the simulator's log, `ms` after its
+ * first request, or after the `count`-th boundary following step `step` that the process
+ * announced (STEP_PAUSE_MS: it pauses there, so the signal lands between that step and the
+ * next); if the process ends first, the moment never comes.
  */
 export function startProcess(argv: readonly string[], sim: Simulator, options: ProcessOptions): StartedProcess {
-  const { child, done } = spawnWriterProcess(argv, sim.url, options);
+  const { child, done, stderr } = spawnWriterProcess(argv, sim.url, options);
   let exited = false;
   const finished = done.then((result) => {
     exited = true;
@@ -161,10 +170,11 @@ export function startProcess(argv: readonly string[], sim: Simulator, options: P
     }
     return false;
   };
-  const reached = async (moment: KillSpec): Promise<boolean> =>
-    moment.after === 'request'
-      ? until(() => seen((m, r) => m === moment.method && r === moment.route) >= moment.count)
-      : (await until(() => seen(() => true) > 0)) && (await sleepUnless(moment.ms, () => exited));
+  const reached = async (moment: KillSpec): Promise<boolean> => {
+    if (moment.after === 'request') return until(() => seen((m, r) => m === moment.method && r === moment.route) >= moment.count);
+    if (moment.after === 'step') return until(() => stepBoundaries(stderr()).filter((step) => step === moment.step).length >= moment.count);
+    return (await until(() => seen(() => true) > 0)) && (await sleepUnless(moment.ms, () => exited));
+  };
   const talking = until(() => seen(() => true) > 0).then(() => undefined);
 
   let pauseOutcome: PauseOutcome | undefined;
@@ -184,7 +194,7 @@ export function startProcess(argv: readonly string[], sim: Simulator, options: P
   })();
   const killing = (async () => {
     if (options.kill === undefined || !(await reached(options.kill)) || exited) return false;
-    child.kill('SIGKILL');
+    child.kill(options.kill.after === 'step' ? options.kill.signal : 'SIGKILL');
     return true;
   })();
   return {
@@ -193,12 +203,21 @@ export function startProcess(argv: readonly string[], sim: Simulator, options: P
     paused,
     done: Promise.all([finished, killing, pausing]).then(([result, wasKilled]) => ({
       code: result.code,
-      killed: wasKilled && result.signal === 'SIGKILL',
+      // SIGTERM: the process ends on its own (it finishes the step pair it is in), by exit code.
+      killed: wasKilled && (result.signal === 'SIGKILL' || options.kill?.after === 'step'),
       stdout: result.stdout,
       stderr: result.stderr,
       ...(pauseOutcome === undefined ? {} : { pause: pauseOutcome }),
     })),
   };
+}
+
+/** How long the built CLI pauses after each step when a signal aims at a step boundary. */
+export const STEP_PAUSE_MS = 150;
+
+/** The steps a process announced it finished (CLOUDSCALE_CCM_TEST_STEP_PAUSE_MS), in order. */
+export function stepBoundaries(stderr: string): string[] {
+  return [...stderr.matchAll(/^step-boundary: after (\S+)/gm)].map((m) => m[1]!);
 }
 
 /** Where Debian's faketime package puts the library that `faketime` preloads. */
@@ -214,7 +233,7 @@ function spawnWriterProcess(
   argv: readonly string[],
   apiUrl: string,
   options: ProcessOptions,
-): { child: ChildProcess; done: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> } {
+): { child: ChildProcess; done: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>; stderr: () => string } {
   const skew = options.skewSeconds ?? 0;
   const library = LIBFAKETIME.find((path) => existsSync(path));
   if (skew !== 0 && library === undefined) {
@@ -229,6 +248,7 @@ function spawnWriterProcess(
       CLOUDSCALE_API_URL: apiUrl,
       CLOUDSCALE_API_TIMEOUT: '3',
       NO_COLOR: '1',
+      ...(options.kill?.after === 'step' ? { CLOUDSCALE_CCM_TEST_STEP_PAUSE_MS: String(STEP_PAUSE_MS) } : {}),
       ...(skew === 0
         ? {}
         : { LD_PRELOAD: library, FAKETIME: `${skew > 0 ? '+' : ''}${skew}s`, FAKETIME_DONT_FAKE_MONOTONIC: '1' }),
@@ -243,7 +263,7 @@ function spawnWriterProcess(
     child.on('error', reject);
     child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
   });
-  return { child, done };
+  return { child, done, stderr: () => stderr };
 }
 
 const binaryPath = fileURLToPath(new URL('../../../bin/cloudscale-ccm.js', import.meta.url));

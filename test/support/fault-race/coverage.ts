@@ -5,6 +5,8 @@
 // (`npm run soak:race`) keeps the numbers.
 import {
   CASES,
+  STEP_SIGNALS,
+  STRATEGIES,
   SWAP_KILL_POINTS,
   type Adversary,
   type EditSpec,
@@ -27,7 +29,9 @@ const FAULT_KINDS = [
   'lb-error',
   'storm-429',
 ] as const satisfies readonly FaultSpec['kind'][];
-const EDIT_KINDS = ['not-ready', 'delete-server', 'restore', 'rename', 'add-service', 'swap'] as const satisfies readonly EditSpec['kind'][];
+const EDIT_KINDS = ['not-ready', 'delete-server', 'restore', 'rename', 'add-service', 'swap', 'node-port', 'selector', 'pool-down'] as const satisfies readonly EditSpec['kind'][];
+/** The edits of the strategy runs, told apart by what they leave for the tool to do. */
+const STRATEGY_EDITS = ['node-port with new members up', 'node-port with new members never up', 'selector subset', 'selector nothing', 'selector down'] as const;
 const ADVERSARIES = ['429 storm', 'pause', 'clock skew'] as const satisfies readonly Adversary[];
 const COMMANDS = ['sync-lb', 'run', 'cleanup', 'init-nodes'] as const satisfies readonly WriterCommand[];
 
@@ -46,6 +50,7 @@ export const ALL_KINDS: readonly string[] = [
   ...Object.keys(CASES).map((id) => `case ${id}`),
   ...FAULT_KINDS.map((kind) => `fault ${kind}`),
   ...EDIT_KINDS.map((kind) => `edit ${kind}`),
+  ...STRATEGY_EDITS.map((kind) => `edit ${kind}`),
   ...ADVERSARIES.map((adversary) => `adversary ${adversary}`),
   ...COMMANDS.map((command) => `writer ${command}`),
   'writer --wait',
@@ -53,6 +58,7 @@ export const ALL_KINDS: readonly string[] = [
   'kill after a request',
   'kill after some milliseconds',
   ...SWAP_KILL_POINTS.map((point) => `pool swap killed ${point}`),
+  ...STEP_SIGNALS.flatMap((signal) => STRATEGIES.map((strategy) => `${signal} between two steps of ${strategy}`)),
 ];
 
 /** The kinds one scenario exercises (a subset of ALL_KINDS). */
@@ -60,7 +66,7 @@ export function kindsOf(scenario: Scenario): Set<string> {
   const kinds = new Set<string>([`case ${scenario.caseId}`, ...scenario.adversaries.map((a) => `adversary ${a}`)]);
   for (const step of scenario.steps) {
     if (step.kind === 'fault') kinds.add(`fault ${step.fault.kind}`);
-    if (step.kind === 'edit') kinds.add(`edit ${step.edit.kind}`);
+    if (step.kind === 'edit') for (const kind of editKinds(step.edit)) kinds.add(kind);
     if (step.kind !== 'writers') continue;
     if (step.writers.length > 1) kinds.add('two writers at once');
     for (const writer of step.writers) for (const kind of writerKinds(writer)) kinds.add(kind);
@@ -68,11 +74,19 @@ export function kindsOf(scenario: Scenario): Set<string> {
   return kinds;
 }
 
+function editKinds(edit: EditSpec): string[] {
+  if (edit.kind === 'node-port') return ['edit node-port', `edit node-port with new members ${edit.newUp ? 'up' : 'never up'}`];
+  if (edit.kind === 'selector') return ['edit selector', `edit selector ${edit.match}`];
+  return [`edit ${edit.kind}`];
+}
+
 function writerKinds(writer: WriterSpec): string[] {
   const kinds = [`writer ${writer.command}`];
   if (writer.wait) kinds.push('writer --wait');
-  if (writer.kill !== undefined) kinds.push(writer.kill.after === 'ms' ? 'kill after some milliseconds' : 'kill after a request');
+  if (writer.kill?.after === 'ms') kinds.push('kill after some milliseconds');
+  if (writer.kill?.after === 'request') kinds.push('kill after a request');
   if (writer.swapKill !== undefined) kinds.push(`pool swap killed ${writer.swapKill}`);
+  if (writer.stepKill !== undefined && writer.kill?.after === 'step') kinds.push(`${writer.kill.signal} between two steps of ${writer.stepKill}`);
   return kinds;
 }
 

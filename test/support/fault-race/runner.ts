@@ -17,6 +17,7 @@ import {
   ignoreNotFound,
   statusOf,
   testConnection,
+  testKubeconfig,
   uniqueName,
 } from '../kube.js';
 import { buildGoCcmLoadBalancer, key, lbSeed, privateAddress, serverName } from '../lb-scenarios.js';
@@ -100,11 +101,13 @@ export interface RunRecord {
 
 export async function executeRun(seed: number, env: SuiteEnv, scenario = generateScenario(seed)): Promise<RunRecord> {
   const prefix = uniqueName('fr');
+  // The strict world (the real API's timings, health checks, `error` while a pool is down) at
+  // the tests' time scale, whatever the other files' default: the invariants are about serving.
   const harness = await startHarness({
     seed: lbSeed(prefix, scenario.world.servers),
     lbProvisionMs: scenario.world.lbProvisionMs,
+    world: 'strict',
   });
-  if (scenario.world.dataPlane) harness.sim.admin.setDataPlane(DATA_PLANE);
   const run = new Run(scenario, harness, prefix, env);
   try {
     return await run.execute();
@@ -123,8 +126,19 @@ const FOREIGN_CLUSTER = 'another-cluster-0000';
 const KILLED_LEASE_SECONDS = 3;
 const LEASE_SECONDS = 15;
 
-/** The data plane of the pool-swap runs: health checks on, changes reach it after 300 ms. */
-const DATA_PLANE = { propagationMs: 300, healthChecks: true, deletesHoldUntilPropagated: true };
+/** The label each Node carries with its server's number (1-based): what the selector edits select by. */
+const SERVER_LABEL = 'fault-race.test/server';
+/** Long enough for FAST_MONITOR's two failed checks 1 s apart, scaled, plus the member's propagation (5 s of the API's). */
+const MONITOR_DOWN_MS = 1_500;
+
+/** A node port other than `current`, drawn from Kubernetes' default range. */
+function freeNodePort(current: number): number {
+  for (;;) {
+    const port = 30000 + Math.floor(Math.random() * 2768);
+    if (port !== current) return port;
+  }
+}
+
 /** Fast health checks for every Service of a data-plane world: a new member is up 2 × 1 s after it reached the data plane. */
 const FAST_MONITOR = {
   [key('loadbalancer-health-monitor-delay-s')]: '1',
@@ -158,6 +172,10 @@ class Run {
   private readonly deletedServers = new Set<number>();
   /** The pool swaps the schedule asked for (edit `swap`), and when. */
   private readonly swaps: SwapRecord[] = [];
+  /** What the schedule's edits broke on purpose, undone before the final passes (endpoints healed, a selector removed). */
+  private readonly heals: (() => Promise<void>)[] = [];
+  /** Services whose every endpoint a pool-down edit made fail. */
+  private readonly poolDown = new Set<string>();
   /** When the last step with writers ended (Date.now()). */
   private writersEndedAt: number | undefined;
   /** When pass 1's `run` ended (Date.now()). */
@@ -213,6 +231,7 @@ class Run {
     this.applyFaults(this.persistent);
     // No writer runs now: a Lease still held was left by a killed or paused one.
     await this.releaseLeaseIf(() => true);
+    for (const heal of this.heals) await heal();
     const afterSchedule = await this.checkpoint();
     const listenersAfterSchedule = this.scenario.world.dataPlane ? await this.harness.cloud.listeners.list() : [];
     this.phase('schedule');
@@ -308,6 +327,7 @@ class Run {
     const nodes = servers.map((i) =>
       createNode(serverName(this.prefix, i), {
         ready: true,
+        labels: { [SERVER_LABEL]: String(i) },
         ...(world.uninitialized.includes(i)
           ? { taints: [{ key: UNINITIALIZED_TAINT_KEY, value: 'true', effect: 'NoSchedule' }] }
           : { providerID: `cloudscale://${this.serverUuids.get(i)!}` }),
@@ -492,6 +512,7 @@ class Run {
     await this.untilServing(ports);
     const servingSince = ports.map(({ swap, uuid, port }) => ({
       service: swap.service,
+      swap,
       lbUuid: uuid,
       port,
       listenerAfterSchedule: listenersAfterSchedule.some((l) => l.load_balancer.uuid === uuid && l.protocol_port === port && l.pool !== null),
@@ -644,25 +665,113 @@ class Run {
       }
       case 'swap': {
         const spec = this.spec(edit.service);
-        const name = this.serviceName(spec);
-        // A converged world serves: the swap must keep a port up that was up (a port not yet
-        // serving has no outage to measure, and no old member to protect).
-        const service = await conn.core.readNamespacedService({ namespace, name });
-        const uuid = service.metadata?.annotations?.[key('loadbalancer-uuid')];
-        if (uuid === undefined) throw new Error(`Service ${name} has no load balancer to swap pools on after converging`);
-        if (!(await this.untilServing((service.spec?.ports ?? []).map((p) => ({ uuid, port: p.port }))))) {
-          throw new Error(`the ports of Service ${name} do not serve 10 s after converging: ${JSON.stringify(this.sim.admin.serving(uuid))}`);
-        }
-        const at = Date.now();
         const body =
           edit.change === 'algorithm'
             ? { metadata: { annotations: { [key('loadbalancer-pool-algorithm')]: 'least_connections' } } }
             : { spec: { externalTrafficPolicy: spec.local ? 'Cluster' : 'Local' } };
-        await conn.core.patchNamespacedService({ namespace, name, body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
-        this.swaps.push({ service: name, change: edit.change, at });
+        await this.change(this.serviceName(spec), edit.change, () => body);
+        return;
+      }
+      case 'node-port': {
+        const name = this.serviceName(this.spec(edit.service));
+        const changed = await this.change(name, edit.newUp ? 'node port' : 'node port, new members never up', (service) => {
+          const [first, ...rest] = service.spec!.ports!;
+          return { spec: { ports: [{ ...first!, nodePort: freeNodePort(first!.nodePort!) }, ...rest] } };
+        });
+        if (edit.newUp) return;
+        // The new members fail every check until the final passes: the old ones must keep serving.
+        const endpoints = this.endpointsOf([changed.spec!.ports![0]!.nodePort!]);
+        this.setEndpoints(endpoints, false);
+        this.heals.push(async () => this.setEndpoints(endpoints, true));
+        return;
+      }
+      case 'selector': {
+        const name = this.serviceName(this.spec(edit.service));
+        const servers = this.scenario.world.servers;
+        const selector = { subset: `${SERVER_LABEL}!=${servers}`, nothing: `${SERVER_LABEL}=none`, down: `${SERVER_LABEL}=1` }[edit.match];
+        if (edit.match === 'down') {
+          const service = await conn.core.readNamespacedService({ namespace, name });
+          const endpoints = this.endpointsOf((service.spec?.ports ?? []).map((p) => p.nodePort!), [1]);
+          this.setEndpoints(endpoints, false);
+          this.heals.push(async () => this.setEndpoints(endpoints, true));
+          // Until its monitor judged server 1's member down (and the rest still serve).
+          await new Promise((resolve) => setTimeout(resolve, MONITOR_DOWN_MS));
+        }
+        await this.change(name, `node selector ${edit.match}`, () => ({ metadata: { annotations: { [key('loadbalancer-node-selector')]: selector } } }));
+        this.heals.push(async () => {
+          const body = { metadata: { annotations: { [key('loadbalancer-node-selector')]: null } } };
+          await conn.core.patchNamespacedService({ namespace, name, body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+        });
+        return;
+      }
+      case 'pool-down': {
+        const name = this.serviceName(this.spec(edit.service));
+        const service = await conn.core.readNamespacedService({ namespace, name });
+        const endpoints = this.endpointsOf((service.spec?.ports ?? []).map((p) => p.nodePort!));
+        this.setEndpoints(endpoints, false);
+        this.heals.push(async () => this.setEndpoints(endpoints, true));
+        this.poolDown.add(name);
+        await new Promise((resolve) => setTimeout(resolve, MONITOR_DOWN_MS));
         return;
       }
     }
+  }
+
+  /**
+   * Changes a converged Service with a merge patch built from it, and records the change with
+   * what `plan` predicts for it. A converged world serves: the change must keep a port up that
+   * was up (unless a pool-down edit took it down first: then the change is its repair).
+   */
+  private async change(name: string, what: string, body: (service: V1Service) => object): Promise<V1Service> {
+    const conn = testConnection();
+    const namespace = this.env.namespace;
+    const service = await conn.core.readNamespacedService({ namespace, name });
+    const uuid = service.metadata?.annotations?.[key('loadbalancer-uuid')];
+    if (uuid === undefined) throw new Error(`Service ${name} has no load balancer to change after converging`);
+    const servedAtChange = !this.poolDown.has(name);
+    if (servedAtChange && !(await this.untilServing((service.spec?.ports ?? []).map((p) => ({ uuid, port: p.port }))))) {
+      throw new Error(`the ports of Service ${name} do not serve 10 s after converging: ${JSON.stringify(this.sim.admin.serving(uuid))}`);
+    }
+    const at = Date.now();
+    const patched = await this.patchRetrying(name, () => body(service));
+    this.swaps.push({ service: name, change: what, at, servedAtChange, predictedMaxSeconds: await this.predictedMaxSeconds(name) });
+    return patched;
+  }
+
+  /** A merge patch of the Service; a node port another Service took meanwhile is drawn anew (422), up to 5 times. */
+  private async patchRetrying(name: string, body: () => object): Promise<V1Service> {
+    const conn = testConnection();
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await conn.core.patchNamespacedService({ namespace: this.env.namespace, name, body: body() }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+      } catch (error) {
+        if (attempt >= 5 || !/provided port is already allocated|Invalid/.test(String(error))) throw error;
+      }
+    }
+  }
+
+  /** The endpoints (private address, node port) of the given servers (all by default) at `nodePorts`. */
+  private endpointsOf(nodePorts: readonly number[], servers?: readonly number[]): (readonly [string, number])[] {
+    const which = servers ?? Array.from({ length: this.scenario.world.servers }, (_, i) => i + 1);
+    return nodePorts.flatMap((port) => which.map((i) => [privateAddress(i), port] as const));
+  }
+
+  private setEndpoints(endpoints: readonly (readonly [string, number])[], healthy: boolean): void {
+    for (const [address, port] of endpoints) this.sim.admin.setEndpointHealth(address, port, healthy);
+  }
+
+  /**
+   * What `plan -o json` predicts for the Service's next pass: the largest
+   * actions[].downtime.maxSeconds (null when one is open-ended; 0 when nothing interrupts).
+   */
+  private async predictedMaxSeconds(name: string): Promise<number | null> {
+    const argv = ['--kubeconfig', testKubeconfig(), '--cluster-id', this.harness.clusterId, '-o', 'json', 'plan', '-n', this.env.namespace, `service/${name}`];
+    const result = await runInProcess(argv, this.sim.url);
+    if (result.code !== 0) throw new Error(`plan for Service ${name} after its change: exit ${result.code}: ${result.stderr}`);
+    const plan = jsonDocument(result) as { services: { service: { name: string }; actions: { downtime?: { maxSeconds: number | null } }[] }[] } | undefined;
+    if (plan === undefined) throw new Error(`plan for Service ${name} after its change printed no JSON document: ${result.stdout.slice(0, 200)}`);
+    const seconds = plan.services.filter((s) => s.service.name === name).flatMap((s) => s.actions.map((a) => a.downtime?.maxSeconds ?? 0));
+    return seconds.some((x) => x === null) ? null : Math.max(0, ...seconds.map((x) => x ?? 0));
   }
 
   private async writers(specs: readonly WriterSpec[]): Promise<string> {
@@ -819,7 +928,7 @@ class Run {
 
   /** A pass waits for a Lease another writer holds, as the CronJob's next run would. */
   private passArgs() {
-    return { clusterId: this.harness.clusterId, wait: true, leaseSeconds: LEASE_SECONDS, features: this.env.features.inProcess };
+    return { clusterId: this.harness.clusterId, wait: true, leaseSeconds: LEASE_SECONDS, features: this.env.features.inProcess, drainSeconds: 0 };
   }
 
   /** Names of the Services that may end refused by design (their warnings are expected). */

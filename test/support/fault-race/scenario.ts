@@ -69,13 +69,39 @@ export type EditSpec =
   | { readonly kind: 'rename'; readonly service: string; readonly to: string }
   | { readonly kind: 'add-service'; readonly service: string }
   /** A change the tool carries out as a pool swap: the pool algorithm, or externalTrafficPolicy flipped. */
-  | { readonly kind: 'swap'; readonly service: string; readonly change: SwapChange };
+  | { readonly kind: 'swap'; readonly service: string; readonly change: SwapChange }
+  /**
+   * The node port of the Service's first port changed: a member rotation. `newUp` false: the
+   * new node port fails every health check (replacements that never come up) until the final
+   * passes.
+   */
+  | { readonly kind: 'node-port'; readonly service: string; readonly newUp: boolean }
+  /**
+   * loadbalancer-node-selector set: `subset` leaves out the last server (its member is
+   * drained), `nothing` matches no Node, `down` matches only server 1, whose endpoints fail
+   * every health check. Removed again, and the endpoints healed, before the final passes.
+   */
+  | { readonly kind: 'selector'; readonly service: string; readonly match: SelectorMatch }
+  /**
+   * Every endpoint of the Service fails its health checks: its pool has no up member and the
+   * load balancer goes to status `error` (strict world); a node-port edit after it repairs it.
+   */
+  | { readonly kind: 'pool-down'; readonly service: string };
+
+export type SelectorMatch = 'subset' | 'nothing' | 'down';
 
 export type SwapChange = 'algorithm' | 'externalTrafficPolicy';
 
 export type KillSpec =
   | { readonly after: 'request'; readonly method: string; readonly route: string; readonly count: number }
-  | { readonly after: 'ms'; readonly ms: number };
+  | { readonly after: 'ms'; readonly ms: number }
+  /**
+   * After the `count`-th time the built CLI announced it finished step `step` (its step-pause
+   * hook, CLOUDSCALE_CCM_TEST_STEP_PAUSE_MS): between that step and the next, SIGKILL or SIGTERM.
+   */
+  | { readonly after: 'step'; readonly step: string; readonly count: number; readonly signal: StepSignal };
+
+export type StepSignal = 'SIGKILL' | 'SIGTERM';
 
 export interface PauseSpec {
   /** When to SIGSTOP it (as for a kill). */
@@ -101,6 +127,8 @@ export interface WriterSpec {
   readonly startsSecond?: true;
   /** The step of a pool swap its kill aims at (SWAP_KILL_POINTS), for the tally. */
   readonly swapKill?: SwapKillPoint;
+  /** The strategy whose step boundary its kill (kill.after 'step') aims at, for the tally. */
+  readonly stepKill?: Strategy;
 }
 
 /** Lease of a paused writer: renew deadline 3 s, a candidate takes over after watching it 6 s. */
@@ -141,6 +169,8 @@ export type Adversary = '429 storm' | 'pause' | 'clock skew';
 
 /** The case of the pool-swap runs (generateSwapScenario); the seeded cases are 0–11. */
 export const SWAP_CASE = 12;
+/** The case of the strategy runs (generateStrategyScenario). */
+export const STRATEGY_CASE = 13;
 
 export const CASES: Readonly<Record<number, string>> = {
   0: 'random mix',
@@ -156,6 +186,7 @@ export const CASES: Readonly<Record<number, string>> = {
   10: 'a Floating IP claimed by two Services',
   11: 'a load balancer in status error',
   [SWAP_CASE]: 'a pool swap killed at one of its steps (generateSwapScenario)',
+  [STRATEGY_CASE]: 'a rotation, drain or pool swap signalled between two of its steps (generateStrategyScenario)',
 };
 
 export const REFUSALS = {
@@ -405,6 +436,74 @@ export function generateSwapScenario(seed: number): Scenario {
   }
   steps.push({ kind: 'writers', writers: killed });
   return { seed, caseId: SWAP_CASE, world, steps, adversaries: [] };
+}
+
+// ---- make-before-break strategies, signalled between two steps --------------------------------
+
+export type Strategy = 'member rotation' | 'drain' | 'pool swap';
+export const STRATEGIES: readonly Strategy[] = ['member rotation', 'drain', 'pool swap'];
+export const STEP_SIGNALS: readonly StepSignal[] = ['SIGKILL', 'SIGTERM'];
+
+/**
+ * The steps each strategy announces (the executor's action kinds), in order; a signal lands
+ * after the n-th of one of them, so that over the soak's seeds every boundary is met. A step
+ * the pass never reaches (a drain the tool refuses: nothing healthy would remain) makes the
+ * signal miss, which the tally counts.
+ */
+export const STRATEGY_STEPS: Readonly<Record<Strategy, readonly string[]>> = {
+  'member rotation': ['create-member', 'await-members', 'delete-member'],
+  drain: ['update-member'],
+  'pool swap': ['create-pool', 'create-member', 'create-monitor', 'await-members', 'delete-listener', 'create-listener', 'delete-monitor', 'delete-member', 'delete-pool'],
+};
+
+/**
+ * What a strategy run plays (seed mod 7 picks it): the edit before the signalled writer, and
+ * the strategy that edit asks for.
+ */
+export const STRATEGY_PLAYS: readonly { readonly name: string; readonly strategy: Strategy; readonly edits: (service: string) => EditSpec[] }[] = [
+  { name: 'node port changed', strategy: 'member rotation', edits: (service) => [{ kind: 'node-port', service, newUp: true }] },
+  { name: 'new members never come up', strategy: 'member rotation', edits: (service) => [{ kind: 'node-port', service, newUp: false }] },
+  { name: 'a Node left out by the selector', strategy: 'drain', edits: (service) => [{ kind: 'selector', service, match: 'subset' }] },
+  { name: 'a selector matching no Node', strategy: 'drain', edits: (service) => [{ kind: 'selector', service, match: 'nothing' }] },
+  { name: 'a selector matching only a Node whose member is down', strategy: 'drain', edits: (service) => [{ kind: 'selector', service, match: 'down' }] },
+  { name: 'pool algorithm changed', strategy: 'pool swap', edits: (service) => [{ kind: 'swap', service, change: 'algorithm' }] },
+  {
+    name: 'a load balancer in error repaired by a node-port change',
+    strategy: 'member rotation',
+    edits: (service) => [
+      { kind: 'pool-down', service },
+      { kind: 'node-port', service, newUp: true },
+    ],
+  },
+];
+
+/**
+ * A strategy run: a converged world on the data plane, one Service changed (STRATEGY_PLAYS),
+ * and the built CLI carrying the change out sent SIGKILL or SIGTERM right after one of the
+ * strategy's steps (its step-pause hook holds it there); then the usual three passes.
+ */
+export function generateStrategyScenario(seed: number): Scenario {
+  const rng = new Prng(seed);
+  const play = STRATEGY_PLAYS[seed % STRATEGY_PLAYS.length]!;
+  const servers = rng.int(2, 3);
+  const services: ServiceSpec[] = [{ key: 's1', ports: 1, local: false, refusal: null }];
+  const world: WorldSpec = { servers, uninitialized: [], services, orphan: false, lbProvisionMs: 0, dataPlane: true };
+  const steps = STRATEGY_STEPS[play.strategy];
+  const step = rng.pick(steps);
+  const count = step === 'create-member' || step === 'delete-member' ? rng.int(1, servers) : 1;
+  const victim: WriterSpec = {
+    command: rng.pick(['sync-lb', 'run'] as const),
+    wait: false,
+    kill: { after: 'step', step, count, signal: rng.pick(STEP_SIGNALS) },
+    stepKill: play.strategy,
+  };
+  return {
+    seed,
+    caseId: STRATEGY_CASE,
+    world,
+    steps: [{ kind: 'converge' }, ...play.edits('s1').map((edit): Step => ({ kind: 'edit', edit })), { kind: 'writers', writers: [victim] }],
+    adversaries: [],
+  };
 }
 
 /** A Service's port held down this long by the self-check: longer than a swap may take (20 s). */
@@ -700,7 +799,7 @@ export function describeFault(fault: FaultSpec): string {
 function describeWriter(w: WriterSpec): string {
   const flags = [
     w.wait ? '--wait' : '',
-    w.kill === undefined ? '' : `SIGKILL ${describeKill(w.kill)}`,
+    w.kill === undefined ? '' : `${w.kill.after === 'step' ? w.kill.signal : 'SIGKILL'} ${describeKill(w.kill)}`,
     w.pause === undefined ? '' : `--lease-seconds ${PAUSED_LEASE_SECONDS}, SIGSTOP ${describeKill(w.pause.at)} for ${w.pause.forMs} ms`,
     w.skewSeconds === undefined ? '' : `clock ${w.skewSeconds > 0 ? '+' : ''}${w.skewSeconds} s`,
     w.startsSecond ? 'started second' : '',
@@ -710,6 +809,7 @@ function describeWriter(w: WriterSpec): string {
 }
 
 function describeKill(kill: KillSpec): string {
+  if (kill.after === 'step') return `after its ${kill.count}. ${kill.step} step`;
   return kill.after === 'ms' ? `${kill.ms} ms after its first API request` : `after ${kill.count}× ${kill.method} ${kill.route}`;
 }
 

@@ -17,7 +17,7 @@ import { startHarness } from '../ccm.js';
 import { probeFeatures, requireRunnableBinary } from './cli.js';
 import { INVARIANTS } from './invariants.js';
 import { deleteWriterLease, executeRun, type RunRecord, type SuiteEnv } from './runner.js';
-import { describeScenario, generateScenario, generateSwapScenario, sabotageScenario } from './scenario.js';
+import { describeScenario, generateScenario, generateStrategyScenario, generateSwapScenario, sabotageScenario } from './scenario.js';
 import { Tally, runReport, violationLine } from './tally.js';
 
 export interface SuiteSeeds {
@@ -25,6 +25,8 @@ export interface SuiteSeeds {
   readonly seeds: readonly number[];
   /** Seeds of generateSwapScenario (a pool swap killed at one of its steps). */
   readonly swapSeeds: readonly number[];
+  /** Seeds of generateStrategyScenario (a rotation, drain or pool swap signalled between two of its steps). */
+  readonly strategySeeds?: readonly number[];
   /** Prefix of the summary files in .tmp/: `<prefix>-summary.json`, `<prefix>-swap-summary.json`. */
   readonly summary: string;
 }
@@ -36,6 +38,7 @@ const verbose = process.env.FAULT_RACE_VERBOSE === '1';
  *
  *   FAULT_RACE_SEED=<n> FAULT_RACE_RUNS=<k>            seeds n … n+k-1 (RUNS defaults to 1 with a SEED)
  *   FAULT_RACE_SWAP_SEED=<n> FAULT_RACE_SWAP_RUNS=<k>  the same for the pool-swap runs
+ *   FAULT_RACE_STRATEGY_SEED=<n> FAULT_RACE_STRATEGY_RUNS=<k>  the same for the strategy runs
  *
  * RUNS=0 skips that list. Without SEED, RUNS alone counts on from the fallback's first seed.
  */
@@ -51,6 +54,7 @@ export function seedsFromEnv(env: NodeJS.ProcessEnv, fallback: SuiteSeeds): Suit
     ...fallback,
     seeds: list('FAULT_RACE_SEED', 'FAULT_RACE_RUNS', fallback.seeds),
     swapSeeds: list('FAULT_RACE_SWAP_SEED', 'FAULT_RACE_SWAP_RUNS', fallback.swapSeeds),
+    strategySeeds: list('FAULT_RACE_STRATEGY_SEED', 'FAULT_RACE_STRATEGY_RUNS', fallback.strategySeeds ?? []),
   };
 }
 
@@ -61,7 +65,7 @@ function wholeNumber(env: NodeJS.ProcessEnv, name: string): number | undefined {
   return Number(raw);
 }
 
-export function faultRaceSuite(title: string, { seeds, swapSeeds, summary }: SuiteSeeds): void {
+export function faultRaceSuite(title: string, { seeds, swapSeeds, strategySeeds = [], summary }: SuiteSeeds): void {
   describe(title, () => {
     let env: SuiteEnv;
     const selfCheckSeed = seeds[0] ?? swapSeeds[0] ?? 1;
@@ -120,6 +124,9 @@ export function faultRaceSuite(title: string, { seeds, swapSeeds, summary }: Sui
     describe.skipIf(swapSeeds.length === 0)('pool swaps killed at each step', () =>
       seededRuns('swap seed', orOne(swapSeeds), generateSwapScenario, `${summary}-swap-summary.json`),
     );
+    describe.skipIf(strategySeeds.length === 0)('rotations, drains and pool swaps signalled between two steps', () =>
+      seededRuns('strategy seed', orOne(strategySeeds), generateStrategyScenario, `${summary}-strategy-summary.json`),
+    );
   });
 }
 
@@ -128,7 +135,11 @@ function orOne(list: readonly number[]): readonly number[] {
 }
 
 function rerunHint(name: string, seed: number): string {
-  const variables = name === 'seed' ? `FAULT_RACE_SEED=${seed} FAULT_RACE_SWAP_RUNS=0` : `FAULT_RACE_SWAP_SEED=${seed} FAULT_RACE_RUNS=0`;
+  const variables = {
+    seed: `FAULT_RACE_SEED=${seed} FAULT_RACE_SWAP_RUNS=0 FAULT_RACE_STRATEGY_RUNS=0`,
+    'swap seed': `FAULT_RACE_SWAP_SEED=${seed} FAULT_RACE_RUNS=0 FAULT_RACE_STRATEGY_RUNS=0`,
+    'strategy seed': `FAULT_RACE_STRATEGY_SEED=${seed} FAULT_RACE_RUNS=0 FAULT_RACE_SWAP_RUNS=0`,
+  }[name];
   return `${variables} npx vitest run --project fault-race`;
 }
 
