@@ -168,6 +168,19 @@ describe('one execution path for load-balancer plans', () => {
   });
 });
 
+describe('a Service\'s load balancer located in one place', () => {
+  // A pass locates each Service once, with its snapshot (LbPassSnapshot.locations); its member
+  // reads, its planner and the saved plan's fingerprint read the locations (issue 26: the planner
+  // pass, the snapshot's member reads, the fingerprint and status each called the lookup).
+  test('only locateLoadBalancers (src/core/lb/actual.ts) calls locateLoadBalancer', () => {
+    const files = globSync('src/**/*.{ts,tsx}', { cwd: ROOT }).sort();
+    const calls = files.flatMap((file) =>
+      [...readFileSync(`${ROOT}/${file}`, 'utf8').matchAll(/(?<!function )\blocateLoadBalancer\(/g)].map(() => file),
+    );
+    expect(calls).toEqual(['src/core/lb/actual.ts']);
+  });
+});
+
 describe('the checks themselves', () => {
   test.each<[string, Record<string, string[]>, string[][]]>([
     ['no imports', { a: [], b: [] }, []],

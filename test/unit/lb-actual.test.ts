@@ -2,7 +2,7 @@ import type { V1Service } from '@kubernetes/client-node';
 import { describe, expect, test } from 'vitest';
 import type { FloatingIp, HealthMonitor, Listener, LoadBalancer, Pool, PoolMember } from '../../src/core/cloudscale/types.js';
 import { InternalError, RefusedError } from '../../src/core/errors.js';
-import { assembleActualLoadBalancer, locateLoadBalancer, locatedUuids } from '../../src/core/lb/actual.js';
+import { assembleActualLoadBalancer, locateLoadBalancer, locateLoadBalancers, locatedUuids } from '../../src/core/lb/actual.js';
 
 const P = 'k8s.cloudscale.ch/';
 const stub = (kind: string, uuid: string, name = uuid) => ({ href: `https://api.example/v1/${kind}/${uuid}`, uuid, name });
@@ -54,14 +54,16 @@ describe('locateLoadBalancer (Go CCM lb_mapper cases)', () => {
   });
 });
 
-describe('locatedUuids', () => {
+describe('locateLoadBalancers, locatedUuids', () => {
   test('the load balancers of Services found, none of one absent or ambiguous', () => {
     const mine = lb('11111111-0000-4000-8000-000000000001', 'k8s-service-deadbeef');
     const named = lb('22222222-0000-4000-8000-000000000002', 'my-lb');
     const twin = lb('33333333-0000-4000-8000-000000000003', 'my-lb');
     const ambiguous: V1Service = { ...service({ [`${P}loadbalancer-name`]: 'my-lb' }), metadata: { name: 'other', namespace: 'default', uid: 'cafe', annotations: { [`${P}loadbalancer-name`]: 'my-lb' } } };
     const absent: V1Service = { ...service(), metadata: { name: 'none', namespace: 'default', uid: 'none' } };
-    expect(locatedUuids([service(), ambiguous, absent], [mine, named, twin], 'cluster-1')).toEqual(new Set([mine.uuid]));
+    const locations = locateLoadBalancers([service(), ambiguous, absent], [mine, named, twin], 'cluster-1');
+    expect([...locations.keys()]).toEqual([`${service().metadata?.namespace}/${service().metadata?.name}`, 'default/other', 'default/none']);
+    expect(locatedUuids(locations.values())).toEqual(new Set([mine.uuid]));
   });
 });
 

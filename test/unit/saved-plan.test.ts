@@ -13,6 +13,7 @@ import {
   serializeSavedPlan,
 } from '../../src/core/plan/saved-plan.js';
 import type { LbPassSnapshot } from '../../src/core/plan/snapshot.js';
+import { passSnapshot } from '../support/pass-snapshot.js';
 import type { FloatingIp, LoadBalancer, MemberState, Pool, Server } from '../../src/core/cloudscale/types.js';
 import { ConfigError, RefusedError } from '../../src/core/errors.js';
 import type { PlannedAction } from '../../src/core/lb/actions.js';
@@ -119,7 +120,7 @@ describe('fingerprintOf', () => {
   const fip = (network: string, lbUuid: string | null) => ({ network, load_balancer: lbUuid === null ? null : { uuid: lbUuid } }) as unknown as FloatingIp;
   const floatingIps = [fip('192.0.2.10/32', 'lb-1'), fip('192.0.2.99/32', null)];
   const snapshot = (changes: Partial<LbPassSnapshot> = {}): LbPassSnapshot =>
-    ({
+    passSnapshot({
       services: [
         { ...service('web', '10'), metadata: { ...service('web', '10').metadata, annotations: { 'k8s.cloudscale.ch/loadbalancer-uuid': 'lb-1' } } },
         service('api', '11'),
@@ -141,7 +142,7 @@ describe('fingerprintOf', () => {
       apiServerMinor: 34,
       ipModeKept: true,
       ...changes,
-    }) as LbPassSnapshot;
+    });
   const base = fingerprintOf(snapshot(), { names: [{ namespace: 'shop', name: 'web' }] });
   const webAnnotations = { 'k8s.cloudscale.ch/loadbalancer-uuid': 'lb-1' };
   /** The Service web of the snapshot with its metadata changed. */

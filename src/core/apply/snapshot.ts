@@ -9,8 +9,8 @@ import { serverVersion } from '../kube/cluster.js';
 import type { KubeConnection } from '../kube/connection.js';
 import { listNodeObjects } from '../kube/nodes.js';
 import { listServices } from '../kube/services.js';
-import { locatedUuids, loadBalancerReferences, memberCompactor, type UuidLookup } from '../lb/actual.js';
-import { servicesInPlay, serviceKey, type CloudLists, type LbPassSnapshot, type ServiceSelection } from '../plan/snapshot.js';
+import { locateLoadBalancers, locatedUuids, loadBalancerReferences, memberCompactor, serviceKey, type UuidLookup } from '../lb/actual.js';
+import { servicesInPlay, type CloudLists, type LbPassSnapshot, type ServiceSelection } from '../plan/snapshot.js';
 import { mapConcurrent } from './concurrency.js';
 
 export async function readCloudLists(cloud: CloudscaleClient): Promise<CloudLists> {
@@ -108,8 +108,8 @@ function mergeProposed(live: readonly V1Service[], proposed: readonly V1Service[
 
 /**
  * The load balancers of the Services in play, as far as the lists leave them open: those the
- * UUID annotations name but the list lacks, read by UUID; then the members of their pools
- * (except those `known` from this pass's own creates).
+ * UUID annotations name but the list lacks, read by UUID; where each Service's is (located once,
+ * here); then the members of their pools (except those `known` from this pass's own creates).
  */
 async function readLoadBalancersInPlay(
   cloud: CloudscaleClient,
@@ -117,10 +117,11 @@ async function readLoadBalancersInPlay(
   inPlay: readonly V1Service[],
   clusterId: string,
   known?: ReadonlyMap<string, readonly MemberState[]>,
-): Promise<Pick<LbPassSnapshot, 'loadBalancers' | 'uuidLookups' | 'membersByPool' | 'unreadablePools'>> {
+): Promise<Pick<LbPassSnapshot, 'loadBalancers' | 'uuidLookups' | 'locations' | 'membersByPool' | 'unreadablePools'>> {
   const { loadBalancers, uuidLookups } = await confirmMissingByUuid(cloud, lists.loadBalancers, inPlay);
-  const { membersByPool, unreadablePools } = await readMembers(cloud, { ...lists, loadBalancers }, inPlay, clusterId, known);
-  return { loadBalancers, uuidLookups, membersByPool, unreadablePools };
+  const locations = locateLoadBalancers(inPlay, loadBalancers, clusterId);
+  const { membersByPool, unreadablePools } = await readMembers(cloud, lists.pools, locatedUuids(locations.values()), known);
+  return { loadBalancers, uuidLookups, locations, membersByPool, unreadablePools };
 }
 
 const UUID_FORMAT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -154,16 +155,14 @@ async function confirmMissingByUuid(
   return { loadBalancers: found.length === 0 ? listed : [...listed, ...found], uuidLookups };
 }
 
+/** The members of every pool of the load balancers `lbUuids` (an ambiguous lookup located none: the planner reports it). */
 async function readMembers(
   cloud: CloudscaleClient,
-  lists: CloudLists,
-  services: readonly V1Service[],
-  clusterId: string,
+  allPools: CloudLists['pools'],
+  lbUuids: ReadonlySet<string>,
   known: ReadonlyMap<string, readonly MemberState[]> = new Map(),
 ): Promise<Pick<LbPassSnapshot, 'membersByPool' | 'unreadablePools'>> {
-  // An ambiguous lookup is reported by the planner for that Service; nothing to read.
-  const lbUuids = locatedUuids(services, lists.loadBalancers, clusterId);
-  const pools = lists.pools.filter((pool) => lbUuids.has(pool.load_balancer.uuid));
+  const pools = allPools.filter((pool) => lbUuids.has(pool.load_balancer.uuid));
   const compact = memberCompactor();
   const membersByPool: Record<string, readonly MemberState[]> = {};
   const unreadablePools = new Map<string, string>();

@@ -108,8 +108,9 @@ export type LoadBalancerLocation =
  * writes those tags, so it is the Service's own, made by a pass that stopped before recording it (the
  * name may have changed since). Several such are refused like several of one name.
  *
- * The one lookup of a Service's load balancer: a pass locates each Service once and hands the
- * location to the planner (PlanServiceInput.location).
+ * The one lookup of a Service's load balancer, called by locateLoadBalancers only: a pass
+ * locates each Service once, with its snapshot, and hands the location to the planner
+ * (PlanServiceInput.location).
  */
 export function locateLoadBalancer(
   service: V1Service,
@@ -148,13 +149,34 @@ export function locateLoadBalancer(
   return { kind: 'ambiguous', error };
 }
 
-/** The UUIDs of the load balancers `services` are located at (absent and ambiguous ones add none). */
-export function locatedUuids(services: readonly V1Service[], loadBalancers: readonly LoadBalancer[], clusterId: string): Set<string> {
+/** `namespace/name` of a Service: what its location is kept under, the order of a pass, and what a proposed Service replaces. */
+export function serviceKey(service: V1Service): string {
+  return `${service.metadata?.namespace ?? ''}/${service.metadata?.name ?? ''}`;
+}
+
+/** Where the load balancers of Services are, by serviceKey. */
+export type LoadBalancerLocations = ReadonlyMap<string, LoadBalancerLocation>;
+
+/**
+ * Locates the load balancer of each of `services` (locateLoadBalancer): the one place a pass
+ * does, for its snapshot (LbPassSnapshot.locations), which its member reads, its planner and the
+ * saved plan's fingerprint then read; `status` locates its one Service here too.
+ */
+export function locateLoadBalancers(services: readonly V1Service[], loadBalancers: readonly LoadBalancer[], clusterId: string): Map<string, LoadBalancerLocation> {
+  return new Map(services.map((service) => [serviceKey(service), locateLoadBalancer(service, loadBalancers, clusterId)] as const));
+}
+
+/** The location of `service` in `locations`; an InternalError when it was not located (a Service the snapshot did not have in play). */
+export function locationOf(locations: LoadBalancerLocations, service: V1Service): LoadBalancerLocation {
+  const location = locations.get(serviceKey(service));
+  if (location === undefined) throw new InternalError(`service ${serviceKey(service)}: its load balancer was not located with the snapshot`);
+  return location;
+}
+
+/** The UUIDs of the load balancers found in `locations` (absent and ambiguous ones add none). */
+export function locatedUuids(locations: Iterable<LoadBalancerLocation>): Set<string> {
   const uuids = new Set<string>();
-  for (const service of services) {
-    const location = locateLoadBalancer(service, loadBalancers, clusterId);
-    if (location.kind === 'found') uuids.add(location.lb.uuid);
-  }
+  for (const location of locations) if (location.kind === 'found') uuids.add(location.lb.uuid);
   return uuids;
 }
 

@@ -3,7 +3,7 @@
 // plans (src/core/apply/lb-pass.ts). The options' defaults are defined here once.
 import type { V1Service } from '@kubernetes/client-node';
 import type { LoadBalancer } from '../cloudscale/types.js';
-import { assembleLocation, locateLoadBalancer } from '../lb/actual.js';
+import { assembleLocation, locationOf } from '../lb/actual.js';
 import { approvalOf as approvalIn } from '../lb/annotations.js';
 import { planService } from '../lb/planner.js';
 import type { Problem } from '../lb/problems.js';
@@ -32,8 +32,8 @@ export interface PassPolicy {
 
 /**
  * Plans every Service in play: the one planner of `plan`, `sync-lb`, `run`, `apply` and the
- * verification rounds of a pass. Each Service's load balancer is located once (locateLoadBalancer)
- * and handed to the per-Service planner. Pure: the same snapshot and policy always give the same plans.
+ * verification rounds of a pass. Each Service's load balancer, located once with the snapshot
+ * (LbPassSnapshot.locations), is handed to the per-Service planner. Pure: the same snapshot and policy always give the same plans.
  */
 export function planPass(snapshot: LbPassSnapshot, policy: PassPolicy): PlannedService[] {
   const { selection, proposed = [], drain, budget } = policy;
@@ -44,7 +44,7 @@ export function planPass(snapshot: LbPassSnapshot, policy: PassPolicy): PlannedS
       ? snapshot.membersByPool
       : { ...Object.fromEntries([...snapshot.unreadablePools.keys()].map((pool) => [pool, []])), ...snapshot.membersByPool };
   return servicesInPlay(snapshot.services, selection, proposed).map((service) => {
-    const location = assembleLocation(locateLoadBalancer(service, snapshot.loadBalancers, snapshot.clusterId), {
+    const location = assembleLocation(locationOf(snapshot.locations, service), {
       pools: snapshot.pools,
       membersByPool,
       listeners: snapshot.listeners,

@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import type { V1Service } from '@kubernetes/client-node';
 import { ConfigError, RefusedError, UsageError } from '../errors.js';
 import { toNodeSnapshot } from '../kube/nodes.js';
-import { locatedUuids } from '../lb/actual.js';
+import { locatedUuids, locationOf } from '../lb/actual.js';
 import { LB_ANNOTATIONS } from '../lb/annotations.js';
 import { parseProviderId } from '../nodes/provider-id.js';
 import { clusterIdValue, namespaceName, nonNegativeNumber, serviceName, wholeNumberFrom } from '../option-values.js';
@@ -308,7 +308,7 @@ export function fingerprintOf(snapshot: LbPassSnapshot, selection: SavedSelectio
     entries.push([`node ${seen.name}`, digest(seen)]);
   }
   // An ambiguous lookup: the planner refuses that Service, and nothing of its candidates is read.
-  const lbUuids = locatedUuids(inPlay, snapshot.loadBalancers, snapshot.clusterId);
+  const lbUuids = locatedUuids(inPlay.map((service) => locationOf(snapshot.locations, service)));
   for (const lb of snapshot.loadBalancers) {
     if (lbUuids.has(lb.uuid)) entries.push([`load balancer ${lb.name} (${lb.uuid})`, digest(lb)]);
   }

@@ -2,7 +2,7 @@
 // (src/core/apply/snapshot.ts reads it), and which Services of it are in play. Pure.
 import type { V1Node, V1Service } from '@kubernetes/client-node';
 import type { FloatingIp, HealthMonitor, Listener, LoadBalancer, MemberState, Pool, Server, Subnet } from '../cloudscale/types.js';
-import type { UuidLookup } from '../lb/actual.js';
+import { serviceKey, type LoadBalancerLocations, type UuidLookup } from '../lb/actual.js';
 import { LB_FINALIZER } from '../lb/service-plan.js';
 
 export interface CloudLists {
@@ -44,6 +44,12 @@ export interface LbPassSnapshot extends CloudLists {
    * One found this way is in `loadBalancers`: the list was wrong, the read is the evidence.
    */
   readonly uuidLookups: ReadonlyMap<string, UuidLookup>;
+  /**
+   * Where the load balancer of each Service in play is, by serviceKey: located once, when the
+   * snapshot is read (locateLoadBalancers), from its `loadBalancers`. The member reads, the
+   * planner and the saved plan's fingerprint read it.
+   */
+  readonly locations: LoadBalancerLocations;
 }
 
 /** Services a pass works on: named ones, or every one that wants a load balancer or has our finalizer. */
@@ -69,9 +75,4 @@ function wantsOrHadLoadBalancer(service: V1Service): boolean {
     service.spec?.type === 'LoadBalancer' ||
     (service.metadata?.finalizers ?? []).includes(LB_FINALIZER)
   );
-}
-
-/** `namespace/name` of a Service: the order of a pass, and what a proposed Service replaces. */
-export function serviceKey(service: V1Service): string {
-  return `${service.metadata?.namespace ?? ''}/${service.metadata?.name ?? ''}`;
 }

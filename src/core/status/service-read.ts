@@ -7,7 +7,7 @@ import { UsageError } from '../errors.js';
 import type { KubeConnection } from '../kube/connection.js';
 import { listNodeObjects } from '../kube/nodes.js';
 import { getService } from '../kube/services.js';
-import { locateLoadBalancer } from '../lb/actual.js';
+import { locateLoadBalancers, locationOf } from '../lb/actual.js';
 import { mapNodesToServers } from '../lb/nodes.js';
 import type { ServiceLbInput } from './service-view.js';
 
@@ -40,7 +40,7 @@ export async function readServiceLb(
       for (const address of server.interfaces.flatMap((i) => i.addresses)) nodeByAddress.set(address.address, name);
     }
   }
-  const location = locateLoadBalancer(found as V1Service, loadBalancers, clusterId);
+  const location = locationOf(locateLoadBalancers([found as V1Service], loadBalancers, clusterId), found as V1Service);
   if (location.kind === 'ambiguous') throw location.error;
   const lb = location.kind === 'found' ? location.lb : null;
   if (lb === null) return { service, lb, pools: [], listeners: [], monitors: [], nodeByAddress };
