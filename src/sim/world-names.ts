@@ -7,9 +7,10 @@ export type WorldName = (typeof WORLD_NAMES)[number];
 /**
  * The world of a simulator started without one: `cloudscale-ccm sim` (and with it the sandbox,
  * helpers/run-in-test-cluster) and every `startSimulator` call without `world`, the test
- * harnesses included. The one line that decides it.
+ * harnesses included (at time scale 0.05, test/support/sim-world.ts). The one line that decides
+ * it: the real API, as strictly as its sources show it; the forgiving world is opt-in.
  */
-export const DEFAULT_WORLD: WorldName = 'forgiving';
+export const DEFAULT_WORLD: WorldName = 'strict';
 
 export function isWorldName(value: unknown): value is WorldName {
   return typeof value === 'string' && (WORLD_NAMES as readonly string[]).includes(value);
