@@ -13,6 +13,7 @@ import { LB_ANNOTATIONS } from '../../src/core/lb/annotations.js';
 import { runBinary, type BinaryResult } from '../support/ccm.js';
 import { createLoadBalancerService, testKubeconfig, uniqueName } from '../support/kube.js';
 import { annotate, key, lbsNamed, readService, requireBuiltBinary, warningsOf, useLbWorld } from '../support/lb-scenarios.js';
+import { awaitSteady } from '../support/strict-world.js';
 
 const APPROVE = LB_ANNOTATIONS.approveChange.key;
 const ANNOUNCED = LB_ANNOTATIONS.announcedChanges.key;
@@ -157,6 +158,8 @@ describe("the CronJob's default budget, end to end through the built CLI", () =>
     const drainless = ['--drain-seconds', '0'];
     const service = await createLoadBalancerService(namespace, 'unselected');
     await job(drainless);
+    // The members' health is in the plan's fingerprint: the plan is made once they are judged.
+    await awaitSteady(harness, service);
     await annotate(namespace, 'unselected', { [key('loadbalancer-node-selector')]: 'role=none' });
     const file = join(dir, 'unselected.plan.json');
     const plannedId = await savePlan('unselected', file, drainless);
