@@ -20,6 +20,7 @@ import {
 import { readLbPassSnapshot } from '../core/apply/snapshot.js';
 import { CcmError, ConfigError, PartialFailureError, RefusedError, errorMessage } from '../core/errors.js';
 import { plainYaml, resultDocument } from '../core/render/document.js';
+import { nodeText, withNodeText } from '../core/render/node-report.js';
 import { counted } from '../core/text/wording.js';
 import { escapeUnprintable } from '../core/text/untrusted.js';
 import type { CommandContext } from './context.js';
@@ -141,14 +142,14 @@ function staleError(file: string, saved: SavedPlanFile, changes: readonly string
 
 function printReport(report: ApplyReport, ctx: CommandContext): void {
   if (ctx.globals.output === 'json') {
-    ctx.stdout.write(`${JSON.stringify(resultDocument('ApplyResult', APPLY_JSON_VERSION, report), null, 2)}\n`);
+    ctx.stdout.write(`${JSON.stringify(resultDocument('ApplyResult', APPLY_JSON_VERSION, withNodeText(report)), null, 2)}\n`);
     return;
   }
   if (ctx.globals.output === 'yaml') {
-    ctx.stdout.write(plainYaml(resultDocument('ApplyResult', APPLY_JSON_VERSION, report)));
+    ctx.stdout.write(plainYaml(resultDocument('ApplyResult', APPLY_JSON_VERSION, withNodeText(report))));
     return;
   }
-  for (const node of report.nodes) if (node.actions.length > 0) ctx.stdout.write(`${escapeUnprintable(`${node.object} ${node.text}`)}\n`);
+  for (const node of report.nodes) if (node.actions.length > 0) ctx.stdout.write(`${escapeUnprintable(`${node.object} ${nodeText(node)}`)}\n`);
   for (const service of report.services) {
     const actions = service.actions.length;
     ctx.stdout.write(`${escapeUnprintable(`service/${service.service}`)}: ${service.status}${actions > 0 ? ` (${counted(actions, 'action')})` : ''}\n`);

@@ -7,6 +7,7 @@ import { counted } from '../core/text/wording.js';
 import { PartialFailureError, UsageError, errorMessage } from '../core/errors.js';
 import { parseLabelSelector } from '../core/lb/selector.js';
 import { plainYaml, resultDocument } from '../core/render/document.js';
+import { nodeText, withNodeText } from '../core/render/node-report.js';
 import { escapeUnprintable } from '../core/text/untrusted.js';
 import type { CommandContext } from './context.js';
 import { nodeDetails } from './pass-end.js';
@@ -103,7 +104,7 @@ function print(result: InitNodesResult, ctx: CommandContext): void {
       ctx.stdout.write(plainYaml(jsonDocument(result)));
       return;
     case 'text':
-      for (const node of result.nodes) ctx.stdout.write(`${escapeUnprintable(`${node.object} ${node.text}`)}\n`);
+      for (const node of result.nodes) ctx.stdout.write(`${escapeUnprintable(`${node.object} ${nodeText(node)}`)}\n`);
       if (result.deletions.refusal !== null) {
         ctx.stdout.write(`node deletions refused: ${result.deletions.refusal}\n`);
       }
@@ -112,5 +113,5 @@ function print(result: InitNodesResult, ctx: CommandContext): void {
 }
 
 function jsonDocument(result: InitNodesResult): object {
-  return resultDocument('InitNodesResult', INIT_NODES_JSON_VERSION, result);
+  return resultDocument('InitNodesResult', INIT_NODES_JSON_VERSION, withNodeText(result));
 }

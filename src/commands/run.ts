@@ -6,6 +6,7 @@ import { leaseInUse } from '../core/kube/lease.js';
 import { budgetLine } from '../core/cloudscale/request-counter.js';
 import { counted } from '../core/text/wording.js';
 import { plainYaml, resultDocument } from '../core/render/document.js';
+import { withNodeText } from '../core/render/node-report.js';
 import type { CommandContext, OutputStream } from './context.js';
 import { initNodesCommand, type InitNodesResult } from './init-nodes.js';
 import { listWatchStart, watchAfterPass, type ReactionSteps, type RunWatchReport, type WatchStart } from './run-watch.js';
@@ -215,7 +216,7 @@ export async function runCommand(options: RunOptions, ctx: CommandContext): Prom
     durationMs: Date.now() - started,
     watch: watched === null ? null : { ...watched, did: reactions ?? NO_REACTIONS },
   };
-  const document = resultDocument('RunResult', 1, report);
+  const document = resultDocument('RunResult', 1, { ...report, nodes: report.nodes === null ? null : withNodeText(report.nodes) });
   if (ctx.globals.output === 'json') ctx.stdout.write(`${JSON.stringify(document, null, 2)}\n`);
   else if (ctx.globals.output === 'yaml') ctx.stdout.write(plainYaml(document));
   else ctx.stdout.write(`${summaryLine(report)}\n`);

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { summarise, untouchedResult } from '../../src/core/apply/node-report.js';
+import { nodeResultDocument, nodeText } from '../../src/core/render/node-report.js';
 import { toNodeSnapshot } from '../../src/core/kube/nodes.js';
 import type { NodeAction, NodeAddress, NodeSnapshot } from '../../src/core/nodes/types.js';
 import { counted } from '../../src/core/text/wording.js';
@@ -31,7 +32,9 @@ describe('the line of a node', () => {
     [undefined, false, `initialized: providerID cloudscale://${SERVER_UUID}, zone rma1, addresses unchanged`],
     [[address(1)], true, `would be initialized: providerID cloudscale://${SERVER_UUID}, zone rma1, 1 address`],
   ])('initialize with addresses %j (dry run %s)', (addresses, dryRun, text) => {
-    expect(summarise(node, [initialize(addresses)], dryRun)).toMatchObject({ outcome: 'initialized', text });
+    const result = summarise(node, [initialize(addresses)], dryRun);
+    expect(result.outcome).toBe('initialized');
+    expect(nodeText(result)).toBe(text);
   });
 
   test('a refused deletion is refused, with the hint of its problem', () => {
@@ -48,7 +51,7 @@ describe('the line of a node', () => {
       resourceVersion: node.resourceVersion,
       serverUuid: 'x',
     };
-    expect(summarise(node, [refused], false)).toEqual({
+    expect(nodeResultDocument(summarise(node, [refused], false))).toEqual({
       node: node.name,
       object: `node/${node.name}`,
       outcome: 'refused',
@@ -66,8 +69,19 @@ describe('the line of a node', () => {
     [{ node: node.name, why: 'in-sync' as const, text: 'in sync with server worker-1' }, 'in-sync', 'in sync'],
     [{ node: node.name, why: 'deletion-off' as const, text: 'kept: …' }, 'deletion-off', 'kept: …'],
   ])('untouched %#: outcome %s, no error', (untouched, outcome, text) => {
-    expect(untouchedResult(node.name, untouched)).toEqual({ node: node.name, object: `node/${node.name}`, outcome, text, actions: [] });
+    expect(nodeResultDocument(untouchedResult(node.name, untouched))).toEqual({ node: node.name, object: `node/${node.name}`, outcome, text, actions: [] });
   });
+});
+
+// The pass builds node results as data; their words are render/node-report.ts's alone.
+test('a node result carries no words of its line: the documents and the lines add them', () => {
+  const results = [summarise(node, [initialize([address(1)])], false), summarise(node, [], true), untouchedResult(node.name, undefined)];
+  expect(results.filter((result) => 'text' in result)).toEqual([]);
+  expect(results.map((result) => nodeResultDocument(result).text)).toEqual([
+    `initialized: providerID cloudscale://${SERVER_UUID}, zone rma1, 1 address`,
+    'in sync',
+    'in sync',
+  ]);
 });
 
 test.each([

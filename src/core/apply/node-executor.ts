@@ -109,7 +109,6 @@ async function applyOne(
         node: node.name,
         object: `node/${node.name}`,
         outcome: 'failed',
-        text: `failed: ${message}`,
         actions: outcome.applied,
         error: { message, ...hintOf(outcome.error) },
       },
@@ -126,10 +125,8 @@ async function applyOne(
       node: node.name,
       object: `node/${node.name}`,
       outcome: deleted ? 'deleted' : 'vanished',
-      text: deleted
-        ? 'deleted (by someone else meanwhile)'
-        : 'the Node disappeared during the pass: nothing left to do',
       actions: outcome.applied,
+      vanished: true,
     });
   }
   const result = summarise(node, [...outcome.applied, ...refusals], false);

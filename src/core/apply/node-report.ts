@@ -1,5 +1,6 @@
-// What a node pass reports per node: an outcome and one line for people (`node/<name> <text>`),
-// from the planned actions (--dry-run) or the ones carried out.
+// What a node pass reports per node, as data: an outcome, the planned actions (--dry-run) or the
+// ones carried out, and what else its line needs. The words of the line (`node/<name> <text>`)
+// are src/core/render/node-report.ts's alone.
 import type {
   NodeAction,
   NodeActionKind,
@@ -7,8 +8,6 @@ import type {
   NodeSnapshot,
 } from '../nodes/types.js';
 import type { UntouchedNode } from '../nodes/plan.js';
-import { formatProviderId } from '../nodes/provider-id.js';
-import { counted } from '../text/wording.js';
 
 export type NodeOutcome =
   | 'initialized'
@@ -30,10 +29,14 @@ export interface NodeResult {
   node: string;
   object: `node/${string}`;
   outcome: NodeOutcome;
-  /** The line printed after `node/<name> `. */
-  text: string;
-  /** As planned with --dry-run, as carried out otherwise. */
+  /** As planned with --dry-run (`planned`), as carried out otherwise. */
   actions: NodeAction[];
+  /** The actions are planned (--dry-run), not carried out. */
+  planned?: true;
+  /** Why the plan leaves the node alone (UntouchedNode.text), when it is not simply in sync. */
+  untouched?: string;
+  /** The Node disappeared during the pass (outcome `vanished`, or `deleted` by someone else meanwhile). */
+  vanished?: true;
   error?: { message: string; hint?: string };
   /**
    * For a Node this pass initialised: from its creationTimestamp to the moment the write that
@@ -48,8 +51,8 @@ export function untouchedResult(name: string, untouched: UntouchedNode | undefin
     node: name,
     object: `node/${name}`,
     outcome: untouched?.why ?? 'in-sync',
-    text: untouched === undefined || untouched.why === 'in-sync' ? 'in sync' : untouched.text,
     actions: [],
+    ...(untouched === undefined || untouched.why === 'in-sync' ? {} : { untouched: untouched.text }),
   };
 }
 
@@ -58,29 +61,26 @@ export function notFoundResult(name: string): NodeResult {
     node: name,
     object: `node/${name}`,
     outcome: 'not-found',
-    text: 'not found in the cluster',
     actions: [],
     error: { message: `node ${name} does not exist`, hint: 'check the name with kubectl get nodes' },
   };
 }
 
-/** One line for a node's actions, e.g. `initialized: providerID …, zone rma1, 4 addresses`. */
+/** The result of a node's actions: planned (`dryRun`) or carried out, refused or skipped. */
 export function summarise(node: NodeSnapshot, actions: NodeAction[], dryRun: boolean): NodeResult {
   const refusal = actions.find((a) => a.verb === 'refuse');
-  const base = { node: node.name, object: `node/${node.name}` as const, actions };
+  const base = { node: node.name, object: `node/${node.name}` as const, actions, ...(dryRun ? { planned: true as const } : {}) };
   const first = actions[0];
-  if (first === undefined) return { ...base, outcome: 'in-sync', text: 'in sync' };
-  const text = actions.map((a) => describeAction(a, dryRun)).join('; ');
+  if (first === undefined) return { ...base, outcome: 'in-sync' };
   if (refusal !== undefined) {
     const problem = 'problem' in refusal ? refusal.problem : undefined;
     return {
       ...base,
       outcome: refusal.kind === 'skip' ? 'skipped' : 'refused',
-      text,
       error: { message: refusal.reason.text, ...(problem === undefined ? {} : { hint: problemHints[problem] }) },
     };
   }
-  return { ...base, outcome: outcomeOf[first.kind], text };
+  return { ...base, outcome: outcomeOf[first.kind] };
 }
 
 const outcomeOf: { [K in NodeActionKind]: NodeOutcome } = {
@@ -92,51 +92,9 @@ const outcomeOf: { [K in NodeActionKind]: NodeOutcome } = {
   skip: 'skipped',
 };
 
-const pastTense: { [K in NodeActionKind]: [done: string, planned: string] } = {
-  initialize: ['initialized', 'would be initialized'],
-  refresh: ['refreshed', 'would be refreshed'],
-  'add-shutdown-taint': ['shutdown taint added', 'shutdown taint would be added'],
-  'remove-shutdown-taint': ['shutdown taint removed', 'shutdown taint would be removed'],
-  'delete-node': ['deleted', 'would be deleted'],
-  skip: ['skipped', 'skipped'],
-};
-
 /** `delete node`, `initialize`: the kind of a failed write, for its message. */
 export function describeKind(kind: NodeActionKind | undefined): string {
   return kind === undefined ? 'update' : kind.replaceAll('-', ' ');
-}
-
-function describeAction(action: NodeAction, dryRun: boolean): string {
-  const [done, planned] = pastTense[action.kind];
-  const verb = dryRun ? planned : done;
-  switch (action.kind) {
-    case 'initialize': {
-      const addresses = action.write.addresses;
-      const addressText =
-        addresses === undefined ? 'addresses unchanged' : counted(addresses.length, 'address', 'addresses');
-      return `${verb}: providerID ${formatProviderId(action.server.uuid)}, zone ${action.server.zone}, ${addressText}`;
-    }
-    case 'refresh':
-      return `${verb}: ${action.changes.map(describeChange).join(', ')}`;
-    case 'add-shutdown-taint':
-    case 'remove-shutdown-taint':
-      return `${verb}: ${action.reason.text}`;
-    case 'delete-node':
-      return action.verb === 'refuse'
-        ? `deletion refused: ${action.reason.text}`
-        : `${verb}: ${action.reason.text}`;
-    case 'skip':
-      return `skipped: ${action.reason.text}`;
-  }
-}
-
-function describeChange(change: { field: string; from: string | null; to: string | null }): string {
-  if (change.field === 'status.addresses') {
-    return `addresses ${change.to ?? '(none)'}`;
-  }
-  const label = /^metadata\.labels\[(.*)\]$/.exec(change.field)?.[1];
-  const name = label ?? change.field;
-  return `${name} ${change.from ?? '(none)'} → ${change.to ?? '(none)'}`;
 }
 
 const problemHints: { [K in NodeProblem]: string } = {
