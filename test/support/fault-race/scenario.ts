@@ -451,7 +451,8 @@ export const STEP_SIGNALS: readonly StepSignal[] = ['SIGKILL', 'SIGTERM'];
  * signal miss, which the tally counts.
  */
 export const STRATEGY_STEPS: Readonly<Record<Strategy, readonly string[]>> = {
-  'member rotation': ['create-member', 'await-members', 'delete-member'],
+  // The old members are drained (disabled) by the writer, deleted by a pass after the drain period.
+  'member rotation': ['create-member', 'await-members', 'update-member'],
   drain: ['update-member'],
   'pool swap': ['create-pool', 'create-member', 'create-monitor', 'await-members', 'delete-listener', 'create-listener', 'delete-monitor', 'delete-member', 'delete-pool'],
 };
@@ -490,7 +491,8 @@ export function generateStrategyScenario(seed: number): Scenario {
   const world: WorldSpec = { servers, uninitialized: [], services, orphan: false, lbProvisionMs: 0, dataPlane: true };
   const steps = STRATEGY_STEPS[play.strategy];
   const step = rng.pick(steps);
-  const count = step === 'create-member' || step === 'delete-member' ? rng.int(1, servers) : 1;
+  // A step per member comes once for each server (a drain leaves out only one).
+  const count = play.strategy !== 'drain' && step.endsWith('-member') ? rng.int(1, servers) : 1;
   const victim: WriterSpec = {
     command: rng.pick(['sync-lb', 'run'] as const),
     wait: false,
