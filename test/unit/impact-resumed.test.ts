@@ -145,8 +145,8 @@ describe('a pool swap stopped between its listener delete and create', () => {
     expect(downtimeOf('listener-missing')).toEqual({
       class: 'short',
       minSeconds: 0,
-      maxSeconds: 20,
-      text: 'the port has no listener and serves nothing now: it answers once this one reaches the data plane (up to ~20 s)',
+      maxSeconds: 25,
+      text: 'the port has no listener and serves nothing now: it answers once this one reaches the data plane (up to ~25 s, with the settle pause before its create)',
     });
   });
 

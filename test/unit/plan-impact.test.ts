@@ -291,7 +291,7 @@ describe('expected downtime per impact class', () => {
     ['member-rotation', 'none', 0, 0],
     ['minimal', 'minimal', 0, 5],
     ['port-move', 'short', 0, 20],
-    ['listener-missing', 'short', 0, 20],
+    ['listener-missing', 'short', 0, 25],
     ['pool-swap', 'short', 0, 20],
     ['listener-recreation', 'short', 0, 20],
     ['monitor-recreation', 'short', 0, 14],

@@ -47,7 +47,7 @@ export const IMPACT_DOC: { readonly [K in ImpactClass]: string } = {
   'port-move':
     "The Service port's number changed: its listener moves to the new number in place. The old number stops answering at once (the Service no longer has it); the new one answers once the change reaches the data plane (up to about 20 s).",
   'listener-missing':
-    'A port of the Service has no listener (a pass stopped between the delete and the create of a listener move, or it was deleted outside this tool): it serves nothing now, and answers once the listener created for it reaches the data plane (up to about 20 s). A downtime budget does not hold it back: holding would only prolong the outage.',
+    'A port of the Service has no listener (a pass stopped between the delete and the create of a listener move, or it was deleted outside this tool): it serves nothing now, and answers once the listener created for it reaches the data plane (up to about 25 s: the pass may pause to let deletes settle before it creates the listener, which then serves within about 20 s). A downtime budget does not hold it back: holding would only prolong the outage.',
   'pool-swap':
     "A successor pool is built beside the old one and checked healthy; then the port's listener moves to it: the port is unreachable only while its listener is re-created (up to about 20 s: one propagation of the data plane).",
   'listener-recreation':
@@ -155,8 +155,12 @@ function computeDowntime(impact: ImpactClass, monitor?: MonitorTiming): Downtime
       return {
         class: cls,
         minSeconds: 0,
-        maxSeconds: 20,
-        text: 'the port has no listener and serves nothing now: it answers once this one reaches the data plane (up to ~20 s)',
+        // Counted from the pass: the create may come after deletes in the same pool and the settle
+        // pause (5 s by default) that follows them, then the listener reaches the data plane in up
+        // to ~20 s. npm run bench:downtime measured 22 s for a monitor re-created first, above the
+        // 20 s predicted before.
+        maxSeconds: 25,
+        text: 'the port has no listener and serves nothing now: it answers once this one reaches the data plane (up to ~25 s, with the settle pause before its create)',
       };
     case 'listener-recreation':
       // The API re-creates a listener in 10–15 s, counted from the create, which the pass sends
