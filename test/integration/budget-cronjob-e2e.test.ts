@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { LB_ANNOTATIONS } from '../../src/core/lb/annotations.js';
 import { runBinary, type BinaryResult } from '../support/ccm.js';
-import { createLoadBalancerService, testKubeconfig, uniqueName } from '../support/kube.js';
+import { createLoadBalancerService, testKubeconfig, uniqueName, waitUntil } from '../support/kube.js';
 import { annotate, key, lbsNamed, readService, requireBuiltBinary, warningsOf, useLbWorld } from '../support/lb-scenarios.js';
 import { awaitSteady } from '../support/strict-world.js';
 
@@ -106,6 +106,15 @@ describe("the CronJob's default budget, end to end through the built CLI", () =>
     expect(ids.reviewed).not.toBe(ids.approved);
     // plan shows the id the Job holds the change under, though the Job built the successor pool since.
     expect(ids.approved).toBe(plannedId);
+    // The plan is saved once the members (the successor's too: two pools named tcp/http) have
+    // been checked: their monitor status is part of what a saved plan fingerprints, and the
+    // strict world changes it meanwhile.
+    await waitUntil('the members of service reviewed checked (none changing)', async () => {
+      const [lb] = await lbsNamed(harness, `k8s-service-${(await readService(namespace, 'reviewed')).metadata!.uid!}`);
+      const pools = (await harness.cloud.pools.list()).filter((p) => p.load_balancer.uuid === lb!.uuid);
+      const members = (await Promise.all(pools.map((p) => harness.cloud.poolMembers.list(p.uuid)))).flat();
+      return members.every((m) => m.monitor_status !== 'changing');
+    });
     const reviewedPlan = join(dir, 'reviewed.plan.json');
     expect(await savePlan('reviewed', reviewedPlan)).toBe(ids.reviewed);
     const second = await job();
