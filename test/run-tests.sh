@@ -130,6 +130,7 @@ output=$(mktemp)
 trap 'rm -f "$output"' EXIT
 total_passed=0 total_failed=0 total_skipped=0 overall=0
 summaries=()
+failures=() # "label: FAIL line" of every failed test, repeated in the closing lines (CI shows the tail)
 
 # Tails of the control-plane logs under $1 (one directory per worker): the last warnings and
 # errors (klog info lines and etcd info entries are mostly allocation noise), then the plain tail.
@@ -167,6 +168,11 @@ run_vitest() {
   passed=$(count passed "$tests_line") failed=$(count failed "$tests_line") skipped=$(count skipped "$tests_line")
   # A run that failed without a single failed test (a setup error) still counts as a failure.
   if ((status != 0 && failed == 0)); then failed=1; fi
+  if ((status != 0)); then
+    local line
+    while IFS= read -r line; do failures+=("$label:$line"); done < <(
+      sed 's/\x1b\[[0-9;]*m//g' "$output" | grep -E '^ *FAIL ' | sed -E 's/^ *FAIL +/ /' | sort -u | head -n 20 || true)
+  fi
   total_passed=$((total_passed + passed)) total_failed=$((total_failed + failed)) total_skipped=$((total_skipped + skipped))
   summaries+=("$label: $(counts_line "$passed" "$failed" "$skipped") in $((SECONDS - started)) s")
 }
@@ -206,6 +212,10 @@ if ((${#summaries[@]} > 1)); then
   printf '%s\n' "${summaries[@]}"
 fi
 printf 'whole run: %d s\n' "$SECONDS"
+if ((${#failures[@]} > 0)); then
+  printf '\nfailed:\n'
+  printf '  %s\n' "${failures[@]}"
+fi
 # The plain closing line CI reads, over all runs.
 printf '\n%s\n' "$(counts_line "$total_passed" "$total_failed" "$total_skipped")"
 exit "$overall"
