@@ -702,13 +702,35 @@ describe('refused changes: flavor, zone, VIP addresses', () => {
     }
   });
 
-  test('the flavor refusal says how to go back', () => {
+  test.each<{ name: string; change: Record<string, string>; reason: { field: string } & Record<string, string>; message: string; hint: RegExp }>([
+    {
+      name: 'flavor',
+      change: { 'loadbalancer-flavor': 'lb-large' },
+      reason: { field: `${P}loadbalancer-flavor`, from: 'lb-standard', to: 'lb-large', text: 'the flavor of a load balancer is fixed' },
+      message: 'the flavor of load balancer k8s-service-uid-web cannot change (lb-standard → lb-large); nothing was changed',
+      hint: /^Set k8s\.cloudscale\.ch\/loadbalancer-flavor back to lb-standard\. To really change it/,
+    },
+    {
+      name: 'zone',
+      change: { 'loadbalancer-zone': 'lpg1' },
+      reason: { field: `${P}loadbalancer-zone`, from: 'rma1', to: 'lpg1', text: 'the zone of a load balancer is fixed' },
+      message: 'the zone of load balancer k8s-service-uid-web cannot change (rma1 → lpg1); nothing was changed',
+      hint: /^Set k8s\.cloudscale\.ch\/loadbalancer-zone to rma1\. To really change it/,
+    },
+    {
+      name: 'VIP addresses',
+      change: { 'loadbalancer-vip-addresses': `[{"subnet":"${SUBNET_B.uuid}"}]` },
+      reason: { field: `${P}loadbalancer-vip-addresses`, to: `[{"subnet":"${SUBNET_B.uuid}"}]`, text: 'the VIP addresses of a load balancer are fixed' },
+      message: `the VIP addresses of load balancer k8s-service-uid-web cannot change ([{"subnet":"dddd0001-0000-4000-8000-000000000001","address":"198.51.100.20"},{"subnet":"dddd0001-0000-4000-8000-000000000001","address":"2001:db8::20"}] → [{"subnet":"${SUBNET_B.uuid}"}]); nothing was changed`,
+      hint: /^Set k8s\.cloudscale\.ch\/loadbalancer-vip-addresses back to \[\{"subnet":"dddd0001-[^ ]+"2001:db8::20"\}\]\. To really change it/,
+    },
+  ])('the $name refusal names the change and says how to go back', ({ change, reason, message, hint }) => {
     const world = converged();
-    world.annotate({ 'loadbalancer-flavor': 'lb-large' });
+    world.annotate(change);
     const [action] = world.plan().actions;
     expect(action).toMatchObject({
-      reason: { field: `${P}loadbalancer-flavor`, from: 'lb-standard', to: 'lb-large' },
-      problem: { message: 'the flavor of load balancer k8s-service-uid-web cannot change (lb-standard → lb-large); nothing was changed', hint: expect.stringMatching(/^Set k8s.cloudscale.ch\/loadbalancer-flavor back to lb-standard\./) },
+      reason,
+      problem: { kind: 'forbidden-change', subject: reason.field, message, hint: expect.stringMatching(hint) },
     });
   });
 

@@ -126,37 +126,7 @@ export function ownershipRefusal(
 }
 
 /** Flavor, zone and VIP addresses cannot change on an existing load balancer (as in the Go CCM). */
-export function forbiddenChanges(
-  desired: DesiredLoadBalancer,
-  lb: LoadBalancer,
-): { problem: Problem; reason: Reason }[] {
-  const out: { problem: Problem; reason: Reason }[] = [];
-  const recreate =
-    'To really change it, delete and re-create the Service: it gets a new load balancer and loses its IP addresses (Floating IPs excepted).';
-  if (desired.flavor !== lb.flavor.slug) {
-    const key = LB_ANNOTATIONS.flavor.key;
-    out.push({
-      problem: {
-        kind: 'forbidden-change',
-        subject: key,
-        message: `the flavor of load balancer ${lb.name} cannot change (${lb.flavor.slug} → ${desired.flavor}); nothing was changed`,
-        hint: `Set ${key} back to ${lb.flavor.slug}. ${recreate}`,
-      },
-      reason: { text: 'the flavor of a load balancer is fixed', field: key, from: lb.flavor.slug, to: desired.flavor },
-    });
-  }
-  if (desired.zone !== null && desired.zone !== lb.zone.slug) {
-    const key = LB_ANNOTATIONS.zone.key;
-    out.push({
-      problem: {
-        kind: 'forbidden-change',
-        subject: key,
-        message: `the zone of load balancer ${lb.name} cannot change (${lb.zone.slug} → ${desired.zone}); nothing was changed`,
-        hint: `Set ${key} to ${lb.zone.slug}. ${recreate}`,
-      },
-      reason: { text: 'the zone of a load balancer is fixed', field: key, from: lb.zone.slug, to: desired.zone },
-    });
-  }
+export function forbiddenChanges(desired: DesiredLoadBalancer, lb: LoadBalancer): { problem: Problem; reason: Reason }[] {
   const wanted = desired.vipAddresses;
   const vipsDiffer =
     wanted.length > 0 &&
@@ -165,21 +135,32 @@ export function forbiddenChanges(
         const have = lb.vip_addresses[i]!;
         return w.subnet !== have.subnet.uuid || (w.address !== undefined && w.address !== have.address);
       }));
-  if (vipsDiffer) {
-    const key = LB_ANNOTATIONS.vipAddresses.key;
-    const from = JSON.stringify(lb.vip_addresses.map((v) => ({ subnet: v.subnet.uuid, address: v.address })));
-    const to = JSON.stringify(wanted);
-    out.push({
+  const fixed: { what: string; isAre: 'is' | 'are'; key: string; from: string; to: string; differs: boolean; advice: 'back to' | 'to' }[] = [
+    { what: 'flavor', isAre: 'is', key: LB_ANNOTATIONS.flavor.key, from: lb.flavor.slug, to: desired.flavor, differs: desired.flavor !== lb.flavor.slug, advice: 'back to' },
+    { what: 'zone', isAre: 'is', key: LB_ANNOTATIONS.zone.key, from: lb.zone.slug, to: desired.zone ?? lb.zone.slug, differs: desired.zone !== null && desired.zone !== lb.zone.slug, advice: 'to' },
+    {
+      what: 'VIP addresses',
+      isAre: 'are',
+      key: LB_ANNOTATIONS.vipAddresses.key,
+      from: JSON.stringify(lb.vip_addresses.map((v) => ({ subnet: v.subnet.uuid, address: v.address }))),
+      to: JSON.stringify(wanted),
+      differs: vipsDiffer,
+      advice: 'back to',
+    },
+  ];
+  const recreate =
+    'To really change it, delete and re-create the Service: it gets a new load balancer and loses its IP addresses (Floating IPs excepted).';
+  return fixed
+    .filter((attribute) => attribute.differs)
+    .map(({ what, isAre, key, from, to, advice }) => ({
       problem: {
         kind: 'forbidden-change',
         subject: key,
-        message: `the VIP addresses of load balancer ${lb.name} cannot change (${from} → ${to}); nothing was changed`,
-        hint: `Set ${key} back to ${from}. ${recreate}`,
+        message: `the ${what} of load balancer ${lb.name} cannot change (${from} → ${to}); nothing was changed`,
+        hint: `Set ${key} ${advice} ${from}. ${recreate}`,
       },
-      reason: { text: 'the VIP addresses of a load balancer are fixed', field: key, from, to },
-    });
-  }
-  return out;
+      reason: { text: `the ${what} of a load balancer ${isAre} fixed`, field: key, from, to },
+    }));
 }
 
 /**
