@@ -47,8 +47,8 @@ describe('saved plans: plan --out, apply FILE', () => {
   });
 
   /**
-   * Waits until nothing in web's load balancer moves: a plan made while its members are still
-   * judged is stale once they are (their monitor_status is in the fingerprint), as it should be.
+   * Waits until nothing in web's load balancer moves: the tests below change one input at a time
+   * and expect exactly that input named, not a step the load balancer was still taking.
    */
   const steadyWeb = async () => awaitSteady(harness, await readService(namespace, 'web'));
 

@@ -204,6 +204,17 @@ describe('fingerprintOf', () => {
     expect(fingerprintChanges(base, now)).toEqual([]);
   });
 
+  test("stays the same when members were checked or the load balancer's status moved with them: health is judged by planning again", () => {
+    const checked = { ...member, monitor_status: 'up' } as MemberState;
+    const unchecked = fingerprintOf(snapshot({ membersByPool: { 'pool-1': [{ ...member, monitor_status: 'changing' } as MemberState] } }), { names: [{ namespace: 'shop', name: 'web' }] });
+    const now = fingerprintOf(
+      snapshot({ membersByPool: { 'pool-1': [checked] }, loadBalancers: [{ ...lb, status: 'error' }] }),
+      { names: [{ namespace: 'shop', name: 'web' }] },
+    );
+    expect(fingerprintChanges(unchecked, now)).toEqual([]);
+    expect(fingerprintChanges(base, now)).toEqual([]);
+  });
+
   test('a named Service that does not exist is fingerprinted as absent', () => {
     const print = fingerprintOf(snapshot(), { names: [{ namespace: 'shop', name: 'later' }] });
     expect(print['service shop/later']).toBe('absent');

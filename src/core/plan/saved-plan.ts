@@ -285,6 +285,11 @@ function normaliseUrl(url: string): string {
  * resourceVersion, which the kubelet's status reports bump every few minutes), a digest of each
  * server, subnet and Floating IP, and of each load balancer in play with its pools, members,
  * listeners and health monitors, and what reads by UUID answered.
+ *
+ * Health is left out (a load balancer's status, a member's monitor_status): it moves on its own
+ * while members are checked, and a reviewed plan must not go stale for that. What health decides
+ * (a step held until members are up, a swap held) is in the plan's actions, which apply makes
+ * again and compares (planDifferences), and the executor's gates read health at each step.
  */
 export function fingerprintOf(snapshot: LbPassSnapshot, selection: SavedSelection): Record<string, string> {
   const entries: [string, string][] = [];
@@ -310,13 +315,17 @@ export function fingerprintOf(snapshot: LbPassSnapshot, selection: SavedSelectio
   // An ambiguous lookup: the planner refuses that Service, and nothing of its candidates is read.
   const lbUuids = locatedUuids(inPlay.map((service) => locationOf(snapshot.locations, service)));
   for (const lb of snapshot.loadBalancers) {
-    if (lbUuids.has(lb.uuid)) entries.push([`load balancer ${lb.name} (${lb.uuid})`, digest(lb)]);
+    if (lbUuids.has(lb.uuid)) {
+      const { status: _movesWithHealth, ...configured } = lb;
+      entries.push([`load balancer ${lb.name} (${lb.uuid})`, digest(configured)]);
+    }
   }
   for (const pool of snapshot.pools) {
     if (!lbUuids.has(pool.load_balancer.uuid)) continue;
     entries.push([`pool ${pool.name} (${pool.uuid})`, digest(pool)]);
     const unreadable = snapshot.unreadablePools.get(pool.uuid);
-    entries.push([`members of pool ${pool.name} (${pool.uuid})`, unreadable === undefined ? digest(snapshot.membersByPool[pool.uuid] ?? []) : `unreadable: ${unreadable}`]);
+    const members = (snapshot.membersByPool[pool.uuid] ?? []).map(({ monitor_status: _checked, ...configured }) => configured);
+    entries.push([`members of pool ${pool.name} (${pool.uuid})`, unreadable === undefined ? digest(members) : `unreadable: ${unreadable}`]);
   }
   for (const listener of snapshot.listeners) {
     if (lbUuids.has(listener.load_balancer.uuid)) {
