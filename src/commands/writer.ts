@@ -56,6 +56,9 @@ export async function asWriter<T>(
   let leased: CommandContext | undefined;
   let requestsBefore = 0;
   try {
+    // The API URL and token are checked first: a bad flag is reported at once, not after waiting
+    // for (or being refused) the Lease, and a pass never holds the Lease only to fail on them.
+    await ctx.cloudscale();
     return await holdWriterLease(command, ctx, options, async (held) => {
       leased = held;
       requestsBefore = await requestCount(held);

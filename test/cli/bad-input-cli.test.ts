@@ -19,6 +19,8 @@ import {
   uniqueName,
 } from '../support/kube.js';
 import { closedPort, expectUserError } from './cli-support.js';
+import { acquireLease } from '../../src/core/kube/lease.js';
+import { RUN_LEASE } from '../../src/commands/writer.js';
 
 let harness: Harness;
 let dir: string;
@@ -277,5 +279,26 @@ describe('warnings that do not stop the command', () => {
     expect(result.stderr).toMatch(/^warning: the kubeconfig \(.*kc-insecure\) sets insecure-skip-tls-verify for cluster test-cluster: .*certificate-authority/m);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain(`${namespace}/${serviceName}`);
+  });
+});
+
+describe('the API settings are checked before the Lease', () => {
+  // Another writer holds the Lease: a bad flag is named at once, not "held by" after a wait.
+  test.each([
+    { name: 'a bad --api-url', args: ['--api-url', 'ftp://x', ...syncWeb, '--wait'], env: {}, message: ['must use http or https'] },
+    { name: 'a bad token', args: [...syncWeb, '--wait'], env: { CLOUDSCALE_API_TOKEN: 'two words' }, message: ['CLOUDSCALE_API_TOKEN', 'contains spaces'] },
+  ])('$name while another writer holds the Lease: refused at once, the Lease untouched', async ({ args, env, message }) => {
+    const lease = await acquireLease(testConnection(), { ...RUN_LEASE, holderIdentity: 'busy/sync-lb/1-a', leaseDurationSeconds: 60 });
+    try {
+      const before = harness.sim.admin.requests().length;
+      const result = await runBinary(args, { apiUrl: harness.sim.url, env });
+      expectUserError(result, ...message);
+      expect(result.stderr).not.toMatch(/waiting|held by/);
+      const held = await testConnection().coordination.readNamespacedLease({ ...RUN_LEASE });
+      expect(held.spec?.holderIdentity).toBe('busy/sync-lb/1-a');
+      await expectNothingWritten(before, result);
+    } finally {
+      await lease.release();
+    }
   });
 });
