@@ -3,13 +3,14 @@
 // the address before anything else. A pass (sync-lb) stops between steps on SIGTERM, says what
 // it did and exits 1; the next pass finishes the work. It never stops inside a step pair: after
 // a pool swap's listener delete, the listener is re-created before the process exits, in a
-// plain pass and in a reaction pass of `run --watch-for` (the binary announces each step
-// boundary with CLOUDSCALE_CCM_TEST_STEP_PAUSE_MS, and the test signals at one).
+// plain pass and in a reaction pass of `run --watch-for`; a member rotation stopped after any
+// of its steps leaves the port served without a gap (the binary announces each step boundary
+// with CLOUDSCALE_CCM_TEST_STEP_PAUSE_MS, and the test signals at one).
 import type { V1Service } from '@kubernetes/client-node';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { runBinary, startHarness, type Harness } from '../support/ccm.js';
 import { createLoadBalancerService, createNode, deleteCreatedObjects, ensureNamespace, uniqueName } from '../support/kube.js';
-import { TEST_PASS, annotate, expectConverged, key, lbsNamed, passOk, readService, useLbWorld } from '../support/lb-scenarios.js';
+import { TEST_PASS, annotate, expectConverged, key, lbsNamed, passOk, patchService, readService, useLbWorld } from '../support/lb-scenarios.js';
 import { killStarted, startBinary, type RunningBinary } from './cli-support.js';
 
 /** A hang guard, not a speed assertion: a process that ignores its signal fails here, not at the test timeout. */
@@ -193,6 +194,46 @@ describe('SIGTERM never strands a port: a pass finishes the step pair it is in',
       expect(await servingPorts(harness, service)).toEqual(['tcp/80']);
       await passOk(harness, [service.metadata!.name!], pass);
       await expectConverged(harness, [service.metadata!.name!], pass);
+    },
+  );
+
+  /** A converged Service whose next pass rotates its members onto node port `nodePort`. */
+  async function aboutToRotate(name: string, nodePort: number): Promise<V1Service> {
+    await createLoadBalancerService(namespace, name);
+    await passOk(harness, [name], pass);
+    return patchService(namespace, name, { spec: { ports: [{ name: 'http', protocol: 'TCP', port: 80, targetPort: 8080, nodePort }] } });
+  }
+
+  // The member rotation's steps (a node-port change): the new members first, then the old ones go
+  // once the new are up. SIGTERM arrives after each but the last.
+  const ROTATION_STEPS = ['create-member', 'create-member', 'await-members', 'delete-member', 'delete-member'];
+
+  test('the member rotation announces its steps in this order (the boundaries below)', async () => {
+    const service = await aboutToRotate('rotate-steps', 32100);
+    const run = startPass(['sync-lb', '-n', namespace, `service/${service.metadata!.name!}`]);
+    const exit = await exitOf(run, 60_000);
+    expect(exit.code, run.stderr()).toBe(0);
+    expect(boundaries(run.stderr())).toEqual(ROTATION_STEPS);
+  });
+
+  test.each(ROTATION_STEPS.slice(0, -1).map((step, index) => [index + 1, step] as const))(
+    'member rotation, SIGTERM after step %i (%s): members of the old or the new port serve when the process has exited 1; the next pass converges',
+    async (after) => {
+      const service = await aboutToRotate(`rotate-${after}`, 32100 + after);
+      const since = Date.now();
+      const run = startPass(['sync-lb', '-n', namespace, `service/${service.metadata!.name!}`]);
+      await untilStderr(run, (stderr) => boundaries(stderr).length >= after);
+      run.child.kill('SIGTERM');
+      const exit = await exitOf(run);
+      expect(exit, `stdout:\n${run.stdout()}\nstderr:\n${run.stderr()}`).toEqual({ code: 1, signal: null });
+      expect(run.stderr()).toContain('interrupted by SIGTERM');
+      expect(await servingPorts(harness, service)).toEqual(['tcp/80']);
+      await passOk(harness, [service.metadata!.name!], pass);
+      await expectConverged(harness, [service.metadata!.name!], pass);
+      // A rotation promises no interruption, stopped or not: the data plane saw none.
+      const [lb] = await lbsNamed(harness, `k8s-service-${service.metadata!.uid!}`);
+      const port80 = harness.sim.admin.serving(lb!.uuid, { since }).ports.find((p) => p.port === 80)!;
+      expect(port80.longestOutageMs, JSON.stringify(port80.intervals)).toBe(0);
     },
   );
 
