@@ -12,22 +12,25 @@ import type { Harness } from './ccm.js';
 import { lbState, theLb, type LbState } from './lb-scenarios.js';
 
 /**
- * A member whose monitor_status says what its `enabled` says: an enabled one judged (not
- * `changing`, not still `unknown` from before it was enabled), a disabled one no longer judged
+ * A member whose monitor_status says what its `enabled` and its pool's monitor say: an enabled
+ * one judged (not `changing`, not still `unknown` from before it was enabled, not `no_monitor`
+ * from before its pool's monitor reached the data plane), a disabled one no longer judged
  * (`unknown`, or `no_monitor` in a pool without monitor) — until its change reached the data
  * plane, the status is the old one.
  */
-function settled(member: Pick<PoolMember, 'enabled' | 'monitor_status'>): boolean {
-  if (member.enabled) return member.monitor_status !== 'changing' && member.monitor_status !== 'unknown';
+function settled(member: Pick<PoolMember, 'enabled' | 'monitor_status'>, monitored: boolean): boolean {
+  if (member.enabled) {
+    return member.monitor_status !== 'changing' && member.monitor_status !== 'unknown' && (member.monitor_status !== 'no_monitor' || !monitored);
+  }
   return member.monitor_status === 'unknown' || member.monitor_status === 'no_monitor';
 }
 
 /** What still moves in `state`: the load balancer's status and each member in motion; empty when steady. */
 export function inMotion(state: LbState): string[] {
   const moving = state.lb.status === 'changing' ? [`load balancer ${state.lb.name} changing`] : [];
-  for (const { pool, members } of Object.values(state.pools)) {
+  for (const { pool, members, monitors } of Object.values(state.pools)) {
     for (const member of members) {
-      if (!settled(member)) moving.push(`member ${member.name} of pool ${pool.name} ${member.enabled ? 'enabled' : 'disabled'}, ${member.monitor_status}`);
+      if (!settled(member, monitors.length > 0)) moving.push(`member ${member.name} of pool ${pool.name} ${member.enabled ? 'enabled' : 'disabled'}, ${member.monitor_status}`);
     }
   }
   return moving;
