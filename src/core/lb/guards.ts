@@ -135,9 +135,26 @@ export function forbiddenChanges(desired: DesiredLoadBalancer, lb: LoadBalancer)
         const have = lb.vip_addresses[i]!;
         return w.subnet !== have.subnet.uuid || (w.address !== undefined && w.address !== have.address);
       }));
+  // `advice`: an unset zone annotation means "any zone", so the hint sets it rather than back.
   const fixed: { what: string; isAre: 'is' | 'are'; key: string; from: string; to: string; differs: boolean; advice: 'back to' | 'to' }[] = [
-    { what: 'flavor', isAre: 'is', key: LB_ANNOTATIONS.flavor.key, from: lb.flavor.slug, to: desired.flavor, differs: desired.flavor !== lb.flavor.slug, advice: 'back to' },
-    { what: 'zone', isAre: 'is', key: LB_ANNOTATIONS.zone.key, from: lb.zone.slug, to: desired.zone ?? lb.zone.slug, differs: desired.zone !== null && desired.zone !== lb.zone.slug, advice: 'to' },
+    {
+      what: 'flavor',
+      isAre: 'is',
+      key: LB_ANNOTATIONS.flavor.key,
+      from: lb.flavor.slug,
+      to: desired.flavor,
+      differs: desired.flavor !== lb.flavor.slug,
+      advice: 'back to',
+    },
+    {
+      what: 'zone',
+      isAre: 'is',
+      key: LB_ANNOTATIONS.zone.key,
+      from: lb.zone.slug,
+      to: desired.zone ?? lb.zone.slug,
+      differs: desired.zone !== null && desired.zone !== lb.zone.slug,
+      advice: 'to',
+    },
     {
       what: 'VIP addresses',
       isAre: 'are',
