@@ -135,7 +135,8 @@ export function forbiddenChanges(desired: DesiredLoadBalancer, lb: LoadBalancer)
         const have = lb.vip_addresses[i]!;
         return w.subnet !== have.subnet.uuid || (w.address !== undefined && w.address !== have.address);
       }));
-  // `advice`: an unset zone annotation means "any zone", so the hint sets it rather than back.
+  // `advice`: the zone may never have been annotated (the default zone was taken), so its hint
+  // says "set to", not "set back to".
   const fixed: { what: string; isAre: 'is' | 'are'; key: string; from: string; to: string; differs: boolean; advice: 'back to' | 'to' }[] = [
     {
       what: 'flavor',
