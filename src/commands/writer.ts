@@ -53,14 +53,22 @@ export async function asWriter<T>(
 ): Promise<T> {
   if (ctx.writerLease !== undefined) return work(ctx);
   const startedAt = new Date();
+  // The API URL and token are checked before the Lease: a bad flag or token is reported at once,
+  // never after waiting for another writer. It is still recorded as this pass's failure when the
+  // Lease is free right away (not waited for), so `status` says why a CronJob's passes fail.
+  const settingsError = await ctx.cloudscale().then(
+    () => undefined,
+    (error: unknown) => ({ error }),
+  );
   let leased: CommandContext | undefined;
   let requestsBefore = 0;
   try {
-    // The API URL and token are checked first: a bad flag is reported at once, not after waiting
-    // for (or being refused) the Lease, and a pass never holds the Lease only to fail on them.
-    await ctx.cloudscale();
-    return await holdWriterLease(command, ctx, options, async (held) => {
+    return await holdWriterLease(command, ctx, settingsError === undefined ? options : { ...options, wait: false }, async (held) => {
       leased = held;
+      if (settingsError !== undefined) {
+        await endOfPass(command, held, options, { startedAt, requestsBefore, details: {}, error: settingsError.error });
+        throw settingsError.error;
+      }
       requestsBefore = await requestCount(held);
       let result: T;
       try {
@@ -73,9 +81,12 @@ export async function asWriter<T>(
       await endOfPass(command, held, options, { startedAt, requestsBefore, details: describe(result) });
       return result;
     });
-  } catch (error) {
-    // Without the Lease (another writer holds it, the cluster is unreachable): metrics only.
-    if (leased === undefined) await endOfPass(command, ctx, options, { startedAt, requestsBefore, details: {}, error });
+  } catch (caught) {
+    if (leased !== undefined) throw caught;
+    // Without the Lease (another writer holds it, the cluster is unreachable): metrics only, and
+    // a settings error is what the user must fix first.
+    const error = settingsError?.error ?? caught;
+    await endOfPass(command, ctx, options, { startedAt, requestsBefore, details: {}, error });
     throw error;
   }
 }

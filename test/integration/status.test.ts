@@ -247,6 +247,19 @@ describe('status record and metrics', () => {
     }
   });
 
+  it('a run with a malformed API token: refused before the Lease; recorded with its reason when the Lease is free, so status says why', async () => {
+    await writeRecords({ run: recordJson('run', 1) });
+    const before = (await readStatus(testConnection())).records.run!;
+    const result = await runBinary(['run', '--force'], { apiUrl: harness.sim.url, env: { CLOUDSCALE_API_TOKEN: 'two words' } });
+    expect(result.code, result.stderr).toBe(1);
+    expect(result.stderr).toMatch(/^error: .*CLOUDSCALE_API_TOKEN.*contains spaces/m);
+    const { records } = await readStatus(testConnection());
+    expect(records.run).toMatchObject({ result: 'failed', lastSuccessAt: before.lastSuccessAt, error: expect.stringContaining('contains spaces') });
+    // Nobody holds the Lease afterwards: the failed pass released it.
+    const lease = await testConnection().coordination.readNamespacedLease({ ...RUN_LEASE }).catch(() => undefined);
+    expect(lease?.spec?.holderIdentity ?? '').toBe('');
+  });
+
   it('a run refused because the Go CCM holds its Lease writes no record; its metrics say failed', async () => {
     await writeRecords({ run: recordJson('run', 1) });
     const before = (await testConnection().core.readNamespacedConfigMap(STATUS_CONFIGMAP)).data;
