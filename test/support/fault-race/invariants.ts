@@ -106,11 +106,11 @@ export interface SwapRecord {
   readonly change: string;
   readonly at: number;
   /**
-   * What `plan -o json` predicted right after the change: the largest
-   * `actions[].downtime.maxSeconds` of the Service's actions (0: no interruption; null: an
-   * open-ended outage, which no bound holds).
+   * What `plan -o json` predicted right after the change, per port of the Service: the largest
+   * `actions[].downtime.maxSeconds` of the actions that touch that port (portsTouched; 0: no
+   * interruption; null: an open-ended outage, which no bound holds).
    */
-  readonly predictedMaxSeconds: number | null;
+  readonly predictedByPort: Readonly<Record<number, number | null>>;
   /**
    * Whether its ports served when it was made. A change made to repair a pool that is down (a
    * load balancer in `error`) is held to serving at the end, not to its prediction: the outage
@@ -156,9 +156,51 @@ export interface SwapFacts {
  */
 export const PROPAGATION_TOLERANCE_MS = Math.round((30_000 + 2 * 1_000) * TEST_TIME_SCALE);
 
-/** The prediction of `swap` in milliseconds; Infinity for an open-ended one (maxSeconds null). */
-export function predictedMs(swap: Pick<SwapRecord, 'predictedMaxSeconds'>): number {
-  return swap.predictedMaxSeconds === null ? Number.POSITIVE_INFINITY : swap.predictedMaxSeconds * 1000;
+/**
+ * The ports of a Service an action touches, read from its `object` (src/core/lb names them so):
+ * a listener its own port; a pool, its members, its monitor and a health gate on it the port of
+ * the Service port the pool is named after (`tcp/http` for the port named http); anything else
+ * (the load balancer, a Floating IP, a pool no port names) every port.
+ */
+export function portsTouched(object: string, ports: readonly { readonly name?: string; readonly port: number; readonly protocol?: string }[]): number[] {
+  const every = ports.map((p) => p.port);
+  const listener = /^listener (?:tcp|udp)\/(\d+)$/.exec(object);
+  if (listener !== null) return [Number(listener[1])];
+  const pool = /(?:^|of )pool ((?:tcp|udp)(?:\/\S+?)?)(?: healthy)?$/.exec(object);
+  if (pool === null) return every;
+  const named = ports.filter((p) => `${(p.protocol ?? 'TCP').toLowerCase()}${p.name ? `/${p.name}` : ''}` === pool[1]);
+  return named.length > 0 ? named.map((p) => p.port) : every;
+}
+
+/**
+ * Each port's prediction from a plan's actions: the largest downtime.maxSeconds of the actions
+ * that touch it (null wins: open-ended), 0 for a port none touches.
+ */
+export function predictionByPort(
+  actions: readonly { readonly object: string; readonly downtime?: { readonly maxSeconds: number | null } }[],
+  ports: readonly { readonly name?: string; readonly port: number; readonly protocol?: string }[],
+): Record<number, number | null> {
+  const byPort: Record<number, number | null> = Object.fromEntries(ports.map((p) => [p.port, 0]));
+  for (const action of actions) {
+    // Not `?? 0`: null (open-ended) must stay null.
+    const seconds = action.downtime === undefined ? 0 : action.downtime.maxSeconds;
+    for (const port of portsTouched(action.object, ports)) {
+      const was = port in byPort ? byPort[port]! : 0;
+      byPort[port] = was === null || seconds === null ? null : Math.max(was, seconds);
+    }
+  }
+  return byPort;
+}
+
+/** The prediction for `port` in milliseconds; Infinity for an open-ended one (maxSeconds null). */
+export function predictedMs(swap: Pick<SwapRecord, 'predictedByPort'>, port: number): number {
+  const seconds = predictedSeconds(swap, port);
+  return seconds === null ? Number.POSITIVE_INFINITY : seconds * 1000;
+}
+
+/** What was predicted for `port`: 0 for a port the plan did not know (null is open-ended, kept). */
+function predictedSeconds(swap: Pick<SwapRecord, 'predictedByPort'>, port: number): number | null {
+  return port in swap.predictedByPort ? swap.predictedByPort[port]! : 0;
 }
 
 /**
@@ -169,8 +211,13 @@ export function predictedMs(swap: Pick<SwapRecord, 'predictedMaxSeconds'>): numb
  * port had no listener once the schedule's writers were done, the time from the end of that
  * writers step to the end of pass 1's `run` is added.
  */
-export function swapBoundMs(facts: Pick<SwapFacts, 'writersEndedAt' | 'firstPassEndedAt'>, swap: Pick<SwapRecord, 'predictedMaxSeconds'>, listenerAfterSchedule: boolean): number {
-  const bound = predictedMs(swap) + PROPAGATION_TOLERANCE_MS;
+export function swapBoundMs(
+  facts: Pick<SwapFacts, 'writersEndedAt' | 'firstPassEndedAt'>,
+  swap: Pick<SwapRecord, 'predictedByPort'>,
+  port: number,
+  listenerAfterSchedule: boolean,
+): number {
+  const bound = predictedMs(swap, port) + PROPAGATION_TOLERANCE_MS;
   if (listenerAfterSchedule || facts.writersEndedAt === undefined) return bound;
   return bound + Math.max(0, facts.firstPassEndedAt - facts.writersEndedAt);
 }
@@ -578,13 +625,13 @@ export function outagesWithinPrediction(swap: Pick<SwapFacts, 'ports' | 'writers
   return swap.ports.flatMap(({ service, swap: change, lbUuid, port, listenerAfterSchedule, serving }): Violation[] => {
     const where = `Service ${service}, load balancer ${lbUuid} port ${port}`;
     if (serving === undefined) return [{ invariant: 'no outage beyond the prediction', evidence: `${where}: the data plane knows no such port` }];
-    const bound = swapBoundMs(swap, change, listenerAfterSchedule);
+    const bound = swapBoundMs(swap, change, port, listenerAfterSchedule);
     const last = serving.intervals.at(-1);
     const found: Violation[] = [];
     const history = serving.intervals.map((i) => `${i.serving ? 'up' : 'down'} ${i.from}–${i.to ?? 'now'}`).join(', ');
     if (change.servedAtChange && serving.longestOutageMs > bound) {
-      const predicted = `predicted ${change.predictedMaxSeconds} s + ${PROPAGATION_TOLERANCE_MS} ms propagation`;
-      const extra = bound - predictedMs(change) - PROPAGATION_TOLERANCE_MS;
+      const predicted = `predicted ${predictedSeconds(change, port)} s for this port + ${PROPAGATION_TOLERANCE_MS} ms propagation`;
+      const extra = bound - predictedMs(change, port) - PROPAGATION_TOLERANCE_MS;
       const why = extra === 0 ? predicted : `${predicted} + ${extra} ms until pass 1 had run (no listener after the schedule)`;
       found.push({ invariant: 'no outage beyond the prediction', evidence: `${where}: down for ${serving.longestOutageMs} ms, more than ${bound} ms (${why}); ${history}` });
     }

@@ -33,6 +33,7 @@ import {
 } from './cli.js';
 import {
   checkInvariants,
+  predictionByPort,
   stoppedByFence,
   type PassRecord,
   type PauseRecord,
@@ -734,7 +735,7 @@ class Run {
     }
     const at = Date.now();
     const patched = await this.patchRetrying(name, () => body(service));
-    this.swaps.push({ service: name, change: what, at, servedAtChange, predictedMaxSeconds: await this.predictedMaxSeconds(name) });
+    this.swaps.push({ service: name, change: what, at, servedAtChange, predictedByPort: await this.predictedByPort(service) });
     return patched;
   }
 
@@ -761,17 +762,18 @@ class Run {
   }
 
   /**
-   * What `plan -o json` predicts for the Service's next pass: the largest
-   * actions[].downtime.maxSeconds (null when one is open-ended; 0 when nothing interrupts).
+   * What `plan -o json` predicts for the Service's next pass, per port: the largest
+   * actions[].downtime.maxSeconds of the actions that touch it (predictionByPort).
    */
-  private async predictedMaxSeconds(name: string): Promise<number | null> {
+  private async predictedByPort(service: V1Service): Promise<Record<number, number | null>> {
+    const name = service.metadata!.name!;
     const argv = ['--kubeconfig', testKubeconfig(), '--cluster-id', this.harness.clusterId, '-o', 'json', 'plan', '-n', this.env.namespace, `service/${name}`];
     const result = await runInProcess(argv, this.sim.url);
     if (result.code !== 0) throw new Error(`plan for Service ${name} after its change: exit ${result.code}: ${result.stderr}`);
-    const plan = jsonDocument(result) as { services: { service: { name: string }; actions: { downtime?: { maxSeconds: number | null } }[] }[] } | undefined;
+    const plan = jsonDocument(result) as { services: { service: { name: string }; actions: { object: string; downtime?: { maxSeconds: number | null } }[] }[] } | undefined;
     if (plan === undefined) throw new Error(`plan for Service ${name} after its change printed no JSON document: ${result.stdout.slice(0, 200)}`);
-    const seconds = plan.services.filter((s) => s.service.name === name).flatMap((s) => s.actions.map((a) => a.downtime?.maxSeconds ?? 0));
-    return seconds.some((x) => x === null) ? null : Math.max(0, ...seconds.map((x) => x ?? 0));
+    const actions = plan.services.filter((s) => s.service.name === name).flatMap((s) => s.actions);
+    return predictionByPort(actions, service.spec?.ports ?? []);
   }
 
   private async writers(specs: readonly WriterSpec[]): Promise<string> {
