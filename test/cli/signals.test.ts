@@ -3,8 +3,8 @@
 // the address before anything else. A pass (sync-lb) stops between steps on SIGTERM, says what
 // it did and exits 1; the next pass finishes the work. It never stops inside a step pair: after
 // a pool swap's listener delete, the listener is re-created before the process exits, in a
-// plain pass and in a reaction pass of `run --watch-for`; a member rotation stopped after any
-// of its steps leaves the port served without a gap (the binary announces each step boundary
+// plain pass and in a reaction pass of `run --watch-for`; a member rotation or removal stopped
+// after any of its steps leaves the port served without a gap (the binary announces each step boundary
 // with CLOUDSCALE_CCM_TEST_STEP_PAUSE_MS, and the test signals at one).
 import type { V1Service } from '@kubernetes/client-node';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
@@ -146,7 +146,7 @@ async function servingPorts(harness: Harness, service: V1Service): Promise<strin
 
 describe('SIGTERM never strands a port: a pass finishes the step pair it is in', () => {
   const namespace = uniqueName('sigpair');
-  const { harness } = useLbWorld({ prefix: uniqueName('sigpair'), namespace });
+  const { harness } = useLbWorld({ prefix: uniqueName('sigpair'), namespace, node: (i) => ({ labels: { 'sigpair/slot': String(i) } }) });
   const pass = { ...TEST_PASS, namespace };
 
   /** A converged Service whose next pass is a pool swap (the algorithm changed). */
@@ -231,6 +231,44 @@ describe('SIGTERM never strands a port: a pass finishes the step pair it is in',
       await passOk(harness, [service.metadata!.name!], pass);
       await expectConverged(harness, [service.metadata!.name!], pass);
       // A rotation promises no interruption, stopped or not: the data plane saw none.
+      const [lb] = await lbsNamed(harness, `k8s-service-${service.metadata!.uid!}`);
+      const port80 = harness.sim.admin.serving(lb!.uuid, { since }).ports.find((p) => p.port === 80)!;
+      expect(port80.longestOutageMs, JSON.stringify(port80.intervals)).toBe(0);
+    },
+  );
+
+  /** A converged Service whose next pass takes Node 2's member away (the node selector narrowed to Node 1). */
+  async function aboutToNarrow(name: string): Promise<V1Service> {
+    await createLoadBalancerService(namespace, name);
+    await passOk(harness, [name], pass);
+    return patchService(namespace, name, { metadata: { annotations: { [key('loadbalancer-node-selector')]: 'sigpair/slot=1' } } });
+  }
+
+  // The member removal's steps: the member that stays is checked first, then the other leaves.
+  const NARROW_STEPS = ['await-members', 'delete-member'];
+
+  test('the member removal announces its steps in this order (the boundaries below)', async () => {
+    const service = await aboutToNarrow('narrow-steps');
+    const run = startPass(['sync-lb', '-n', namespace, `service/${service.metadata!.name!}`]);
+    const exit = await exitOf(run, 60_000);
+    expect(exit.code, run.stderr()).toBe(0);
+    expect(boundaries(run.stderr())).toEqual(NARROW_STEPS);
+  });
+
+  test.each(NARROW_STEPS.slice(0, -1).map((step, index) => [index + 1, step] as const))(
+    'member removal, SIGTERM after step %i (%s): the port serves when the process has exited 1, with no outage; the next pass converges',
+    async (after) => {
+      const service = await aboutToNarrow(`narrow-${after}`);
+      const since = Date.now();
+      const run = startPass(['sync-lb', '-n', namespace, `service/${service.metadata!.name!}`]);
+      await untilStderr(run, (stderr) => boundaries(stderr).length >= after);
+      run.child.kill('SIGTERM');
+      const exit = await exitOf(run);
+      expect(exit, `stdout:\n${run.stdout()}\nstderr:\n${run.stderr()}`).toEqual({ code: 1, signal: null });
+      expect(run.stderr()).toContain('interrupted by SIGTERM');
+      expect(await servingPorts(harness, service)).toEqual(['tcp/80']);
+      await passOk(harness, [service.metadata!.name!], pass);
+      await expectConverged(harness, [service.metadata!.name!], pass);
       const [lb] = await lbsNamed(harness, `k8s-service-${service.metadata!.uid!}`);
       const port80 = harness.sim.admin.serving(lb!.uuid, { since }).ports.find((p) => p.port === 80)!;
       expect(port80.longestOutageMs, JSON.stringify(port80.intervals)).toBe(0);
