@@ -166,76 +166,12 @@ describe('SIGTERM never strands a port: a pass finishes the step pair it is in',
     return running;
   }
 
-  // The pool swap's steps, as the binary announces them; SIGTERM arrives after each but the last.
-  const SWAP_STEPS = ['create-pool', 'create-member', 'create-member', 'create-monitor', 'await-members', 'delete-listener', 'create-listener', 'delete-monitor', 'delete-member', 'delete-member', 'delete-pool'];
-
-  test('the pool swap announces its steps in this order (the boundaries below)', async () => {
-    const service = await aboutToSwap('swap-steps');
-    const run = startPass(['sync-lb', '-n', namespace, `service/${service.metadata!.name!}`]);
-    const exit = await exitOf(run, 60_000);
-    expect(exit.code, run.stderr()).toBe(0);
-    expect(boundaries(run.stderr())).toEqual(SWAP_STEPS);
-  });
-
-  test.each(SWAP_STEPS.slice(0, -1).map((step, index) => [index + 1, step] as const))(
-    'SIGTERM after step %i (%s): the port serves when the process has exited 1; the next pass converges',
-    async (after) => {
-      const service = await aboutToSwap(`swap-${after}`);
-      const run = startPass(['sync-lb', '-n', namespace, `service/${service.metadata!.name!}`]);
-      await untilStderr(run, (stderr) => boundaries(stderr).length >= after);
-      run.child.kill('SIGTERM');
-      const exit = await exitOf(run);
-      expect(exit, `stdout:\n${run.stdout()}\nstderr:\n${run.stderr()}`).toEqual({ code: 1, signal: null });
-      expect(run.stderr()).toContain('interrupted by SIGTERM');
-      if (SWAP_STEPS[after - 1] === 'delete-listener') {
-        expect(run.stderr()).toMatch(/^stopping: SIGTERM: the listener or member being re-created is put back first/m);
-        expect(boundaries(run.stderr())).toContain('create-listener');
-      }
-      expect(await servingPorts(harness, service)).toEqual(['tcp/80']);
-      await passOk(harness, [service.metadata!.name!], pass);
-      await expectConverged(harness, [service.metadata!.name!], pass);
-    },
-  );
-
   /** A converged Service whose next pass rotates its members onto node port `nodePort`. */
   async function aboutToRotate(name: string, nodePort: number): Promise<V1Service> {
     await createLoadBalancerService(namespace, name);
     await passOk(harness, [name], pass);
     return patchService(namespace, name, { spec: { ports: [{ name: 'http', protocol: 'TCP', port: 80, targetPort: 8080, nodePort }] } });
   }
-
-  // The member rotation's steps (a node-port change): the new members first, then the old ones go
-  // once the new are up. SIGTERM arrives after each but the last.
-  const ROTATION_STEPS = ['create-member', 'create-member', 'await-members', 'delete-member', 'delete-member'];
-
-  test('the member rotation announces its steps in this order (the boundaries below)', async () => {
-    const service = await aboutToRotate('rotate-steps', 32100);
-    const run = startPass(['sync-lb', '-n', namespace, `service/${service.metadata!.name!}`]);
-    const exit = await exitOf(run, 60_000);
-    expect(exit.code, run.stderr()).toBe(0);
-    expect(boundaries(run.stderr())).toEqual(ROTATION_STEPS);
-  });
-
-  test.each(ROTATION_STEPS.slice(0, -1).map((step, index) => [index + 1, step] as const))(
-    'member rotation, SIGTERM after step %i (%s): members of the old or the new port serve when the process has exited 1; the next pass converges',
-    async (after) => {
-      const service = await aboutToRotate(`rotate-${after}`, 32100 + after);
-      const since = Date.now();
-      const run = startPass(['sync-lb', '-n', namespace, `service/${service.metadata!.name!}`]);
-      await untilStderr(run, (stderr) => boundaries(stderr).length >= after);
-      run.child.kill('SIGTERM');
-      const exit = await exitOf(run);
-      expect(exit, `stdout:\n${run.stdout()}\nstderr:\n${run.stderr()}`).toEqual({ code: 1, signal: null });
-      expect(run.stderr()).toContain('interrupted by SIGTERM');
-      expect(await servingPorts(harness, service)).toEqual(['tcp/80']);
-      await passOk(harness, [service.metadata!.name!], pass);
-      await expectConverged(harness, [service.metadata!.name!], pass);
-      // A rotation promises no interruption, stopped or not: the data plane saw none.
-      const [lb] = await lbsNamed(harness, `k8s-service-${service.metadata!.uid!}`);
-      const port80 = harness.sim.admin.serving(lb!.uuid, { since }).ports.find((p) => p.port === 80)!;
-      expect(port80.longestOutageMs, JSON.stringify(port80.intervals)).toBe(0);
-    },
-  );
 
   /** A converged Service whose next pass takes Node 2's member away (the node selector narrowed to Node 1). */
   async function aboutToNarrow(name: string): Promise<V1Service> {
@@ -244,36 +180,73 @@ describe('SIGTERM never strands a port: a pass finishes the step pair it is in',
     return patchService(namespace, name, { metadata: { annotations: { [key('loadbalancer-node-selector')]: 'sigpair/slot=1' } } });
   }
 
-  // The member removal's steps: the member that stays is checked first, then the other leaves.
-  const NARROW_STEPS = ['await-members', 'delete-member'];
-
-  test('the member removal announces its steps in this order (the boundaries below)', async () => {
-    const service = await aboutToNarrow('narrow-steps');
-    const run = startPass(['sync-lb', '-n', namespace, `service/${service.metadata!.name!}`]);
-    const exit = await exitOf(run, 60_000);
-    expect(exit.code, run.stderr()).toBe(0);
-    expect(boundaries(run.stderr())).toEqual(NARROW_STEPS);
-  });
-
-  test.each(NARROW_STEPS.slice(0, -1).map((step, index) => [index + 1, step] as const))(
-    'member removal, SIGTERM after step %i (%s): the port serves when the process has exited 1, with no outage; the next pass converges',
-    async (after) => {
-      const service = await aboutToNarrow(`narrow-${after}`);
-      const since = Date.now();
-      const run = startPass(['sync-lb', '-n', namespace, `service/${service.metadata!.name!}`]);
-      await untilStderr(run, (stderr) => boundaries(stderr).length >= after);
-      run.child.kill('SIGTERM');
-      const exit = await exitOf(run);
-      expect(exit, `stdout:\n${run.stdout()}\nstderr:\n${run.stderr()}`).toEqual({ code: 1, signal: null });
-      expect(run.stderr()).toContain('interrupted by SIGTERM');
-      expect(await servingPorts(harness, service)).toEqual(['tcp/80']);
-      await passOk(harness, [service.metadata!.name!], pass);
-      await expectConverged(harness, [service.metadata!.name!], pass);
-      const [lb] = await lbsNamed(harness, `k8s-service-${service.metadata!.uid!}`);
-      const port80 = harness.sim.admin.serving(lb!.uuid, { since }).ports.find((p) => p.port === 80)!;
-      expect(port80.longestOutageMs, JSON.stringify(port80.intervals)).toBe(0);
+  /**
+   * Each strategy: the change that makes a converged Service's next pass take it (`prepare`,
+   * given a name and the case's number), its steps as the binary announces them, and whether it
+   * promises no interruption (the data plane must then see none, stopped or not).
+   */
+  const STRATEGY_CASES = [
+    {
+      strategy: 'pool swap',
+      slug: 'swap',
+      prepare: (name: string) => aboutToSwap(name),
+      steps: ['create-pool', 'create-member', 'create-member', 'create-monitor', 'await-members', 'delete-listener', 'create-listener', 'delete-monitor', 'delete-member', 'delete-member', 'delete-pool'],
+      noInterruption: false,
     },
-  );
+    {
+      // The new members first, then the old ones go once the new are up.
+      strategy: 'member rotation (node-port change)',
+      slug: 'rotate',
+      prepare: (name: string, index: number) => aboutToRotate(name, 32100 + index),
+      steps: ['create-member', 'create-member', 'await-members', 'delete-member', 'delete-member'],
+      noInterruption: true,
+    },
+    {
+      // The member that stays is checked first, then the other leaves.
+      strategy: 'member removal (node selector narrowed)',
+      slug: 'narrow',
+      prepare: (name: string) => aboutToNarrow(name),
+      steps: ['await-members', 'delete-member'],
+      noInterruption: true,
+    },
+  ];
+
+  describe.each(STRATEGY_CASES)('$strategy', ({ slug, prepare, steps, noInterruption }) => {
+    test('announces its steps in this order (the boundaries below)', async () => {
+      const service = await prepare(`${slug}-steps`, 0);
+      const run = startPass(['sync-lb', '-n', namespace, `service/${service.metadata!.name!}`]);
+      const exit = await exitOf(run, 60_000);
+      expect(exit.code, run.stderr()).toBe(0);
+      expect(boundaries(run.stderr())).toEqual(steps);
+    });
+
+    // SIGTERM arrives after each step but the last.
+    test.each(steps.slice(0, -1).map((step, index) => [index + 1, step] as const))(
+      'SIGTERM after step %i (%s): the port serves when the process has exited 1; the next pass converges',
+      async (after) => {
+        const service = await prepare(`${slug}-${after}`, after);
+        const since = Date.now();
+        const run = startPass(['sync-lb', '-n', namespace, `service/${service.metadata!.name!}`]);
+        await untilStderr(run, (stderr) => boundaries(stderr).length >= after);
+        run.child.kill('SIGTERM');
+        const exit = await exitOf(run);
+        expect(exit, `stdout:\n${run.stdout()}\nstderr:\n${run.stderr()}`).toEqual({ code: 1, signal: null });
+        expect(run.stderr()).toContain('interrupted by SIGTERM');
+        if (steps[after - 1] === 'delete-listener') {
+          expect(run.stderr()).toMatch(/^stopping: SIGTERM: the listener or member being re-created is put back first/m);
+          expect(boundaries(run.stderr())).toContain('create-listener');
+        }
+        expect(await servingPorts(harness, service)).toEqual(['tcp/80']);
+        await passOk(harness, [service.metadata!.name!], pass);
+        await expectConverged(harness, [service.metadata!.name!], pass);
+        if (noInterruption) {
+          const [lb] = await lbsNamed(harness, `k8s-service-${service.metadata!.uid!}`);
+          const port80 = harness.sim.admin.serving(lb!.uuid, { since }).ports.find((p) => p.port === 80)!;
+          expect(port80.longestOutageMs, JSON.stringify(port80.intervals)).toBe(0);
+        }
+      },
+    );
+  });
 
   test('run --watch-for: SIGTERM between the listener delete and create of a reaction pass; the port serves at exit', async () => {
     await createLoadBalancerService(namespace, 'watched');
