@@ -3,8 +3,8 @@
 // the address before anything else. A pass (sync-lb) stops between steps on SIGTERM, says what
 // it did and exits 1; the next pass finishes the work. It never stops inside a step pair: after
 // a pool swap's listener delete, the listener is re-created before the process exits, in a
-// plain pass and in a reaction pass of `run --watch-for`; a member rotation or removal stopped
-// after any of its steps leaves the port served without a gap (the binary announces each step boundary
+// plain pass and in a reaction pass of `run --watch-for`; a member rotation stopped after any
+// of its steps leaves the port served without a gap (the binary announces each step boundary
 // with CLOUDSCALE_CCM_TEST_STEP_PAUSE_MS, and the test signals at one).
 import type { V1Service } from '@kubernetes/client-node';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
@@ -146,7 +146,7 @@ async function servingPorts(harness: Harness, service: V1Service): Promise<strin
 
 describe('SIGTERM never strands a port: a pass finishes the step pair it is in', () => {
   const namespace = uniqueName('sigpair');
-  const { harness } = useLbWorld({ prefix: uniqueName('sigpair'), namespace, node: (i) => ({ labels: { 'sigpair/slot': String(i) } }) });
+  const { harness } = useLbWorld({ prefix: uniqueName('sigpair'), namespace });
   const pass = { ...TEST_PASS, namespace };
 
   /** A converged Service whose next pass is a pool swap (the algorithm changed). */
@@ -173,13 +173,6 @@ describe('SIGTERM never strands a port: a pass finishes the step pair it is in',
     return patchService(namespace, name, { spec: { ports: [{ name: 'http', protocol: 'TCP', port: 80, targetPort: 8080, nodePort }] } });
   }
 
-  /** A converged Service whose next pass takes Node 2's member away (the node selector narrowed to Node 1). */
-  async function aboutToNarrow(name: string): Promise<V1Service> {
-    await createLoadBalancerService(namespace, name);
-    await passOk(harness, [name], pass);
-    return patchService(namespace, name, { metadata: { annotations: { [key('loadbalancer-node-selector')]: 'sigpair/slot=1' } } });
-  }
-
   /**
    * Each strategy: the change that makes a converged Service's next pass take it (`prepare`,
    * given a name and the case's number), its steps as the binary announces them, and whether it
@@ -199,14 +192,6 @@ describe('SIGTERM never strands a port: a pass finishes the step pair it is in',
       slug: 'rotate',
       prepare: (name: string, index: number) => aboutToRotate(name, 32100 + index),
       steps: ['create-member', 'create-member', 'await-members', 'delete-member', 'delete-member'],
-      noInterruption: true,
-    },
-    {
-      // The member that stays is checked first, then the other leaves.
-      strategy: 'member removal (node selector narrowed)',
-      slug: 'narrow',
-      prepare: (name: string) => aboutToNarrow(name),
-      steps: ['await-members', 'delete-member'],
       noInterruption: true,
     },
   ];
