@@ -5,9 +5,10 @@
 #                                           into test/cluster/bin
 #   test/cluster/build.sh v1.35             the same of module test/cluster/v1.35
 #                                           (test/cluster/add-version.sh) into test/cluster/bin/v1.35
-#   test/cluster/build.sh [v1.35] COMMAND…  only these of kube-apiserver, etcd and
-#                                           kube-controller-manager (only the CronJob test
-#                                           starts the latter: helpers/test-cluster start-controllers)
+#   test/cluster/build.sh [v1.35] COMMAND…  only these of kube-apiserver, etcd,
+#                                           kube-controller-manager, kube-scheduler and kubelet
+#                                           (the node of helpers/test-cluster start-node needs the
+#                                           last three)
 #
 # The Kubernetes version is the one the module's go.mod requires. Each binary is cached by the
 # module's go.mod and go.sum and its own go build flags (a stamp file beside it): editing this
@@ -27,8 +28,8 @@ commands=("$@")
 ((${#commands[@]} > 0)) || commands=(kube-apiserver etcd)
 for command in "${commands[@]}"; do
   case $command in
-    kube-apiserver | etcd | kube-controller-manager) ;;
-    *) echo "test/cluster/build.sh: cannot build '$command' (kube-apiserver, etcd or kube-controller-manager)" >&2; exit 1 ;;
+    kube-apiserver | etcd | kube-controller-manager | kube-scheduler | kubelet) ;;
+    *) echo "test/cluster/build.sh: cannot build '$command' (kube-apiserver, etcd, kube-controller-manager, kube-scheduler or kubelet)" >&2; exit 1 ;;
   esac
 done
 cd "$module_dir"
