@@ -3,10 +3,12 @@
 #
 #   1. npm ci when node_modules is missing or older than package-lock.json
 #   2. Debian tools the tests use (openssl, curl, script, faketime, zsh, fish, bash-completion,
-#      prometheus-pushgateway, flock), installed with apt-get when root
+#      prometheus-pushgateway, flock; containerd and runc for the real node), installed with
+#      apt-get when root
 #   3. the selection: the files vitest would run (`vitest list --filesOnly`), and what they
 #      declare at their top: `// @kube-versions: all` (runs on every further Kubernetes
-#      version) and `// @test-tools: helm|kube-controller-manager`
+#      version) and `// @test-tools: helm|kube-controller-manager|node` (node: kube-scheduler,
+#      kubelet and kube-controller-manager, the pause image; docs/real-node.md)
 #   4. what the selection needs, and nothing else (Go >= 1.26 and the module proxy; each binary
 #      cached by its module's go.sum): kube-apiserver + etcd when a file talks to Kubernetes,
 #      the tools the files name, and kube-apiserver + etcd of each further version
@@ -34,7 +36,7 @@ fi
 
 # ---- 2. Debian tools ------------------------------------------------------------------------
 missing=()
-for tool in openssl:openssl curl:curl script:bsdutils faketime:faketime zsh:zsh fish:fish prometheus-pushgateway:prometheus-pushgateway flock:util-linux; do
+for tool in openssl:openssl curl:curl script:bsdutils faketime:faketime zsh:zsh fish:fish prometheus-pushgateway:prometheus-pushgateway flock:util-linux containerd:containerd ctr:containerd runc:runc; do
   command -v "${tool%%:*}" >/dev/null || missing+=("${tool#*:}")
 done
 # kubectl's bash completion script needs it (test/cli/completion-shells.test.ts).
@@ -43,6 +45,7 @@ if ((${#missing[@]} > 0)); then
   if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
     step "apt-get install ${missing[*]}"
     apt-get update -qq
+    mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" ca-certificates
   else
     fail "missing tools: ${missing[*]} (install them, e.g. sudo apt-get install ${missing[*]})"
@@ -97,9 +100,14 @@ cluster with TEST_KUBECONFIG=..., or run only the unit tests: npm run test:unit"
 fi
 if [[ -z ${TEST_KUBECONFIG:-} && ${#kube_selected[@]} -gt 0 ]]; then
   commands=(kube-apiserver etcd)
-  [[ $tools == *" kube-controller-manager "* ]] && commands+=(kube-controller-manager)
+  [[ $tools == *" kube-controller-manager "* || $tools == *" node "* ]] && commands+=(kube-controller-manager)
+  [[ $tools == *" node "* ]] && commands+=(kube-scheduler kubelet)
   step "${commands[*]} (test/cluster/build.sh; cached by go.sum)"
   bash test/cluster/build.sh "${commands[@]}"
+  if [[ $tools == *" node "* ]]; then
+    step "the pause image of the test node (test/cluster/node-images.sh)"
+    bash test/cluster/node-images.sh >/dev/null
+  fi
 fi
 if $build_helm; then
   step "helm (test/cluster/build-helm.sh; cached by go.sum)"
@@ -113,7 +121,12 @@ versions_build=
 if ((${#kube_versions[@]} > 0)); then
   step "kube-apiserver + etcd ${kube_versions[*]} in the background (test/cluster/build.sh; cached by go.sum; log: $versions_log)"
   mkdir -p .tmp
-  (for version in "${kube_versions[@]}"; do nice -n 19 bash test/cluster/build.sh "$version" || exit 1; done) >"$versions_log" 2>&1 &
+  # What the files marked for every version need: a node's binaries only when one of them says so.
+  version_commands=(kube-apiserver etcd)
+  versioned_tools=" $(for file in "${versioned[@]}"; do head -n 5 "$file" | sed -n 's|^// @test-tools: *||p'; done | tr ',\n' '  ') "
+  [[ $versioned_tools == *" kube-controller-manager "* || $versioned_tools == *" node "* ]] && version_commands+=(kube-controller-manager)
+  [[ $versioned_tools == *" node "* ]] && version_commands+=(kube-scheduler kubelet)
+  (for version in "${kube_versions[@]}"; do nice -n 19 bash test/cluster/build.sh "$version" "${version_commands[@]}" || exit 1; done) >"$versions_log" 2>&1 &
   versions_build=$!
 fi
 

@@ -145,7 +145,7 @@ The arguments of `run` in each Job, as `manifests` writes them: the watch (watch
 (maxDowntime, window) and the Pushgateway.
 */}}
 {{- define "cloudscale-ccm.runArgs" -}}
-{{- $args := list "run" }}
+{{- $args := list "run" "--wait" }}
 {{- $watchFor := trim (toString .Values.watchFor) }}
 {{- $watchSeconds := 0.0 }}
 {{- if ne $watchFor "0" }}

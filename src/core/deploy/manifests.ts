@@ -499,7 +499,7 @@ function cronJob(options: ManifestOptions): Manifest {
                   name: CCM_NAME,
                   image: options.image ?? defaultImage(options.version),
                   imagePullPolicy: 'IfNotPresent',
-                  args: ['run', ...watchArgs(options.watchForSeconds ?? DEFAULT_WATCH_FOR_SECONDS), ...budgetArgs(options), ...pushArgs(options)],
+                  args: ['run', '--wait', ...watchArgs(options.watchForSeconds ?? DEFAULT_WATCH_FOR_SECONDS), ...budgetArgs(options), ...pushArgs(options)],
                   env,
                   resources: {
                     // Measured (docs/deploy.md): a pass with nothing to do over 200 Services x 300
@@ -532,9 +532,14 @@ function cronJob(options: ManifestOptions): Manifest {
       { path: [...job, 'activeDeadlineSeconds'], text: 'above run --wait-timeout (600 s) plus the node pass' },
       { path: [...pod, 'terminationGracePeriodSeconds'], text: `SIGTERM lets the step pair in progress finish (at most ${STOP_DEFER_MS / 1000} s: a listener re-created), then the Lease is released` },
       { path: [...pod, 'hostNetwork'], text: 'runs before any CNI exists: a pod network would need one' },
-      ...((options.watchForSeconds ?? DEFAULT_WATCH_FOR_SECONDS) > 0
-        ? [{ path: [...pod, 'containers', 0, 'args'], text: 'after its pass, reacts to Node and Service changes until this long after the start, so each Job covers its minute' }]
-        : []),
+      {
+        path: [...pod, 'containers', 0, 'args'],
+        text:
+          '--wait: a Job started while another pass holds the Lease waits for it instead of failing' +
+          ((options.watchForSeconds ?? DEFAULT_WATCH_FOR_SECONDS) > 0
+            ? '; after its pass, it reacts to Node and Service changes until this long after its start, so each Job covers its minute'
+            : ''),
+      },
       { path: [...pod, 'dnsPolicy'], text: "the node's resolver: cluster DNS runs on the pod network, which may not exist yet" },
       { path: [...pod, 'affinity'], text: `control-plane nodes, whether ${CONTROL_PLANE_ROLE_LABEL} is "" (kubeadm) or "true" (k3s)` },
       { path: [...pod, 'tolerations'], text: 'schedulable on uninitialised, not-ready and control-plane nodes' },
