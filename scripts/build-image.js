@@ -17,8 +17,8 @@
 //      installs and runs the same tarball) with its runtime dependencies as package-lock.json
 //      pins them.
 // The configuration (entrypoint, command, environment, working directory, user) is read from
-// the final stage of deploy/Containerfile, the stage the CronJob end-to-end test reads too, so
-// the two images cannot drift apart in what they run.
+// the final stage of deploy/Containerfile, the stage the image test reads too, so the two images
+// cannot drift apart in what they run; the CronJob tests run this image under a real kubelet.
 //
 // Reproducible: entries sorted by name, modification times SOURCE_DATE_EPOCH (default 0), owner
 // root and modes normalised, gzip by the zlib of the pinned Node, no creation time. The same
@@ -99,8 +99,10 @@ function layer(directory, work) {
   if (existsSync(cached)) return { diffId: `sha256:${diffId}`, blob: readFileSync(cached) };
   const blob = gzipSync(tar);
   mkdirSync(options.cache, { recursive: true });
-  writeFileSync(`${cached}.partial`, blob);
-  renameSync(`${cached}.partial`, cached);
+  // A name of this process's own: builds running at once (the tests') may fill the cache together.
+  const partial = `${cached}.${process.pid}.partial`;
+  writeFileSync(partial, blob);
+  renameSync(partial, cached);
   return { diffId: `sha256:${diffId}`, blob };
 }
 

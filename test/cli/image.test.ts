@@ -19,11 +19,11 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { TEST_TOKEN, nodesSeed, startHarness, type Harness } from '../support/ccm.js';
 import { createNode, deleteCreatedObjects, testKubeconfig, uniqueName, UNINITIALIZED_TAINT_KEY } from '../support/kube.js';
-import { containerSupport, imageFromContainerfile } from '../support/kubelet.js';
+import { containerSupport, imageFromContainerfile } from '../support/container-image.js';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 const env = { ...process.env, PATH: [dirname(process.execPath), process.env.PATH].join(delimiter) };
-/** Undefined where this machine can run a container the test kubelet's way (root, unshare --mount). */
+/** Undefined where this machine can enter the image's root filesystem (root, unshare --mount). */
 const noContainers = containerSupport();
 if (noContainers !== undefined) console.warn(`image.test.ts: the run in the image's root filesystem is skipped: ${noContainers}`);
 

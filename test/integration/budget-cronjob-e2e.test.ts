@@ -1,22 +1,73 @@
-// Issue 19's "done when", end to end through the built CLI: the CronJob's own arguments, read
-// from the manifests the CLI renders (not a copy), hold a disruptive annotation change with one
-// Warning Event per Service over passes and exit 0; only `apply FILE` or the approval annotation
-// apply it; a saved plan whose change was applied meanwhile is stale and writes nothing.
-import type { V1CronJob } from '@kubernetes/client-node';
+// @test-tools: node
+// Issue 19's "done when", end to end: the CronJob of `cloudscale-ccm manifests`, with its own
+// arguments as the CLI renders them (not a copy), holds a disruptive annotation change with one
+// Warning Event per Service over passes, and each of its Jobs completes; only `apply FILE` or the
+// approval annotation apply it; a saved plan whose change was applied meanwhile is stale and
+// writes nothing.
+//
+// What runs where:
+// - Every Job of the story is a real Job of the CronJob, on real parts (as in cronjob-e2e.test.ts):
+//   created from the CronJob's template as `kubectl -n kube-system create job
+//   --from=cronjob/cloudscale-ccm NAME` does (a test's extra arguments appended to the container's
+//   args), made into a Pod by kube-controller-manager's Job controller, placed by kube-scheduler on
+//   the kubelet's control-plane Node, run by a real kubelet on containerd + runc with the project's
+//   image (npm run image) and the manifests' ServiceAccount, RBAC and security settings, the
+//   cloudscale token from Secret kube-system/cloudscale. The test waits until the Job has ended
+//   (Complete) and reads the Pod's logs as `kubectl logs` does, through the API server from the
+//   kubelet: where the test read the CLI's stdout before, it reads the container's output now
+//   (stdout and stderr together).
+// - `plan`, `apply` and `kubectl annotate` are an operator's terminal: the built CLI and kubectl,
+//   run by the test with the admin kubeconfig, as before.
+// - The CronJob is applied suspended (spec.suspend: true, what `kubectl patch` right after the
+//   apply would set, without the window in between): only the test's own Jobs run, never a
+//   scheduled one between two steps of the story.
+//
+// What differs from a real cluster, and why:
+// - No kube-proxy: the manifests are printed with --api-server-host/-port (docs/deploy.md).
+// - The cloud is this file's simulator (useLbWorld, strict world): the CronJob's container gets
+//   CLOUDSCALE_API_URL (as a kustomize patch would add it), the Secret holds the simulator's token.
+// - The watch is off (--watch-for 0s): each Job is one pass.
+// - The cluster id: in the cluster the Job's default is the uid of namespace kube-system; the
+//   terminal's commands are given the harness's own (--cluster-id, unique per harness). Each Job
+//   gets the same --cluster-id appended, so that the Job and the terminal tag and recognise the
+//   same owner (with another id, plan would see the Job's load balancers as another cluster's).
+// - The Nodes: the kubelet registers <prefix>-3, the simulated server whose public IPv4 is
+//   127.0.0.1 (where the API server reaches the kubelet for the logs), marked control plane as
+//   kubeadm does; the first Job initialises it. <prefix>-1 and -2 are hand-made (useLbWorld).
+// - kube-controller-manager runs only during this file (other files assume no controller acts on
+//   their objects): the cronjob, job, garbage collector and root CA publisher controllers.
+import { BatchV1Api, KubernetesObjectApi, PatchStrategy, setHeaderOptions, type KubernetesObject, type V1CronJob, type V1Job, type V1Pod } from '@kubernetes/client-node';
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
+import { CCM_NAME, CCM_NAMESPACE, TOKEN_SECRET_KEY, TOKEN_SECRET_NAME } from '../../src/core/deploy/manifests.js';
 import { LB_ANNOTATIONS } from '../../src/core/lb/annotations.js';
-import { runBinary, type BinaryResult } from '../support/ccm.js';
-import { createLoadBalancerService, testKubeconfig, uniqueName, waitUntil } from '../support/kube.js';
-import { annotate, key, lbsNamed, readService, requireBuiltBinary, warningsOf, useLbWorld } from '../support/lb-scenarios.js';
+import type { SimSeed } from '../../src/sim/index.js';
+import { runBinary, TEST_TOKEN, type BinaryResult } from '../support/ccm.js';
+import { createLoadBalancerService, ignoreNotFound, statusOf, testConnection, testKubeconfig, uniqueName, waitUntil } from '../support/kube.js';
+import { annotate, key, lbSeed, lbsNamed, readService, requireBuiltBinary, serverName, warningsOf, useLbWorld } from '../support/lb-scenarios.js';
+import { buildProjectImage, nodeLogDir, realNodeSupport, startControllers, startNode, stopControllers, stopNode, type NodeImage } from '../support/real-node.js';
 import { awaitSteady } from '../support/strict-world.js';
 
 const APPROVE = LB_ANNOTATIONS.approveChange.key;
 const ANNOUNCED = LB_ANNOTATIONS.announcedChanges.key;
+
+const unsupported = realNodeSupport();
+if (unsupported !== undefined) console.warn(`budget-cronjob-e2e.test.ts is skipped: ${unsupported}`);
+const CONTROLLERS = ['cronjob-controller', 'job-controller', 'garbage-collector-controller', 'root-ca-certificate-publisher-controller'];
+const CONTROL_PLANE_LABEL = 'node-role.kubernetes.io/control-plane';
+const SELECTOR = `app.kubernetes.io/name=${CCM_NAME}`;
+const FIELD_MANAGER = 'cloudscale-ccm-budget-cronjob-e2e';
+/** The server of the kubelet's Node; useLbWorld makes the Nodes of the servers before it. */
+const KUBELET_SERVER = 3;
+
+const mergePatch = () => setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+const batch = () => testConnection().config.makeApiClient(BatchV1Api);
+const objects = () => KubernetesObjectApi.makeApiClient(testConnection().config);
+const core = () => testConnection().core;
 
 /** The container args of the CronJob in the manifests `cloudscale-ccm manifests ARGS` prints. */
 async function cronJobArgs(args: readonly string[]): Promise<string[]> {
@@ -28,35 +79,197 @@ async function cronJobArgs(args: readonly string[]): Promise<string[]> {
   return cronJob.spec!.jobTemplate.spec!.template.spec!.containers[0]!.args!;
 }
 
-describe("the CronJob's default budget, end to end through the built CLI", () => {
+/** lbSeed's servers, the last one (the kubelet's) with the public address 127.0.0.1. */
+function kubeletSeed(prefix: string): SimSeed {
+  const seed = lbSeed(prefix, KUBELET_SERVER);
+  const kubeletServer = serverName(prefix, KUBELET_SERVER);
+  return {
+    ...seed,
+    servers: seed.servers!.map((server) =>
+      server.name !== kubeletServer
+        ? server
+        : { ...server, interfaces: server.interfaces!.map((i) => (i.type === 'public' ? { ...i, addresses: ['127.0.0.1'] } : i)) },
+    ),
+  };
+}
+
+/** `kubectl -n kube-system create secret generic cloudscale --from-literal=access-token=…` (the simulator's token). */
+async function createTokenSecret(): Promise<void> {
+  const body = { metadata: { name: TOKEN_SECRET_NAME, namespace: CCM_NAMESPACE }, stringData: { [TOKEN_SECRET_KEY]: TEST_TOKEN } };
+  try {
+    await core().createNamespacedSecret({ namespace: CCM_NAMESPACE, body });
+  } catch (error) {
+    if (statusOf(error) !== 409) throw error;
+    await core().replaceNamespacedSecret({ namespace: CCM_NAMESPACE, name: TOKEN_SECRET_NAME, body });
+  }
+}
+
+async function podsOfJob(job: V1Job): Promise<V1Pod[]> {
+  const selector = `batch.kubernetes.io/job-name=${job.metadata!.name!}`;
+  return (await core().listNamespacedPod({ namespace: CCM_NAMESPACE, labelSelector: selector })).items;
+}
+
+/** Until the Job has a Complete or Failed condition; the Job as it ended. */
+async function waitForEnd(job: V1Job, timeoutMs = 150_000): Promise<V1Job> {
+  const name = job.metadata!.name!;
+  let current: V1Job | undefined;
+  await waitUntil(
+    `job ${name} ended`,
+    async () => {
+      current = await batch().readNamespacedJob({ namespace: CCM_NAMESPACE, name });
+      return (current.status?.conditions ?? []).some((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True');
+    },
+    timeoutMs,
+  );
+  return current!;
+}
+
+const endedAs = (job: V1Job, type: 'Complete' | 'Failed') => job.status?.conditions?.find((c) => c.type === type && c.status === 'True');
+
+/** `kubectl -n kube-system logs POD`: through the API server, from the kubelet. */
+async function logsOf(pod: V1Pod): Promise<string> {
+  const logs = await core().readNamespacedPodLog({ namespace: CCM_NAMESPACE, name: pod.metadata!.name! });
+  console.log(`---- kubectl -n ${CCM_NAMESPACE} logs ${pod.metadata!.name!} ----\n${logs}`);
+  return logs;
+}
+
+/** A Job of the CronJob's template (`kubectl create job --from=cronjob/…`), changed by `edit`. */
+async function createJobFromCronJob(name: string, edit: (spec: V1Job['spec'] & object) => void): Promise<V1Job> {
+  const cronJob = await batch().readNamespacedCronJob({ namespace: CCM_NAMESPACE, name: CCM_NAME });
+  const spec = structuredClone(cronJob.spec!.jobTemplate.spec!);
+  edit(spec);
+  return batch().createNamespacedJob({
+    namespace: CCM_NAMESPACE,
+    body: {
+      metadata: {
+        name,
+        labels: cronJob.spec!.jobTemplate.metadata?.labels ?? {},
+        annotations: { 'cronjob.kubernetes.io/instantiate': 'manual' },
+        ownerReferences: [{ apiVersion: 'batch/v1', kind: 'CronJob', name: CCM_NAME, uid: cronJob.metadata!.uid!, controller: true }],
+      },
+      spec,
+    },
+  });
+}
+
+describe.skipIf(unsupported !== undefined)("the CronJob's default budget, end to end: its Jobs on a real kubelet, plan and apply from a terminal", () => {
   let dir: string;
+  /** The applied CronJob's container args: `run --wait` and the budget flags. */
   let jobArgs: string[];
+  /** The budget flags alone, for plan (it takes no --wait). */
+  let budgetArgs: string[];
   const namespace = uniqueName('budget-e2e');
   const prefix = uniqueName('be');
-  const { harness } = useLbWorld({ prefix, namespace });
+  const kubeletNode = serverName(prefix, KUBELET_SERVER);
+  const { harness } = useLbWorld({ prefix, namespace, seed: kubeletSeed(prefix), nodes: KUBELET_SERVER - 1 });
+  let image: (NodeImage & { remove(): void }) | undefined;
+  let controllersStarted = false;
+  let nodeStarted = false;
+  const applied: KubernetesObject[] = [];
+  let jobs = 0;
+
+  /** `cloudscale-ccm manifests … -o json | kubectl apply --server-side -f -`, the CronJob suspended and with the simulator's URL. */
+  async function applyManifests(apiServer: URL): Promise<void> {
+    const printed = await runBinary(['manifests', '--api-server-host', apiServer.hostname, '--api-server-port', apiServer.port, '--watch-for', '0s', '-o', 'json']);
+    expect(printed.code, printed.stderr).toBe(0);
+    const list = JSON.parse(printed.stdout) as { items: KubernetesObject[] };
+    for (const object of list.items) {
+      if (object.kind === 'CronJob') {
+        const cronJob = object as unknown as V1CronJob;
+        cronJob.spec!.suspend = true;
+        const container = cronJob.spec!.jobTemplate.spec!.template.spec!.containers[0]!;
+        container.env = [...(container.env ?? []), { name: 'CLOUDSCALE_API_URL', value: harness.sim.url }];
+      }
+      await objects().patch(object, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply);
+      applied.push(object);
+    }
+  }
 
   beforeAll(async () => {
     requireBuiltBinary();
     dir = await mkdtemp(join(tmpdir(), 'ccm-budget-e2e-'));
-    // The Job's arguments with the defaults; only the watch is turned off (--watch-for 0s) so
+    image = buildProjectImage();
+    await startControllers(CONTROLLERS);
+    controllersStarted = true;
+    await startNode(kubeletNode, { images: [image] });
+    nodeStarted = true;
+    // kubeadm's control plane: the label and taint (a kubelet may not set node-role labels itself).
+    const registered = await core().readNode({ name: kubeletNode });
+    await core().patchNode(
+      {
+        name: kubeletNode,
+        body: {
+          metadata: { labels: { [CONTROL_PLANE_LABEL]: '' } },
+          spec: { taints: [...(registered.spec?.taints ?? []), { key: CONTROL_PLANE_LABEL, effect: 'NoSchedule' }] },
+        },
+      },
+      mergePatch(),
+    );
+    await createTokenSecret();
+    await applyManifests(new URL(testConnection().config.getCurrentCluster()!.server));
+
+    // The Job's arguments are the defaults'; only the watch is turned off (--watch-for 0s) so
     // that each Job is one pass: the budget flags are the defaults'.
     const defaults = await cronJobArgs([]);
     expect(defaults).toContain('--max-downtime');
-    jobArgs = await cronJobArgs(['--watch-for', '0s']);
+    const cronJob = await batch().readNamespacedCronJob({ namespace: CCM_NAMESPACE, name: CCM_NAME });
+    expect(cronJob.spec?.suspend).toBe(true);
+    jobArgs = cronJob.spec!.jobTemplate.spec!.template.spec!.containers[0]!.args!;
     const watch = defaults.indexOf('--watch-for');
     expect(jobArgs).toEqual(watch === -1 ? defaults : [...defaults.slice(0, watch), ...defaults.slice(watch + 2)]);
-    expect(jobArgs[0]).toBe('run');
-  });
-  afterAll(async () => {
-    await rm(dir, { recursive: true, force: true });
-  });
+    expect(jobArgs.slice(0, 2)).toEqual(['run', '--wait']);
+    budgetArgs = jobArgs.slice(2);
+  }, 300_000);
 
+  afterAll(async () => {
+    if (nodeStarted) await stopNode();
+    if (controllersStarted) await stopControllers();
+    await deleteDeployment();
+    await ignoreNotFound(core().deleteNode({ name: kubeletNode }));
+    image?.remove();
+    if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+  }, 180_000);
+
+  /** Removes what the manifests, the controllers and the kubelet left: Jobs, Pods, CronJob, RBAC, Secret. */
+  async function deleteDeployment(): Promise<void> {
+    for (const job of (await batch().listNamespacedJob({ namespace: CCM_NAMESPACE, labelSelector: SELECTOR })).items) {
+      await ignoreNotFound(batch().deleteNamespacedJob({ namespace: CCM_NAMESPACE, name: job.metadata!.name!, propagationPolicy: 'Background' }));
+    }
+    // The kubelet is gone and the garbage collector too: the Pods go one by one, without the Job
+    // tracking finalizer, at once.
+    for (const pod of (await core().listNamespacedPod({ namespace: CCM_NAMESPACE, labelSelector: SELECTOR })).items) {
+      const name = pod.metadata!.name!;
+      await ignoreNotFound(core().patchNamespacedPod({ namespace: CCM_NAMESPACE, name, body: { metadata: { finalizers: null } } }, mergePatch()));
+      await ignoreNotFound(core().deleteNamespacedPod({ namespace: CCM_NAMESPACE, name, gracePeriodSeconds: 0 }));
+    }
+    for (const object of applied.splice(0).reverse()) {
+      await ignoreNotFound(objects().delete(object, undefined, undefined, undefined, undefined, 'Background'));
+    }
+    await ignoreNotFound(core().deleteNamespacedSecret({ namespace: CCM_NAMESPACE, name: TOKEN_SECRET_NAME }));
+  }
+
+  /** The operator's terminal: the built CLI with the admin kubeconfig and the harness's cluster id. */
   const cli = (args: readonly string[]): Promise<BinaryResult> => runBinary(['--cluster-id', harness.clusterId, ...args], { apiUrl: harness.sim.url });
-  /** One Job of the CronJob (its arguments, then `extra`): exits 0. */
+  /**
+   * One Job of the CronJob (`kubectl create job --from=cronjob/cloudscale-ccm`; its arguments,
+   * the harness's --cluster-id, then `extra`), on the kubelet: completes; its Pod's logs.
+   */
   async function job(extra: readonly string[] = []): Promise<string> {
-    const result = await cli([...jobArgs, ...extra]);
-    expect(result.code, result.stderr).toBe(0);
-    return result.stdout;
+    jobs += 1;
+    const name = `${prefix}-job-${jobs}`;
+    const created = await createJobFromCronJob(name, (spec) => {
+      const container = spec.template.spec!.containers[0]!;
+      // In the cluster the pass's default cluster id is the uid of kube-system; the terminal's
+      // plan and apply use the harness's (see the header).
+      container.args = [...container.args!, '--cluster-id', harness.clusterId, ...extra];
+    });
+    const ended = await waitForEnd(created);
+    const [pod] = await podsOfJob(created);
+    const logs = pod === undefined ? '(no pod)' : await logsOf(pod);
+    expect(endedAs(ended, 'Complete'), `job ${name} did not complete: ${JSON.stringify(ended.status?.conditions)}\n${logs}\n(node logs in ${nodeLogDir()})`).toBeDefined();
+    expect(pod?.spec?.nodeName).toBe(kubeletNode);
+    expect(pod?.status?.containerStatuses?.[0]?.state?.terminated?.exitCode).toBe(0);
+    return logs;
   }
   async function algorithmServing(name: string): Promise<string | undefined> {
     const service = await readService(namespace, name);
@@ -68,7 +281,7 @@ describe("the CronJob's default budget, end to end through the built CLI", () =>
   const writesSince = (count: number) => harness.sim.admin.requests().slice(count).filter((r) => r.method !== 'GET');
   /** `plan service/NAME --out FILE` with the Job's budget flags (then `extra`): the id of the change it shows held back. */
   async function savePlan(name: string, file: string, extra: readonly string[] = []): Promise<string | undefined> {
-    const saved = await cli(['plan', `service/${name}`, '-n', namespace, ...jobArgs.slice(1), ...extra, '--out', file]);
+    const saved = await cli(['plan', `service/${name}`, '-n', namespace, ...budgetArgs, ...extra, '--out', file]);
     expect(saved.code, saved.stderr).toBe(0);
     const id = /held back: change ([0-9a-f]{10})/.exec(saved.stdout)?.[1];
     expect(id, saved.stdout).toBeDefined();
@@ -86,7 +299,7 @@ describe("the CronJob's default budget, end to end through the built CLI", () =>
     expect(await Promise.all(['reviewed', 'approved'].map(async (name) => (await readService(namespace, name)).metadata!.resourceVersion))).toEqual(versions);
   }
 
-  it('holds a pool swap with one Warning Event, applies it only through apply FILE or the approval, and never applies a stale plan', async () => {
+  it('holds a pool swap with one Warning Event, applies it only through apply FILE or the approval, and never applies a stale plan', { timeout: 420_000 }, async () => {
     await createLoadBalancerService(namespace, 'reviewed');
     await createLoadBalancerService(namespace, 'approved');
     await job();
@@ -98,7 +311,7 @@ describe("the CronJob's default budget, end to end through the built CLI", () =>
     const early = join(dir, 'early.plan.json');
     const plannedId = await savePlan('approved', early);
 
-    // Two Jobs hold both changes: exit 0, nothing swapped, one ChangeHeld per Service, ids differ (the UID is hashed).
+    // Two Jobs hold both changes: they complete, nothing swapped, one ChangeHeld per Service, ids differ (the UID is hashed).
     const first = await job();
     const ids = { reviewed: heldId(first, 'reviewed'), approved: heldId(first, 'approved') };
     expect(ids.reviewed).toBeDefined();
@@ -152,7 +365,7 @@ describe("the CronJob's default budget, end to end through the built CLI", () =>
     }
   });
 
-  it("a plan saved right after the edit is not made stale by the Job's record of its announcement (the members of a selector that matches no Node: the Job writes nothing else)", async () => {
+  it("a plan saved right after the edit is not made stale by the Job's record of its announcement (the members of a selector that matches no Node: the Job writes nothing else)", { timeout: 300_000 }, async () => {
     // Every other change held under the Job's defaults makes the Job write (a pool swap builds its
     // successor pool; a removed port leaves at once), and with their drain period the members of a
     // pool no Node is left for keep serving, held by nothing. Without a drain period their removal
