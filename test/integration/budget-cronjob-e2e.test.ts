@@ -6,7 +6,8 @@
 // writes nothing.
 //
 // What runs where:
-// - Every Job of the story is a real Job of the CronJob, on real parts (as in cronjob-e2e.test.ts):
+// - Every Job of the story is a real Job of the CronJob, on real parts (docs/real-node.md; as in
+//   cronjob-e2e.test.ts):
 //   created from the CronJob's template as `kubectl -n kube-system create job
 //   --from=cronjob/cloudscale-ccm NAME` does (a test's extra arguments appended to the container's
 //   args), made into a Pod by kube-controller-manager's Job controller, placed by kube-scheduler on
