@@ -37,18 +37,19 @@
 //   kubeadm does; the first Job initialises it. <prefix>-1 and -2 are hand-made (useLbWorld).
 // - kube-controller-manager runs only during this file (other files assume no controller acts on
 //   their objects): the cronjob, job, garbage collector and root CA publisher controllers.
-import { BatchV1Api, KubernetesObjectApi, PatchStrategy, setHeaderOptions, type KubernetesObject, type V1CronJob, type V1Job, type V1Pod } from '@kubernetes/client-node';
+import { BatchV1Api, type KubernetesObject, type V1CronJob } from '@kubernetes/client-node';
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { CCM_NAME, CCM_NAMESPACE, TOKEN_SECRET_KEY, TOKEN_SECRET_NAME } from '../../src/core/deploy/manifests.js';
+import { CCM_NAME, CCM_NAMESPACE } from '../../src/core/deploy/manifests.js';
 import { LB_ANNOTATIONS } from '../../src/core/lb/annotations.js';
 import type { SimSeed } from '../../src/sim/index.js';
 import { runBinary, TEST_TOKEN, type BinaryResult } from '../support/ccm.js';
-import { createLoadBalancerService, ignoreNotFound, statusOf, testConnection, testKubeconfig, uniqueName, waitUntil } from '../support/kube.js';
+import { applyManifests, createJobFromCronJob, createTokenSecret, CRONJOB_CONTROLLERS, deleteDeployment, endedAs, logsOf, markControlPlane, podsOfJob, waitForEnd } from '../support/cronjob.js';
+import { createLoadBalancerService, ignoreNotFound, testConnection, testKubeconfig, uniqueName } from '../support/kube.js';
 import { annotate, key, lbSeed, lbsNamed, readService, requireBuiltBinary, serverName, warningsOf, useLbWorld } from '../support/lb-scenarios.js';
 import { buildProjectImage, nodeLogDir, realNodeSupport, startControllers, startNode, stopControllers, stopNode, type NodeImage } from '../support/real-node.js';
 import { awaitSteady } from '../support/strict-world.js';
@@ -58,16 +59,11 @@ const ANNOUNCED = LB_ANNOTATIONS.announcedChanges.key;
 
 const unsupported = realNodeSupport();
 if (unsupported !== undefined) console.warn(`budget-cronjob-e2e.test.ts is skipped: ${unsupported}`);
-const CONTROLLERS = ['cronjob-controller', 'job-controller', 'garbage-collector-controller', 'root-ca-certificate-publisher-controller'];
-const CONTROL_PLANE_LABEL = 'node-role.kubernetes.io/control-plane';
-const SELECTOR = `app.kubernetes.io/name=${CCM_NAME}`;
 const FIELD_MANAGER = 'cloudscale-ccm-budget-cronjob-e2e';
 /** The server of the kubelet's Node; useLbWorld makes the Nodes of the servers before it. */
 const KUBELET_SERVER = 3;
 
-const mergePatch = () => setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const batch = () => testConnection().config.makeApiClient(BatchV1Api);
-const objects = () => KubernetesObjectApi.makeApiClient(testConnection().config);
 const core = () => testConnection().core;
 
 /** The container args of the CronJob in the manifests `cloudscale-ccm manifests ARGS` prints. */
@@ -94,65 +90,6 @@ function kubeletSeed(prefix: string): SimSeed {
   };
 }
 
-/** `kubectl -n kube-system create secret generic cloudscale --from-literal=access-token=…` (the simulator's token). */
-async function createTokenSecret(): Promise<void> {
-  const body = { metadata: { name: TOKEN_SECRET_NAME, namespace: CCM_NAMESPACE }, stringData: { [TOKEN_SECRET_KEY]: TEST_TOKEN } };
-  try {
-    await core().createNamespacedSecret({ namespace: CCM_NAMESPACE, body });
-  } catch (error) {
-    if (statusOf(error) !== 409) throw error;
-    await core().replaceNamespacedSecret({ namespace: CCM_NAMESPACE, name: TOKEN_SECRET_NAME, body });
-  }
-}
-
-async function podsOfJob(job: V1Job): Promise<V1Pod[]> {
-  const selector = `batch.kubernetes.io/job-name=${job.metadata!.name!}`;
-  return (await core().listNamespacedPod({ namespace: CCM_NAMESPACE, labelSelector: selector })).items;
-}
-
-/** Until the Job has a Complete or Failed condition; the Job as it ended. */
-async function waitForEnd(job: V1Job, timeoutMs = 150_000): Promise<V1Job> {
-  const name = job.metadata!.name!;
-  let current: V1Job | undefined;
-  await waitUntil(
-    `job ${name} ended`,
-    async () => {
-      current = await batch().readNamespacedJob({ namespace: CCM_NAMESPACE, name });
-      return (current.status?.conditions ?? []).some((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True');
-    },
-    timeoutMs,
-  );
-  return current!;
-}
-
-const endedAs = (job: V1Job, type: 'Complete' | 'Failed') => job.status?.conditions?.find((c) => c.type === type && c.status === 'True');
-
-/** `kubectl -n kube-system logs POD`: through the API server, from the kubelet. */
-async function logsOf(pod: V1Pod): Promise<string> {
-  const logs = await core().readNamespacedPodLog({ namespace: CCM_NAMESPACE, name: pod.metadata!.name! });
-  console.log(`---- kubectl -n ${CCM_NAMESPACE} logs ${pod.metadata!.name!} ----\n${logs}`);
-  return logs;
-}
-
-/** A Job of the CronJob's template (`kubectl create job --from=cronjob/…`), changed by `edit`. */
-async function createJobFromCronJob(name: string, edit: (spec: V1Job['spec'] & object) => void): Promise<V1Job> {
-  const cronJob = await batch().readNamespacedCronJob({ namespace: CCM_NAMESPACE, name: CCM_NAME });
-  const spec = structuredClone(cronJob.spec!.jobTemplate.spec!);
-  edit(spec);
-  return batch().createNamespacedJob({
-    namespace: CCM_NAMESPACE,
-    body: {
-      metadata: {
-        name,
-        labels: cronJob.spec!.jobTemplate.metadata?.labels ?? {},
-        annotations: { 'cronjob.kubernetes.io/instantiate': 'manual' },
-        ownerReferences: [{ apiVersion: 'batch/v1', kind: 'CronJob', name: CCM_NAME, uid: cronJob.metadata!.uid!, controller: true }],
-      },
-      spec,
-    },
-  });
-}
-
 describe.skipIf(unsupported !== undefined)("the CronJob's default budget, end to end: its Jobs on a real kubelet, plan and apply from a terminal", () => {
   let dir: string;
   /** The applied CronJob's container args: `run --wait` and the budget flags. */
@@ -169,45 +106,17 @@ describe.skipIf(unsupported !== undefined)("the CronJob's default budget, end to
   const applied: KubernetesObject[] = [];
   let jobs = 0;
 
-  /** `cloudscale-ccm manifests … -o json | kubectl apply --server-side -f -`, the CronJob suspended and with the simulator's URL. */
-  async function applyManifests(apiServer: URL): Promise<void> {
-    const printed = await runBinary(['manifests', '--api-server-host', apiServer.hostname, '--api-server-port', apiServer.port, '--watch-for', '0s', '-o', 'json']);
-    expect(printed.code, printed.stderr).toBe(0);
-    const list = JSON.parse(printed.stdout) as { items: KubernetesObject[] };
-    for (const object of list.items) {
-      if (object.kind === 'CronJob') {
-        const cronJob = object as unknown as V1CronJob;
-        cronJob.spec!.suspend = true;
-        const container = cronJob.spec!.jobTemplate.spec!.template.spec!.containers[0]!;
-        container.env = [...(container.env ?? []), { name: 'CLOUDSCALE_API_URL', value: harness.sim.url }];
-      }
-      await objects().patch(object, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply);
-      applied.push(object);
-    }
-  }
-
   beforeAll(async () => {
     requireBuiltBinary();
     dir = await mkdtemp(join(tmpdir(), 'ccm-budget-e2e-'));
     image = buildProjectImage();
-    await startControllers(CONTROLLERS);
+    await startControllers(CRONJOB_CONTROLLERS);
     controllersStarted = true;
     await startNode(kubeletNode, { images: [image] });
     nodeStarted = true;
-    // kubeadm's control plane: the label and taint (a kubelet may not set node-role labels itself).
-    const registered = await core().readNode({ name: kubeletNode });
-    await core().patchNode(
-      {
-        name: kubeletNode,
-        body: {
-          metadata: { labels: { [CONTROL_PLANE_LABEL]: '' } },
-          spec: { taints: [...(registered.spec?.taints ?? []), { key: CONTROL_PLANE_LABEL, effect: 'NoSchedule' }] },
-        },
-      },
-      mergePatch(),
-    );
-    await createTokenSecret();
-    await applyManifests(new URL(testConnection().config.getCurrentCluster()!.server));
+    await markControlPlane(kubeletNode);
+    await createTokenSecret(TEST_TOKEN);
+    applied.push(...(await applyManifests({ apiUrl: harness.sim.url, args: ['--watch-for', '0s'], fieldManager: FIELD_MANAGER, suspend: true })));
 
     // The Job's arguments are the defaults'; only the watch is turned off (--watch-for 0s) so
     // that each Job is one pass: the budget flags are the defaults'.
@@ -225,29 +134,11 @@ describe.skipIf(unsupported !== undefined)("the CronJob's default budget, end to
   afterAll(async () => {
     if (nodeStarted) await stopNode();
     if (controllersStarted) await stopControllers();
-    await deleteDeployment();
+    await deleteDeployment(applied);
     await ignoreNotFound(core().deleteNode({ name: kubeletNode }));
     image?.remove();
     if (dir !== undefined) await rm(dir, { recursive: true, force: true });
   }, 180_000);
-
-  /** Removes what the manifests, the controllers and the kubelet left: Jobs, Pods, CronJob, RBAC, Secret. */
-  async function deleteDeployment(): Promise<void> {
-    for (const job of (await batch().listNamespacedJob({ namespace: CCM_NAMESPACE, labelSelector: SELECTOR })).items) {
-      await ignoreNotFound(batch().deleteNamespacedJob({ namespace: CCM_NAMESPACE, name: job.metadata!.name!, propagationPolicy: 'Background' }));
-    }
-    // The kubelet is gone and the garbage collector too: the Pods go one by one, without the Job
-    // tracking finalizer, at once.
-    for (const pod of (await core().listNamespacedPod({ namespace: CCM_NAMESPACE, labelSelector: SELECTOR })).items) {
-      const name = pod.metadata!.name!;
-      await ignoreNotFound(core().patchNamespacedPod({ namespace: CCM_NAMESPACE, name, body: { metadata: { finalizers: null } } }, mergePatch()));
-      await ignoreNotFound(core().deleteNamespacedPod({ namespace: CCM_NAMESPACE, name, gracePeriodSeconds: 0 }));
-    }
-    for (const object of applied.splice(0).reverse()) {
-      await ignoreNotFound(objects().delete(object, undefined, undefined, undefined, undefined, 'Background'));
-    }
-    await ignoreNotFound(core().deleteNamespacedSecret({ namespace: CCM_NAMESPACE, name: TOKEN_SECRET_NAME }));
-  }
 
   /** The operator's terminal: the built CLI with the admin kubeconfig and the harness's cluster id. */
   const cli = (args: readonly string[]): Promise<BinaryResult> => runBinary(['--cluster-id', harness.clusterId, ...args], { apiUrl: harness.sim.url });

@@ -23,24 +23,22 @@
 //
 // kube-controller-manager runs only during this file (other files assume no controller acts on
 // their objects): the cronjob, job, garbage collector and root CA publisher controllers.
-import { BatchV1Api, KubernetesObjectApi, PatchStrategy, setHeaderOptions, type KubernetesObject, type V1Job, type V1Pod, type V1Service } from '@kubernetes/client-node';
+import { BatchV1Api, PatchStrategy, setHeaderOptions, type KubernetesObject, type V1Job, type V1Pod, type V1Service } from '@kubernetes/client-node';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { parse } from 'yaml';
-import { CCM_NAME, CCM_NAMESPACE, STATUS_CONFIGMAP_NAME, TOKEN_SECRET_KEY, TOKEN_SECRET_NAME } from '../../src/core/deploy/manifests.js';
+import { CCM_NAME, CCM_NAMESPACE, STATUS_CONFIGMAP_NAME } from '../../src/core/deploy/manifests.js';
 import { startSimulator, type SimSeed, type Simulator } from '../../src/sim/index.js';
-import { runBinary } from '../support/ccm.js';
-import { createNode, deleteCreatedObjects, deleteServiceForced, ignoreNotFound, statusOf, testConnection, uniqueName, UNINITIALIZED_TAINT_KEY, waitUntil } from '../support/kube.js';
+import { applyManifests, CONTROL_PLANE_LABEL, createJobFromCronJob, createTokenSecret, CRONJOB_CONTROLLERS, deleteDeployment, endedAs, logsOf, markControlPlane, podsOfJob, waitForEnd } from '../support/cronjob.js';
+import { createNode, deleteCreatedObjects, deleteServiceForced, ignoreNotFound, testConnection, uniqueName, UNINITIALIZED_TAINT_KEY, waitUntil } from '../support/kube.js';
 import { buildProjectImage, nodeLogDir, realNodeSupport, startControllers, startNode, stopControllers, stopNode, type NodeImage } from '../support/real-node.js';
 import { testSimWorld } from '../support/sim-world.js';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 const unsupported = realNodeSupport();
 if (unsupported !== undefined) console.warn(`cronjob-e2e.test.ts is skipped: ${unsupported}`);
-const CONTROLLERS = ['cronjob-controller', 'job-controller', 'garbage-collector-controller', 'root-ca-certificate-publisher-controller'];
-const CONTROL_PLANE_LABEL = 'node-role.kubernetes.io/control-plane';
 const TOKEN = 'cronjob-e2e-token-0123456789';
 const SELECTOR = `app.kubernetes.io/name=${CCM_NAME}`;
 const FIELD_MANAGER = 'cloudscale-ccm-cronjob-e2e';
@@ -78,34 +76,7 @@ const applied: KubernetesObject[] = [];
 
 const mergePatch = () => setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const batch = () => testConnection().config.makeApiClient(BatchV1Api);
-const objects = () => KubernetesObjectApi.makeApiClient(testConnection().config);
 const core = () => testConnection().core;
-
-/** `cloudscale-ccm manifests … -o json | kubectl apply --server-side -f -`, with the simulator's URL. */
-async function applyManifests(apiServer: URL, apiUrl: string): Promise<void> {
-  const printed = await runBinary(['manifests', '--api-server-host', apiServer.hostname, '--api-server-port', apiServer.port, '--watch-for', WATCH_FOR, '-o', 'json']);
-  expect(printed.code, printed.stderr).toBe(0);
-  const list = JSON.parse(printed.stdout) as { items: KubernetesObject[] };
-  for (const object of list.items) {
-    if (object.kind === 'CronJob') {
-      const container = (object as unknown as { spec: { jobTemplate: { spec: { template: { spec: { containers: { env?: object[] }[] } } } } } }).spec.jobTemplate.spec.template.spec.containers[0]!;
-      container.env = [...(container.env ?? []), { name: 'CLOUDSCALE_API_URL', value: apiUrl }];
-    }
-    await objects().patch(object, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply);
-    applied.push(object);
-  }
-}
-
-/** `kubectl -n kube-system create secret generic cloudscale --from-literal=access-token=…`. */
-async function createTokenSecret(): Promise<void> {
-  const body = { metadata: { name: TOKEN_SECRET_NAME, namespace: CCM_NAMESPACE }, stringData: { [TOKEN_SECRET_KEY]: TOKEN } };
-  try {
-    await core().createNamespacedSecret({ namespace: CCM_NAMESPACE, body });
-  } catch (error) {
-    if (statusOf(error) !== 409) throw error;
-    await core().replaceNamespacedSecret({ namespace: CCM_NAMESPACE, name: TOKEN_SECRET_NAME, body });
-  }
-}
 
 async function jobsOfCronJob(): Promise<V1Job[]> {
   const jobs = await batch().listNamespacedJob({ namespace: CCM_NAMESPACE, labelSelector: SELECTOR });
@@ -145,94 +116,35 @@ async function waitForJob(what: string, after?: Date): Promise<V1Job> {
   return found!;
 }
 
-async function podsOfJob(job: V1Job): Promise<V1Pod[]> {
-  const selector = `batch.kubernetes.io/job-name=${job.metadata!.name!}`;
-  return (await core().listNamespacedPod({ namespace: CCM_NAMESPACE, labelSelector: selector })).items;
-}
-
 async function podOfJob(job: V1Job): Promise<V1Pod> {
   let pod: V1Pod | undefined;
   await waitUntil(`the pod of job ${job.metadata!.name!}`, async () => (pod = (await podsOfJob(job))[0]) !== undefined);
   return pod!;
 }
 
-/** Until the Job has a Complete or Failed condition; the Job as it ended. */
-async function waitForEnd(job: V1Job, timeoutMs = 150_000): Promise<V1Job> {
-  const name = job.metadata!.name!;
-  let current: V1Job | undefined;
-  await waitUntil(
-    `job ${name} ended`,
-    async () => {
-      current = await batch().readNamespacedJob({ namespace: CCM_NAMESPACE, name });
-      return (current.status?.conditions ?? []).some((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True');
-    },
-    timeoutMs,
-  );
-  return current!;
-}
-
-const endedAs = (job: V1Job, type: 'Complete' | 'Failed') => job.status?.conditions?.find((c) => c.type === type && c.status === 'True');
-
-/** `kubectl -n kube-system logs POD`: through the API server, from the kubelet. */
-async function logsOf(pod: V1Pod): Promise<string> {
-  const logs = await core().readNamespacedPodLog({ namespace: CCM_NAMESPACE, name: pod.metadata!.name! });
-  console.log(`---- kubectl -n ${CCM_NAMESPACE} logs ${pod.metadata!.name!} ----\n${logs}`);
-  return logs;
-}
-
-/** A Job of the CronJob's template (`kubectl create job --from=cronjob/…`), changed by `edit`. */
-async function createJobFromCronJob(name: string, edit: (spec: V1Job['spec'] & object) => void): Promise<V1Job> {
-  const cronJob = await batch().readNamespacedCronJob({ namespace: CCM_NAMESPACE, name: CCM_NAME });
-  const spec = structuredClone(cronJob.spec!.jobTemplate.spec!);
-  edit(spec);
-  return batch().createNamespacedJob({
-    namespace: CCM_NAMESPACE,
-    body: {
-      metadata: {
-        name,
-        labels: cronJob.spec!.jobTemplate.metadata?.labels ?? {},
-        annotations: { 'cronjob.kubernetes.io/instantiate': 'manual' },
-        ownerReferences: [{ apiVersion: 'batch/v1', kind: 'CronJob', name: CCM_NAME, uid: cronJob.metadata!.uid!, controller: true }],
-      },
-      spec,
-    },
-  });
-}
-
 describe.skipIf(unsupported !== undefined)('the CronJob of `cloudscale-ccm manifests` on a real kubelet', () => {
   beforeAll(async () => {
     sim = await startSimulator({ seed, token: TOKEN, lbProvisionMs: 0, ...testSimWorld() });
     image = buildProjectImage();
-    await startControllers(CONTROLLERS);
+    await startControllers(CRONJOB_CONTROLLERS);
     controllersStarted = true;
     await startNode(kubeletNode, { images: [image] });
     nodeStarted = true;
-    // kubeadm's control plane: the label and taint (a kubelet may not set node-role labels itself).
-    const registered = await core().readNode({ name: kubeletNode });
-    await core().patchNode(
-      {
-        name: kubeletNode,
-        body: {
-          metadata: { labels: { [CONTROL_PLANE_LABEL]: '' } },
-          spec: { taints: [...(registered.spec?.taints ?? []), { key: CONTROL_PLANE_LABEL, effect: 'NoSchedule' }] },
-        },
-      },
-      mergePatch(),
-    );
+    await markControlPlane(kubeletNode);
     // The workers, as kubelets with --cloud-provider=external register them.
     for (const name of nodeNames.slice(1)) {
       await createNode(name, { labels: { 'kubernetes.io/hostname': name }, taints: [{ key: UNINITIALIZED_TAINT_KEY, value: 'true', effect: 'NoSchedule' }], ready: true });
     }
     await core().createNamespacedService({ namespace: exampleService.metadata!.namespace!, body: exampleService });
-    await createTokenSecret();
-    await applyManifests(new URL(testConnection().config.getCurrentCluster()!.server), sim.url);
+    await createTokenSecret(TOKEN);
+    applied.push(...(await applyManifests({ apiUrl: sim.url, args: ['--watch-for', WATCH_FOR], fieldManager: FIELD_MANAGER })));
   });
 
   afterAll(async () => {
     await ignoreNotFound(batch().patchNamespacedCronJob({ namespace: CCM_NAMESPACE, name: CCM_NAME, body: { spec: { suspend: true } } }, mergePatch()));
     if (nodeStarted) await stopNode();
     if (controllersStarted) await stopControllers();
-    await deleteDeployment();
+    await deleteDeployment(applied, [`${prefix}-token`]);
     await ignoreNotFound(core().deleteNode({ name: kubeletNode }));
     await deleteServiceForced(exampleService.metadata!.namespace!, exampleService.metadata!.name!);
     await deleteCreatedObjects();
@@ -367,22 +279,3 @@ describe.skipIf(unsupported !== undefined)('the CronJob of `cloudscale-ccm manif
     expect(await logsOf((await podsOfJob(metrics))[0]!)).toMatch(/^warning: cannot write the metrics file \/metrics\.prom: .*EROFS/m);
   });
 });
-
-/** Removes what the manifests, the controllers and the kubelet left: Jobs, Pods, CronJob, RBAC, Secrets. */
-async function deleteDeployment(): Promise<void> {
-  for (const job of (await batch().listNamespacedJob({ namespace: CCM_NAMESPACE, labelSelector: SELECTOR })).items) {
-    await ignoreNotFound(batch().deleteNamespacedJob({ namespace: CCM_NAMESPACE, name: job.metadata!.name!, propagationPolicy: 'Background' }));
-  }
-  // The kubelet is gone and the garbage collector too: the Pods go one by one, without the Job
-  // tracking finalizer, at once.
-  for (const pod of (await core().listNamespacedPod({ namespace: CCM_NAMESPACE, labelSelector: SELECTOR })).items) {
-    const name = pod.metadata!.name!;
-    await ignoreNotFound(core().patchNamespacedPod({ namespace: CCM_NAMESPACE, name, body: { metadata: { finalizers: null } } }, mergePatch()));
-    await ignoreNotFound(core().deleteNamespacedPod({ namespace: CCM_NAMESPACE, name, gracePeriodSeconds: 0 }));
-  }
-  for (const object of applied.splice(0).reverse()) {
-    await ignoreNotFound(objects().delete(object, undefined, undefined, undefined, undefined, 'Background'));
-  }
-  await ignoreNotFound(core().deleteNamespacedSecret({ namespace: CCM_NAMESPACE, name: TOKEN_SECRET_NAME }));
-  await ignoreNotFound(core().deleteNamespacedSecret({ namespace: CCM_NAMESPACE, name: `${prefix}-token` }));
-}

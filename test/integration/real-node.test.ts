@@ -88,6 +88,15 @@ async function deleteNode(): Promise<void> {
   await waitUntil(`node ${name} deleted`, async () => (await ignoreNotFound(readNode())) === undefined);
 }
 
+/** The node stopped, its Node deleted, and a kubelet started afresh (with `options`): it registers the Node again. */
+async function registerAgain(options: { nodeIp?: string } = {}): Promise<void> {
+  await stopNode();
+  nodeStarted = false;
+  await deleteNode();
+  await startNode(name, options);
+  nodeStarted = true;
+}
+
 describe.skipIf(unsupported !== undefined)('a real kubelet registers the Node of a simulated server', () => {
   beforeAll(async () => {
     sim = await startSimulator({ seed, token: TEST_TOKEN, lbProvisionMs: 0, serverActionMs: 0, ...testSimWorld() });
@@ -198,11 +207,7 @@ describe.skipIf(unsupported !== undefined)('a real kubelet registers the Node of
 
   test('--node-ip: the kubelet announces the provided IP and the tool puts it first, as the generic controller does; an IP the server lacks is refused', { timeout: 150_000 }, async (context) => {
     if (hostIPv4 === undefined) context.skip('this host has no non-loopback IPv4 address, and the kubelet takes no other as --node-ip');
-    await stopNode();
-    nodeStarted = false;
-    await deleteNode();
-    await startNode(name, { nodeIp: PRIVATE_IP });
-    nodeStarted = true;
+    await registerAgain({ nodeIp: PRIVATE_IP });
     await waitUntil('the provided-node-ip annotation', async () => (await readNode()).metadata?.annotations?.[PROVIDED_NODE_IP_ANNOTATION] === PRIVATE_IP);
     const initialised = await cli(['init-nodes', name]);
     expect(initialised.code, initialised.stderr).toBe(0);
@@ -222,11 +227,7 @@ describe.skipIf(unsupported !== undefined)('a real kubelet registers the Node of
     if (OTHER_HOST_IP === undefined) {
       console.warn('real-node.test.ts: this host has one non-loopback address only: the refused --node-ip is not tried');
     } else {
-      await stopNode();
-      nodeStarted = false;
-      await deleteNode();
-      await startNode(name, { nodeIp: OTHER_HOST_IP });
-      nodeStarted = true;
+      await registerAgain({ nodeIp: OTHER_HOST_IP });
       await waitUntil('the provided-node-ip annotation', async () => (await readNode()).metadata?.annotations?.[PROVIDED_NODE_IP_ANNOTATION] === OTHER_HOST_IP);
       const refused = await cli(['init-nodes', name]);
       expect(refused.code).toBe(1);
@@ -237,11 +238,7 @@ describe.skipIf(unsupported !== undefined)('a real kubelet registers the Node of
     }
 
     // Back to a kubelet without --node-ip for the lifecycle.
-    await stopNode();
-    nodeStarted = false;
-    await deleteNode();
-    await startNode(name);
-    nodeStarted = true;
+    await registerAgain();
     const again = await cli(['init-nodes', name]);
     expect(again.code, again.stderr).toBe(0);
   });
