@@ -152,7 +152,7 @@ describe.skipIf(unsupported !== undefined)('the CronJob of `cloudscale-ccm manif
     image?.remove();
   });
 
-  test('the scheduler places the Pod on the kubelet\'s uninitialised Node, the kubelet runs the image, its pass initialises every Node and converges the Service; the next Job follows', { timeout: 360_000 }, async () => {
+  test('the scheduler places the Pod on the kubelet\'s uninitialised Node, the kubelet runs the image, its pass initialises every Node and converges the Service; a Job created meanwhile waits for the Lease; the next Job follows', { timeout: 360_000 }, async () => {
     const registered = await core().readNode({ name: kubeletNode });
     expect(registered.spec?.taints?.map((t) => t.key)).toEqual(expect.arrayContaining([UNINITIALIZED_TAINT_KEY, 'node.kubernetes.io/not-ready', CONTROL_PLANE_LABEL]));
     expect(registered.status?.conditions?.find((c) => c.type === 'Ready')?.status).not.toBe('True');
@@ -177,6 +177,10 @@ describe.skipIf(unsupported !== undefined)('the CronJob of `cloudscale-ccm manif
     );
     await createNode(lateNode, { labels: { 'kubernetes.io/hostname': lateNode }, taints: [{ key: UNINITIALIZED_TAINT_KEY, value: 'true', effect: 'NoSchedule' }], ready: true });
     await waitUntil(`node ${lateNode} initialised`, async () => !((await core().readNode({ name: lateNode })).spec?.taints ?? []).some((t) => t.key === UNINITIALIZED_TAINT_KEY));
+    // `kubectl create job --from=cronjob/cloudscale-ccm now` while that Job still watches (and
+    // holds the Lease): it waits for the Lease (run --wait) instead of failing, then completes.
+    const manual = await createJobFromCronJob(`${prefix}-now`, () => undefined);
+    expect((await batch().readNamespacedJob({ namespace: CCM_NAMESPACE, name: first.metadata!.name! })).status?.completionTime).toBeUndefined();
 
     const completed = await waitForEnd(first);
     expect(endedAs(completed, 'Complete'), `job failed: ${JSON.stringify(completed.status?.conditions)} (node logs in ${nodeLogDir()})`).toBeDefined();
@@ -208,6 +212,10 @@ describe.skipIf(unsupported !== undefined)('the CronJob of `cloudscale-ccm manif
     const loadBalancers = (await answer.json()) as { status: string; vip_addresses: { address: string }[] }[];
     expect(loadBalancers.map((lb) => lb.status)).toEqual(['running']);
     expect(service.status?.loadBalancer?.ingress?.map((entry) => entry.ip)).toEqual(loadBalancers[0]!.vip_addresses.map((vip) => vip.address));
+
+    const manualEnded = await waitForEnd(manual);
+    expect(endedAs(manualEnded, 'Complete'), JSON.stringify(manualEnded.status?.conditions)).toBeDefined();
+    expect(await logsOf((await podsOfJob(manual))[0]!)).toMatch(/^run: nodes 0 initialized, 0 refreshed, 0 deleted; load balancers 0 created/m);
 
     // The next run: created for the next minute, a pass that finds nothing to do.
     const scheduledAt = scheduledTime(first);
