@@ -215,7 +215,9 @@ describe.skipIf(unsupported !== undefined)('the CronJob of `cloudscale-ccm manif
 
     const manualEnded = await waitForEnd(manual);
     expect(endedAs(manualEnded, 'Complete'), JSON.stringify(manualEnded.status?.conditions)).toBeDefined();
-    expect(await logsOf((await podsOfJob(manual))[0]!)).toMatch(/^run: nodes 0 initialized, 0 refreshed, 0 deleted; load balancers 0 created/m);
+    const manualLogs = await logsOf((await podsOfJob(manual))[0]!);
+    expect(manualLogs).toMatch(/^waiting: lease kube-system\/cloudscale-ccm is held by "[^"]+\/run\//m);
+    expect(manualLogs).toMatch(/^run: nodes 0 initialized, 0 refreshed, 0 deleted; load balancers 0 created/m);
 
     // The next run: created for the next minute, a pass that finds nothing to do.
     const scheduledAt = scheduledTime(first);

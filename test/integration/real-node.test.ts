@@ -200,9 +200,10 @@ describe.skipIf(unsupported !== undefined)('a real kubelet registers the Node of
     console.log(`node ${name}: registered by the kubelet, initialised by the watching run ${initialisedAfterMs} ms later`);
     // Within seconds (the reaction takes about one; seconds of slack for a loaded machine).
     expect(initialisedAfterMs!).toBeLessThan(10_000);
+    // The reaction pass reports once it has also written its record: its line, then the end.
+    await waitUntil('the reaction pass reported', () => new RegExp(`^watch: node/${name}: 1 node initialized`, 'm').test(run.stdout() + run.stderr()), 30_000);
     run.child.kill('SIGTERM');
     await run.exited;
-    expect(run.stdout() + run.stderr()).toMatch(new RegExp(`^watch: node/${name}: 1 node initialized`, 'm'));
   });
 
   test('--node-ip: the kubelet announces the provided IP and the tool puts it first, as the generic controller does; an IP the server lacks is refused', { timeout: 150_000 }, async (context) => {

@@ -55,7 +55,8 @@ describe.skipIf(unsupported !== undefined)('helpers/run-in-test-cluster and help
     expect(first.output).toMatch(/node\/node-1 initialized: providerID cloudscale:\/\/[0-9a-f-]{36}, zone rma1, 4 addresses/);
     expect(first.output).toMatch(/run: nodes 3 initialized, 0 refreshed, 0 deleted; load balancers 1 created/);
     // The pass ran in the CronJob's Pod on the kubelet's own Node, and the Job completed.
-    expect(first.output).toMatch(/^pod cloudscale-ccm-sandbox-\d+-\w+ on node-1: Succeeded, exit code 0 \(Completed\)$/m);
+    expect(first.output).toMatch(/^pod cloudscale-ccm-sandbox-\d+-\w+ on node-1: Running$/m);
+    expect(first.output).toMatch(/^---- kubectl -n kube-system logs cloudscale-ccm-sandbox-\d+-\w+ \(Succeeded, exit code 0 \(Completed\)\) ----$/m);
     expect(first.output).toMatch(/^job kube-system\/cloudscale-ccm-sandbox-\d+ complete$/m);
     const env = readFileSync(join(dir, 'env'), 'utf8');
     const kubeconfig = /^export KUBECONFIG=(.*\/cluster\/kubeconfig)$/m.exec(env)?.[1];
