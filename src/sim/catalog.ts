@@ -66,13 +66,15 @@ export interface CatalogFlavor extends ServerFlavor {
 }
 
 /**
- * The sizes `GET /v1/flavors` lists: `flex-<GB>-<vCPUs>` (shared vCPUs) and `plus-<GB>-<vCPUs>`
- * (dedicated vCPUs), each with 2 or 4 GB per vCPU, and the GPU flavors
+ * The sizes `GET /v1/flavors` lists: `flex-<GB>-<vCPUs>` (shared vCPUs) with 1, 2 or 4 GB per
+ * vCPU, `plus-<GB>-<vCPUs>` (dedicated vCPUs) with 2 or 4 GB per vCPU, and the GPU flavors
  * `gpu2-<GB>-<vCPUs>-<GPUs>-<N>`. docs/cloudscale-api.md ("Flavors and images") says which
- * sizes public material shows and which complete the pattern as the simulator's guess.
+ * sizes public material shows (`flex-4-4`: cloudscale's SDK scales a server to it in its own
+ * tests) and which complete the pattern as the simulator's guess.
  */
 const FLEX_SIZES: readonly (readonly [number, number])[] = [
-  [4, 1], [4, 2], [8, 2], [8, 4], [16, 4], [16, 8], [32, 8], [32, 16], [48, 12], [64, 16], [80, 20], [96, 24],
+  [4, 1], [4, 2], [4, 4], [8, 2], [8, 4], [8, 8], [16, 4], [16, 8], [16, 16], [32, 8], [32, 16], [48, 12], [64, 16],
+  [80, 20], [96, 24],
 ];
 const PLUS_SIZES: readonly (readonly [number, number])[] = [
   [8, 2], [12, 3], [16, 4], [16, 8], [24, 6], [32, 8], [32, 16], [48, 12], [64, 16], [64, 32], [96, 24], [96, 48],

@@ -1,20 +1,50 @@
-// Request-body validation with Django REST Framework's error shapes and stock messages, which is
-// what the real API answers (docs/cloudscale-api.md, "Error answers"). Messages from cloudscale's own
-// validators (e.g. "Expect one of …") are kept where they are known.
+// Request-body validation with Django REST Framework's stock messages in the real API's error
+// shape: one string per field (docs/cloudscale-api.md, "Error answers"). Messages from
+// cloudscale's own validators (e.g. "Expect one of …") are kept where they are known.
 
 import type { Tags } from '../core/cloudscale/types.js';
 import { parseCidr, parseIp, type IpAddress } from './net.js';
 import { UUID_PATTERN } from './seed.js';
 
-/** An error answer: thrown by handlers, written by the HTTP layer as JSON. */
+/**
+ * An error answer: thrown by handlers, written by the HTTP layer as JSON. A 400's field errors
+ * are answered one string per field, however the handler nested them (`oneStringPerField`).
+ */
 export class ApiError extends Error {
+  readonly body: unknown;
   constructor(
     readonly status: number,
-    readonly body: unknown,
+    body: unknown,
     readonly headers: Record<string, string> = {},
   ) {
-    super(`${status} ${JSON.stringify(body)}`);
+    const answered = status === 400 && isDict(body) ? oneStringPerField(body) : body;
+    super(`${status} ${JSON.stringify(answered)}`);
+    this.body = answered;
   }
+}
+
+/**
+ * A 400 body as the real API and cloudscale's SDK shape it, a flat map of field → one string
+ * (the SDK cannot read a list per field): the messages of one field joined by spaces, and
+ * nested errors under the path of their field, `vip_addresses[0].subnet` for an item of a
+ * list, `http.host` for a field of an object, `allowed_cidrs.1` for an entry of a list field.
+ * An item without errors (`{}`) leaves nothing.
+ */
+export function oneStringPerField(errors: Dict): Record<string, string> {
+  const flat: Record<string, string> = {};
+  const put = (path: string, value: unknown): void => {
+    if (Array.isArray(value) && value.every((item) => typeof item === 'string')) {
+      if (value.length > 0) flat[path] = value.join(' ');
+    } else if (Array.isArray(value)) {
+      value.forEach((item, index) => put(`${path}[${index}]`, item));
+    } else if (isDict(value)) {
+      for (const [key, nested] of Object.entries(value)) put(`${path}.${key}`, nested);
+    } else if (value !== undefined && value !== null) {
+      flat[path] = String(value);
+    }
+  };
+  for (const [field, value] of Object.entries(errors)) put(field, value);
+  return flat;
 }
 
 export const notFound = (): ApiError => new ApiError(404, { detail: 'Not found.' });
@@ -48,10 +78,10 @@ export class Fields {
     return Object.hasOwn(this.body, key);
   }
 
+  /** Adds a message for `key`; a second one for the same field follows the first in its string. */
   add(key: string, message: string): void {
-    const list = this.errors[key];
-    if (Array.isArray(list)) list.push(message);
-    else this.errors[key] = [message];
+    const before = this.errors[key];
+    this.errors[key] = typeof before === 'string' ? `${before} ${message}` : message;
   }
 
   /** Throws the collected field errors as a 400 answer, if there are any. */
@@ -198,10 +228,10 @@ export class Fields {
   cidrList(key: string, options: FieldOptions = {}): string[] | undefined {
     const list = this.list(key, options);
     if (list === undefined) return undefined;
-    const problems: Record<string, string[]> = {};
+    const problems: Record<string, string> = {};
     list.forEach((entry, index) => {
       if (typeof entry !== 'string' || parseCidr(entry) === undefined) {
-        problems[index] = ['Enter a valid network address in CIDR notation.'];
+        problems[index] = 'Enter a valid network address in CIDR notation.';
       }
     });
     if (Object.keys(problems).length > 0) {

@@ -24,7 +24,7 @@ export function parseJsonBody(text: string): { body: Dict } | { error: unknown }
   }
   if (!isDict(value)) {
     const kind = Array.isArray(value) ? 'list' : value === null ? 'NoneType' : typeof value;
-    return { error: { non_field_errors: [`Invalid data. Expected a dictionary, but got ${kind}.`] } };
+    return { error: { non_field_errors: `Invalid data. Expected a dictionary, but got ${kind}.` } };
   }
   return { body: value };
 }

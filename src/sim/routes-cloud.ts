@@ -180,7 +180,7 @@ export const networkRoutes: Route[] = [
         (s) => s.networkUuid === network.uuid && (cidrContains(s.cidr, addressAt(cidr, 0n)) || cidrContains(cidr, addressAt(s.cidr, 0n))),
       );
       if (overlapping !== undefined) {
-        throw new ApiError(400, { cidr: [`The subnet overlaps ${overlapping.cidr.text} of the same network.`] });
+        throw new ApiError(400, { cidr: `The subnet overlaps ${overlapping.cidr.text} of the same network.` });
       }
       const subnet = addSubnet(ctx.state, network, {
         cidr,
@@ -244,7 +244,7 @@ function assignFloatingIp(ctx: RequestContext, fields: Fields, floatingIp: Pick<
   fields.check();
   if (lb === null || lb === undefined) return undefined;
   if (floatingIp.network.prefix !== (floatingIp.network.version === 4 ? 32 : 128)) {
-    throw new ApiError(400, { load_balancer: ['Only single-address floating IPs can be assigned to a load balancer.'] });
+    throw new ApiError(400, { load_balancer: 'Only single-address floating IPs can be assigned to a load balancer.' });
   }
   checkRegion(floatingIp, lb.zone, 'load_balancer');
   return { serverUuid: null, lbUuid: lb.uuid };
@@ -253,7 +253,7 @@ function assignFloatingIp(ctx: RequestContext, fields: Fields, floatingIp: Pick<
 function checkRegion(floatingIp: Pick<FloatingIpRecord, 'type' | 'region'>, zone: Zone, field: string): void {
   if (floatingIp.type === 'regional' && floatingIp.region !== regionOfZone(zone)) {
     throw new ApiError(400, {
-      [field]: [`The target is in zone ${zone}, outside the region ${floatingIp.region ?? ''} of this regional floating IP.`],
+      [field]: `The target is in zone ${zone}, outside the region ${floatingIp.region ?? ''} of this regional floating IP.`,
     });
   }
 }
@@ -284,13 +284,13 @@ export const floatingIpRoutes: Route[] = [
       const tags = fields.tags();
       fields.check();
       const version = ipVersionText === '6' ? 6 : 4;
-      if (type === 'global' && typeof region === 'string') throw new ApiError(400, { region: ['A global floating IP has no region.'] });
+      if (type === 'global' && typeof region === 'string') throw new ApiError(400, { region: 'A global floating IP has no region.' });
       if (typeof prefixLength === 'number' && (version !== 6 || prefixLength !== 56)) {
-        throw new ApiError(400, { prefix_length: ['Only IPv6 floating networks with prefix length 56 are supported.'] });
+        throw new ApiError(400, { prefix_length: 'Only IPv6 floating networks with prefix length 56 are supported.' });
       }
       const wide = typeof prefixLength === 'number';
       if (wide && typeof reversePtr === 'string') {
-        throw new ApiError(400, { reverse_ptr: ['A reverse pointer can only be set on a single address.'] });
+        throw new ApiError(400, { reverse_ptr: 'A reverse pointer can only be set on a single address.' });
       }
       const regionSlug = type === 'regional' ? (region ?? 'rma') : null;
       const pool = FLOATING_IP_NETWORKS[regionSlug ?? 'rma']!;

@@ -55,42 +55,42 @@ function allocateVips(ctx: RequestContext, zone: Zone, requested: unknown[]): Lo
   requested.forEach((item, index) => {
     const errors = itemErrors[index]!;
     if (!isDict(item)) {
-      errors.non_field_errors = [`Invalid data. Expected a dictionary, but got ${typeof item}.`];
+      errors.non_field_errors = `Invalid data. Expected a dictionary, but got ${typeof item}.`;
       return;
     }
     if (!Object.hasOwn(item, 'subnet')) {
-      errors.subnet = ['This field is required.'];
+      errors.subnet = 'This field is required.';
       return;
     }
     const problem = referenceProblem(item.subnet, state.subnets);
     const subnet = problem === undefined ? state.subnets.get(String(item.subnet).toLowerCase()) : undefined;
     if (subnet === undefined || subnet.isPublic) {
-      errors.subnet = [problem ?? `Object with uuid=${String(item.subnet)} does not exist.`];
+      errors.subnet = problem ?? `Object with uuid=${String(item.subnet)} does not exist.`;
       return;
     }
     if (state.zoneOfSubnet(subnet) !== zone) {
-      errors.subnet = [`The subnet is not in zone ${zone} of the load balancer.`];
+      errors.subnet = `The subnet is not in zone ${zone} of the load balancer.`;
       return;
     }
     let ip: IpAddress | undefined;
     if (item.address !== undefined && item.address !== null) {
       ip = typeof item.address === 'string' ? parseIp(item.address) : undefined;
       if (ip === undefined) {
-        errors.address = ['Enter a valid IPv4 or IPv6 address.'];
+        errors.address = 'Enter a valid IPv4 or IPv6 address.';
         return;
       }
       if (!cidrContains(subnet.cidr, ip)) {
-        errors.address = [`IP address ${ip.text} is not a valid IP for the specified subnet.`];
+        errors.address = `IP address ${ip.text} is not a valid IP for the specified subnet.`;
         return;
       }
       if (used.has(ip.text)) {
-        errors.address = [`IP address ${ip.text} is already in use.`];
+        errors.address = `IP address ${ip.text} is already in use.`;
         return;
       }
     } else {
       ip = firstFreeAddress(subnet.cidr, 2n, (a) => used.has(a) || a === subnet.gatewayAddress);
       if (ip === undefined) {
-        errors.subnet = ['No free address is left in this subnet.'];
+        errors.subnet = 'No free address is left in this subnet.';
         return;
       }
     }
@@ -303,7 +303,7 @@ function checkListenerPortReleased(ctx: RequestContext, lbUuid: string, protocol
   if (!dataPlane.timings.deletesHoldUntilPropagated) return;
   if (dataPlane.listenersOnPort(lbUuid, protocol, port).some((uuid) => uuid !== except)) {
     throw new ApiError(400, {
-      protocol_port: [`The load balancer's ${protocol} listener on port ${port} is still being deleted or moved; try again later.`],
+      protocol_port: `The load balancer's ${protocol} listener on port ${port} is still being deleted or moved; try again later.`,
     });
   }
 }
@@ -332,7 +332,7 @@ function checkListenerPortFree(ctx: RequestContext, lbUuid: string, protocol: st
     (l) => l.loadBalancerUuid === lbUuid && l.protocol === protocol && l.protocolPort === port && l.uuid !== except,
   );
   if (clash !== undefined) {
-    throw new ApiError(400, { protocol_port: [`The load balancer already has a ${protocol} listener on port ${port}.`] });
+    throw new ApiError(400, { protocol_port: `The load balancer already has a ${protocol} listener on port ${port}.` });
   }
 }
 
@@ -425,7 +425,7 @@ const isHttpType = (type: HealthMonitorType): boolean => type === 'http' || type
 /** Reads the fields of an `http` object; `version` only when creating (it is immutable). */
 function readHttp(value: unknown, creating: boolean): { http: Partial<HealthMonitorHttp>; errors: Dict } {
   if (!isDict(value)) {
-    return { http: {}, errors: { non_field_errors: [`Invalid data. Expected a dictionary, but got ${typeof value}.`] } };
+    return { http: {}, errors: { non_field_errors: `Invalid data. Expected a dictionary, but got ${typeof value}.` } };
   }
   const fields = new Fields(value);
   const http: Partial<HealthMonitorHttp> = {};
@@ -502,16 +502,16 @@ export const monitorRoutes: Route[] = [
         const given = ctx.body.http === undefined || ctx.body.http === null ? { http: {}, errors: {} } : readHttp(ctx.body.http, true);
         if (Object.keys(given.errors).length > 0) fields.errors.http = given.errors;
         http = { ...HTTP_DEFAULTS, ...given.http };
-        if (http.version === '1.0' && http.host !== null) fields.errors.http = { host: [HOST_WITH_HTTP_10] };
+        if (http.version === '1.0' && http.host !== null) fields.errors.http = { host: HOST_WITH_HTTP_10 };
       }
       fields.check();
       if (!pool || !type) throw new ApiError(400, fields.errors);
       if ([...ctx.state.monitors.values()].some((m) => m.poolUuid === pool.uuid)) {
-        throw new ApiError(400, { pool: ['This pool already has a health monitor.'] });
+        throw new ApiError(400, { pool: 'This pool already has a health monitor.' });
       }
       const { dataPlane } = ctx.state;
       if (dataPlane.timings.deletesHoldUntilPropagated && dataPlane.monitorOf(pool.loadBalancerUuid, pool.uuid) !== undefined) {
-        throw new ApiError(400, { pool: ["This pool's previous health monitor is still being deleted; try again later."] });
+        throw new ApiError(400, { pool: "This pool's previous health monitor is still being deleted; try again later." });
       }
       const monitor: MonitorRecord = {
         uuid: randomUUID(),
@@ -538,10 +538,10 @@ export const monitorRoutes: Route[] = [
       const given = readHttp(ctx.body.http, false);
       if (Object.keys(given.errors).length > 0) fields.errors.http = given.errors;
       else if (monitor.http === null) {
-        if (Object.keys(given.http).length > 0) fields.errors.http = { non_field_errors: [`HTTP options do not apply to ${monitor.type} health monitors.`] };
+        if (Object.keys(given.http).length > 0) fields.errors.http = { non_field_errors: `HTTP options do not apply to ${monitor.type} health monitors.` };
       } else {
         http = { ...monitor.http, ...given.http };
-        if (http.version === '1.0' && http.host !== null) fields.errors.http = { host: [HOST_WITH_HTTP_10] };
+        if (http.version === '1.0' && http.host !== null) fields.errors.http = { host: HOST_WITH_HTTP_10 };
       }
     } else if (fields.has('http') && monitor.http !== null) {
       fields.add('http', 'This field may not be null.');

@@ -60,14 +60,14 @@ function readInterfaces(state: SimState, fields: Fields, zone: Zone): InterfaceR
 
 function readInterface(state: SimState, item: unknown, zone: Zone, errors: Dict): InterfaceRequest | undefined {
   if (!isDict(item)) {
-    errors.non_field_errors = [`Invalid data. Expected a dictionary, but got ${typeof item}.`];
+    errors.non_field_errors = `Invalid data. Expected a dictionary, but got ${typeof item}.`;
     return undefined;
   }
   const itemFields = new Fields(item);
   const addressItems = itemFields.list('addresses');
   if (item.network === 'public') {
     if (addressItems !== undefined && addressItems.length > 0) {
-      errors.addresses = ['Addresses on the public network are assigned by the cloud and cannot be chosen.'];
+      errors.addresses = 'Addresses on the public network are assigned by the cloud and cannot be chosen.';
       return undefined;
     }
     return { type: 'public' };
@@ -77,18 +77,18 @@ function readInterface(state: SimState, item: unknown, zone: Zone, errors: Dict)
     const problem = referenceProblem(item.network, state.networks);
     const network = problem === undefined ? state.networks.get(String(item.network).toLowerCase()) : undefined;
     if (network === undefined || network.isPublic) {
-      errors.network = [problem ?? `Object with uuid=${String(item.network)} does not exist.`];
+      errors.network = problem ?? `Object with uuid=${String(item.network)} does not exist.`;
       return undefined;
     }
     if (network.zone !== zone) {
-      errors.network = [`The network is in zone ${network.zone}, not in zone ${zone} of the server.`];
+      errors.network = `The network is in zone ${network.zone}, not in zone ${zone} of the server.`;
       return undefined;
     }
     networkUuid = network.uuid;
   }
   if (addressItems === undefined) {
     Object.assign(errors, itemFields.errors);
-    if (networkUuid === undefined) errors.network = ['This field is required.'];
+    if (networkUuid === undefined) errors.network = 'This field is required.';
     return networkUuid === undefined ? undefined : { type: 'private', networkUuid, addresses: 'auto' };
   }
   const addressErrors: Dict[] = addressItems.map(() => ({}));
@@ -96,7 +96,7 @@ function readInterface(state: SimState, item: unknown, zone: Zone, errors: Dict)
   addressItems.forEach((raw, index) => {
     const problems = addressErrors[index]!;
     if (!isDict(raw)) {
-      problems.non_field_errors = [`Invalid data. Expected a dictionary, but got ${typeof raw}.`];
+      problems.non_field_errors = `Invalid data. Expected a dictionary, but got ${typeof raw}.`;
       return;
     }
     const addressFields = new Fields(raw);
@@ -105,20 +105,20 @@ function readInterface(state: SimState, item: unknown, zone: Zone, errors: Dict)
     Object.assign(problems, addressFields.errors);
     if (!subnet) return;
     if (subnet.isPublic) {
-      problems.subnet = [`Object with uuid=${subnet.uuid} does not exist.`];
+      problems.subnet = `Object with uuid=${subnet.uuid} does not exist.`;
       return;
     }
     networkUuid ??= subnet.networkUuid;
     if (subnet.networkUuid !== networkUuid) {
-      problems.subnet = ['The subnet does not belong to the network of this interface.'];
+      problems.subnet = 'The subnet does not belong to the network of this interface.';
       return;
     }
     if (state.zoneOfSubnet(subnet) !== zone) {
-      problems.subnet = [`The subnet is not in zone ${zone} of the server.`];
+      problems.subnet = `The subnet is not in zone ${zone} of the server.`;
       return;
     }
     if (ip && !cidrContains(subnet.cidr, ip)) {
-      problems.address = [`IP address ${ip.text} is not a valid IP for the specified subnet.`];
+      problems.address = `IP address ${ip.text} is not a valid IP for the specified subnet.`;
       return;
     }
     addresses.push({ subnetUuid: subnet.uuid, ip: ip ?? undefined });
@@ -128,7 +128,7 @@ function readInterface(state: SimState, item: unknown, zone: Zone, errors: Dict)
     return undefined;
   }
   if (networkUuid === undefined) {
-    errors.network = ['This field is required unless an address names a subnet.'];
+    errors.network = 'This field is required unless an address names a subnet.';
     return undefined;
   }
   return { type: 'private', networkUuid, addresses };
@@ -173,12 +173,12 @@ function allocateInterfaces(
     for (const { subnetUuid, ip } of wanted) {
       const subnet = state.subnets.get(subnetUuid)!;
       if (ip !== undefined && used.has(ip.text)) {
-        errors[index]!.addresses = [{ address: [`IP address ${ip.text} is already in use.`] }];
+        errors[index]!.addresses = [{ address: `IP address ${ip.text} is already in use.` }];
         continue;
       }
       const chosen = ip ?? firstFreeAddress(subnet.cidr, 1n, (a) => taken(a) || a === subnet.gatewayAddress);
       if (chosen === undefined) {
-        errors[index]!.addresses = [{ subnet: ['No free address is left in this subnet.'] }];
+        errors[index]!.addresses = [{ subnet: 'No free address is left in this subnet.' }];
         continue;
       }
       used.add(chosen.text);
@@ -331,7 +331,7 @@ export function serverAction(state: SimState, uuid: string, action: 'start' | 's
 export function checkFloatingIpRoom(state: SimState, server: ServerRecord, except?: string): void {
   const assigned = [...state.floatingIps.entries()].filter(([key, f]) => f.serverUuid === server.uuid && key !== except).length;
   if (assigned >= MAX_FLOATING_IPS_PER_SERVER) {
-    throw new ApiError(400, { server: [`The server already has ${MAX_FLOATING_IPS_PER_SERVER} floating IPs, the most it can have.`] });
+    throw new ApiError(400, { server: `The server already has ${MAX_FLOATING_IPS_PER_SERVER} floating IPs, the most it can have.` });
   }
 }
 

@@ -313,12 +313,18 @@ describe('API errors keep detail and per-field messages', () => {
       }),
     )) as CloudscaleRequestError;
     expect(error.status).toBe(400);
+    // The API answers one string per field; the message names each field with its text.
     expect(error.fieldErrors).toEqual({
-      load_balancer: ['Object with uuid=00000000-0000-4000-8000-000000000000 does not exist.'],
-      algorithm: ['Expect one of round_robin, least_connections, source_ip.'],
-      protocol: ['Expect one of tcp, proxy, proxyv2, udp.'],
+      load_balancer: 'Object with uuid=00000000-0000-4000-8000-000000000000 does not exist.',
+      algorithm: 'Expect one of round_robin, least_connections, source_ip.',
+      protocol: 'Expect one of tcp, proxy, proxyv2, udp.',
     });
-    expect(error.message).toMatch(/^cloudscale API POST \/v1\/load-balancers\/pools answered 400: load_balancer: /);
+    expect(error.message).toBe(
+      'cloudscale API POST /v1/load-balancers/pools answered 400: ' +
+        'load_balancer: Object with uuid=00000000-0000-4000-8000-000000000000 does not exist.; ' +
+        'algorithm: Expect one of round_robin, least_connections, source_ip.; ' +
+        'protocol: Expect one of tcp, proxy, proxyv2, udp.',
+    );
   });
 
   test('a second health monitor on one pool, and host with HTTP 1.0', async () => {
@@ -342,7 +348,7 @@ describe('API errors keep detail and per-field messages', () => {
 
     await client.healthMonitors.create({ ...body, http: {} });
     const second = (await caught(client.healthMonitors.create({ ...body, http: {} }))) as CloudscaleRequestError;
-    expect(second.fieldErrors).toEqual({ pool: ['This pool already has a health monitor.'] });
+    expect(second.fieldErrors).toEqual({ pool: 'This pool already has a health monitor.' });
     await client.deleteByHref(lb.href);
   });
 

@@ -1,5 +1,6 @@
-// Each constraint of docs/cloudscale-api.md, with the exact DRF-shaped error body the
-// simulator answers. Table-driven: one row per bad request.
+// Each constraint of docs/cloudscale-api.md, with the exact error body the simulator answers:
+// DRF's messages, one string per field (nested errors under their path). Table-driven: one row
+// per bad request.
 
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { LoadBalancer, Pool, Server, Subnet } from '../../src/core/cloudscale/types.js';
@@ -74,98 +75,98 @@ const serverBody = (extra: Record<string, unknown>) => ({ name: 'web-1', flavor:
 
 const rows: Row[] = [
   // load balancers
-  { name: 'LB without name', method: 'POST', path: () => '/v1/load-balancers', body: () => ({ flavor: 'lb-standard' }), status: 400, answer: { name: ['This field is required.'] } },
-  { name: 'LB with unknown flavor', method: 'POST', path: () => '/v1/load-balancers', body: () => lbBody({ flavor: 'lb-huge' }), status: 400, answer: { flavor: ['"lb-huge" is not a valid choice.'] } },
-  { name: 'LB with unknown zone', method: 'POST', path: () => '/v1/load-balancers', body: () => lbBody({ zone: 'xyz1' }), status: 400, answer: { zone: ['"xyz1" is not a valid choice. Choose one of rma1, lpg1.'] } },
-  { name: 'VIP subnet not a UUID', method: 'POST', path: () => '/v1/load-balancers', body: () => lbBody({ vip_addresses: [{ subnet: 'nope' }] }), status: 400, answer: { vip_addresses: [{ subnet: ['Must be a valid UUID.'] }] } },
-  { name: 'VIP subnet unknown', method: 'POST', path: () => '/v1/load-balancers', body: () => lbBody({ vip_addresses: [{ subnet: UNKNOWN }] }), status: 400, answer: { vip_addresses: [{ subnet: [`Object with uuid=${UNKNOWN} does not exist.`] }] } },
-  { name: 'VIP address outside the subnet', method: 'POST', path: () => '/v1/load-balancers', body: () => lbBody({ vip_addresses: [{ subnet: subnet.uuid, address: '10.9.9.9' }] }), status: 400, answer: { vip_addresses: [{ address: ['IP address 10.9.9.9 is not a valid IP for the specified subnet.'] }] } },
-  { name: 'VIP subnet in another zone', method: 'POST', path: () => '/v1/load-balancers', body: () => lbBody({ zone: 'lpg1', vip_addresses: [{ subnet: subnet.uuid }] }), status: 400, answer: { vip_addresses: [{ subnet: ['The subnet is not in zone lpg1 of the load balancer.'] }] } },
-  { name: 'LB PATCH of an immutable field', method: 'PATCH', path: () => lb.href, body: () => ({ flavor: 'lb-standard' }), status: 400, answer: { flavor: ['This field cannot be changed after creation.'] } },
-  { name: 'LB PATCH of the VIPs', method: 'PATCH', path: () => lb.href, body: () => ({ vip_addresses: [] }), status: 400, answer: { vip_addresses: ['This field cannot be changed after creation.'] } },
+  { name: 'LB without name', method: 'POST', path: () => '/v1/load-balancers', body: () => ({ flavor: 'lb-standard' }), status: 400, answer: { name: 'This field is required.' } },
+  { name: 'LB with unknown flavor', method: 'POST', path: () => '/v1/load-balancers', body: () => lbBody({ flavor: 'lb-huge' }), status: 400, answer: { flavor: '"lb-huge" is not a valid choice.' } },
+  { name: 'LB with unknown zone', method: 'POST', path: () => '/v1/load-balancers', body: () => lbBody({ zone: 'xyz1' }), status: 400, answer: { zone: '"xyz1" is not a valid choice. Choose one of rma1, lpg1.' } },
+  { name: 'VIP subnet not a UUID', method: 'POST', path: () => '/v1/load-balancers', body: () => lbBody({ vip_addresses: [{ subnet: 'nope' }] }), status: 400, answer: { 'vip_addresses[0].subnet': 'Must be a valid UUID.' } },
+  { name: 'VIP subnet unknown', method: 'POST', path: () => '/v1/load-balancers', body: () => lbBody({ vip_addresses: [{ subnet: UNKNOWN }] }), status: 400, answer: { 'vip_addresses[0].subnet': `Object with uuid=${UNKNOWN} does not exist.` } },
+  { name: 'VIP address outside the subnet', method: 'POST', path: () => '/v1/load-balancers', body: () => lbBody({ vip_addresses: [{ subnet: subnet.uuid, address: '10.9.9.9' }] }), status: 400, answer: { 'vip_addresses[0].address': 'IP address 10.9.9.9 is not a valid IP for the specified subnet.' } },
+  { name: 'VIP subnet in another zone', method: 'POST', path: () => '/v1/load-balancers', body: () => lbBody({ zone: 'lpg1', vip_addresses: [{ subnet: subnet.uuid }] }), status: 400, answer: { 'vip_addresses[0].subnet': 'The subnet is not in zone lpg1 of the load balancer.' } },
+  { name: 'LB PATCH of an immutable field', method: 'PATCH', path: () => lb.href, body: () => ({ flavor: 'lb-standard' }), status: 400, answer: { flavor: 'This field cannot be changed after creation.' } },
+  { name: 'LB PATCH of the VIPs', method: 'PATCH', path: () => lb.href, body: () => ({ vip_addresses: [] }), status: 400, answer: { vip_addresses: 'This field cannot be changed after creation.' } },
   { name: 'unknown LB', method: 'GET', path: () => `/v1/load-balancers/${UNKNOWN}`, body: () => undefined, status: 404, answer: { detail: 'Not found.' } },
   { name: 'PATCH unknown LB', method: 'PATCH', path: () => `/v1/load-balancers/${UNKNOWN}`, body: () => ({ name: 'x' }), status: 404, answer: { detail: 'Not found.' } },
   { name: 'DELETE unknown LB', method: 'DELETE', path: () => `/v1/load-balancers/${UNKNOWN}`, body: () => undefined, status: 404, answer: { detail: 'Not found.' } },
   { name: 'malformed JSON', method: 'POST', path: () => '/v1/load-balancers', body: () => '{"name":', status: 400, answer: { detail: expect.stringMatching(/^JSON parse error - /) } },
-  { name: 'a list instead of an object', method: 'POST', path: () => '/v1/load-balancers', body: () => [1], status: 400, answer: { non_field_errors: ['Invalid data. Expected a dictionary, but got list.'] } },
+  { name: 'a list instead of an object', method: 'POST', path: () => '/v1/load-balancers', body: () => [1], status: 400, answer: { non_field_errors: 'Invalid data. Expected a dictionary, but got list.' } },
   { name: 'unsupported method', method: 'PUT', path: () => '/v1/load-balancers', body: () => ({}), status: 405, answer: { detail: 'Method "PUT" not allowed.' } },
   { name: 'unknown path', method: 'GET', path: () => '/v1/volcanoes', body: () => undefined, status: 404, answer: { detail: 'Not found.' } },
   // pools
-  { name: 'pool with unknown LB', method: 'POST', path: () => '/v1/load-balancers/pools', body: () => poolBody({ load_balancer: UNKNOWN }), status: 400, answer: { load_balancer: [`Object with uuid=${UNKNOWN} does not exist.`] } },
-  { name: 'pool with malformed LB uuid', method: 'POST', path: () => '/v1/load-balancers/pools', body: () => poolBody({ load_balancer: 'abc' }), status: 400, answer: { load_balancer: ['Must be a valid UUID.'] } },
-  { name: 'pool with bad algorithm and protocol', method: 'POST', path: () => '/v1/load-balancers/pools', body: () => poolBody({ algorithm: 'random', protocol: 'http' }), status: 400, answer: { algorithm: ['Expect one of round_robin, least_connections, source_ip.'], protocol: ['Expect one of tcp, proxy, proxyv2, udp.'] } },
-  { name: 'pool without required fields', method: 'POST', path: () => '/v1/load-balancers/pools', body: () => ({}), status: 400, answer: { name: ['This field is required.'], load_balancer: ['This field is required.'], algorithm: ['This field is required.'], protocol: ['This field is required.'] } },
-  { name: 'pool PATCH of algorithm', method: 'PATCH', path: () => pool.href, body: () => ({ algorithm: 'source_ip' }), status: 400, answer: { algorithm: ['This field cannot be changed after creation.'] } },
+  { name: 'pool with unknown LB', method: 'POST', path: () => '/v1/load-balancers/pools', body: () => poolBody({ load_balancer: UNKNOWN }), status: 400, answer: { load_balancer: `Object with uuid=${UNKNOWN} does not exist.` } },
+  { name: 'pool with malformed LB uuid', method: 'POST', path: () => '/v1/load-balancers/pools', body: () => poolBody({ load_balancer: 'abc' }), status: 400, answer: { load_balancer: 'Must be a valid UUID.' } },
+  { name: 'pool with bad algorithm and protocol', method: 'POST', path: () => '/v1/load-balancers/pools', body: () => poolBody({ algorithm: 'random', protocol: 'http' }), status: 400, answer: { algorithm: 'Expect one of round_robin, least_connections, source_ip.', protocol: 'Expect one of tcp, proxy, proxyv2, udp.' } },
+  { name: 'pool without required fields', method: 'POST', path: () => '/v1/load-balancers/pools', body: () => ({}), status: 400, answer: { name: 'This field is required.', load_balancer: 'This field is required.', algorithm: 'This field is required.', protocol: 'This field is required.' } },
+  { name: 'pool PATCH of algorithm', method: 'PATCH', path: () => pool.href, body: () => ({ algorithm: 'source_ip' }), status: 400, answer: { algorithm: 'This field cannot be changed after creation.' } },
   // members
-  { name: 'member without required fields', method: 'POST', path: members, body: () => ({}), status: 400, answer: { name: ['This field is required.'], protocol_port: ['This field is required.'], address: ['This field is required.'], subnet: ['This field is required.'] } },
-  { name: 'member address outside its subnet', method: 'POST', path: members, body: () => memberBody({ address: '10.9.9.9' }), status: 400, answer: { address: ['IP address 10.9.9.9 is not a valid IP for the specified subnet.'] } },
-  { name: 'member with unknown subnet', method: 'POST', path: members, body: () => memberBody({ subnet: UNKNOWN }), status: 400, answer: { subnet: [`Object with uuid=${UNKNOWN} does not exist.`] } },
-  { name: 'member with a bad address', method: 'POST', path: members, body: () => memberBody({ address: '10.100.0.300' }), status: 400, answer: { address: ['Enter a valid IPv4 or IPv6 address.'] } },
-  { name: 'member port out of range', method: 'POST', path: members, body: () => memberBody({ protocol_port: 70000 }), status: 400, answer: { protocol_port: ['Ensure this value is less than or equal to 65535.'] } },
-  { name: 'member port not a number', method: 'POST', path: members, body: () => memberBody({ protocol_port: 'http' }), status: 400, answer: { protocol_port: ['A valid integer is required.'] } },
+  { name: 'member without required fields', method: 'POST', path: members, body: () => ({}), status: 400, answer: { name: 'This field is required.', protocol_port: 'This field is required.', address: 'This field is required.', subnet: 'This field is required.' } },
+  { name: 'member address outside its subnet', method: 'POST', path: members, body: () => memberBody({ address: '10.9.9.9' }), status: 400, answer: { address: 'IP address 10.9.9.9 is not a valid IP for the specified subnet.' } },
+  { name: 'member with unknown subnet', method: 'POST', path: members, body: () => memberBody({ subnet: UNKNOWN }), status: 400, answer: { subnet: `Object with uuid=${UNKNOWN} does not exist.` } },
+  { name: 'member with a bad address', method: 'POST', path: members, body: () => memberBody({ address: '10.100.0.300' }), status: 400, answer: { address: 'Enter a valid IPv4 or IPv6 address.' } },
+  { name: 'member port out of range', method: 'POST', path: members, body: () => memberBody({ protocol_port: 70000 }), status: 400, answer: { protocol_port: 'Ensure this value is less than or equal to 65535.' } },
+  { name: 'member port not a number', method: 'POST', path: members, body: () => memberBody({ protocol_port: 'http' }), status: 400, answer: { protocol_port: 'A valid integer is required.' } },
   { name: 'member clash on address and port', method: 'POST', path: members, body: () => memberBody({ address: '10.100.0.11', protocol_port: 30080 }), status: 400, answer: { detail: 'The pool already has a member with address 10.100.0.11 and protocol_port 30080.' } },
   { name: 'members of an unknown pool', method: 'GET', path: () => `/v1/load-balancers/pools/${UNKNOWN}/members`, body: () => undefined, status: 404, answer: { detail: 'Not found.' } },
-  { name: 'member PATCH of its address', method: 'PATCH', path: () => memberHref, body: () => ({ address: '10.100.0.12' }), status: 400, answer: { address: ['This field cannot be changed after creation.'] } },
-  { name: 'member enabled not a boolean', method: 'PATCH', path: () => memberHref, body: () => ({ enabled: 'yes' }), status: 400, answer: { enabled: ['Must be a valid boolean.'] } },
+  { name: 'member PATCH of its address', method: 'PATCH', path: () => memberHref, body: () => ({ address: '10.100.0.12' }), status: 400, answer: { address: 'This field cannot be changed after creation.' } },
+  { name: 'member enabled not a boolean', method: 'PATCH', path: () => memberHref, body: () => ({ enabled: 'yes' }), status: 400, answer: { enabled: 'Must be a valid boolean.' } },
   // listeners
-  { name: 'listener with a bare IP in allowed_cidrs', method: 'POST', path: () => '/v1/load-balancers/listeners', body: () => listenerBody({ allowed_cidrs: ['10.0.0.0/8', '1.1.1.1'] }), status: 400, answer: { allowed_cidrs: { 1: ['Enter a valid network address in CIDR notation.'] } } },
-  { name: 'listener port out of range', method: 'POST', path: () => '/v1/load-balancers/listeners', body: () => listenerBody({ protocol_port: 11111111 }), status: 400, answer: { protocol_port: ['The protocol_port must be between 1 and 65535.'] } },
-  { name: 'listener port zero', method: 'POST', path: () => '/v1/load-balancers/listeners', body: () => listenerBody({ protocol_port: 0 }), status: 400, answer: { protocol_port: ['The protocol_port must be between 1 and 65535.'] } },
-  { name: 'listener with bad protocol', method: 'POST', path: () => '/v1/load-balancers/listeners', body: () => listenerBody({ protocol: 'http' }), status: 400, answer: { protocol: ['Expect one of tcp, udp.'] } },
-  { name: 'listener with unknown pool', method: 'POST', path: () => '/v1/load-balancers/listeners', body: () => listenerBody({ pool: UNKNOWN }), status: 400, answer: { pool: [`Object with uuid=${UNKNOWN} does not exist.`] } },
-  { name: 'listener port taken on this LB and protocol', method: 'POST', path: () => '/v1/load-balancers/listeners', body: () => listenerBody({ protocol_port: 80 }), status: 400, answer: { protocol_port: ['The load balancer already has a tcp listener on port 80.'] } },
-  { name: 'listener PATCH of its pool', method: 'PATCH', path: () => listenerHref, body: () => ({ pool: monitoredPool.uuid }), status: 400, answer: { pool: ['This field cannot be changed after creation.'] } },
-  { name: 'listener PATCH with a bare IP', method: 'PATCH', path: () => listenerHref, body: () => ({ allowed_cidrs: ['192.0.2.1'] }), status: 400, answer: { allowed_cidrs: { 0: ['Enter a valid network address in CIDR notation.'] } } },
+  { name: 'listener with a bare IP in allowed_cidrs', method: 'POST', path: () => '/v1/load-balancers/listeners', body: () => listenerBody({ allowed_cidrs: ['10.0.0.0/8', '1.1.1.1'] }), status: 400, answer: { 'allowed_cidrs.1': 'Enter a valid network address in CIDR notation.' } },
+  { name: 'listener port out of range', method: 'POST', path: () => '/v1/load-balancers/listeners', body: () => listenerBody({ protocol_port: 11111111 }), status: 400, answer: { protocol_port: 'The protocol_port must be between 1 and 65535.' } },
+  { name: 'listener port zero', method: 'POST', path: () => '/v1/load-balancers/listeners', body: () => listenerBody({ protocol_port: 0 }), status: 400, answer: { protocol_port: 'The protocol_port must be between 1 and 65535.' } },
+  { name: 'listener with bad protocol', method: 'POST', path: () => '/v1/load-balancers/listeners', body: () => listenerBody({ protocol: 'http' }), status: 400, answer: { protocol: 'Expect one of tcp, udp.' } },
+  { name: 'listener with unknown pool', method: 'POST', path: () => '/v1/load-balancers/listeners', body: () => listenerBody({ pool: UNKNOWN }), status: 400, answer: { pool: `Object with uuid=${UNKNOWN} does not exist.` } },
+  { name: 'listener port taken on this LB and protocol', method: 'POST', path: () => '/v1/load-balancers/listeners', body: () => listenerBody({ protocol_port: 80 }), status: 400, answer: { protocol_port: 'The load balancer already has a tcp listener on port 80.' } },
+  { name: 'listener PATCH of its pool', method: 'PATCH', path: () => listenerHref, body: () => ({ pool: monitoredPool.uuid }), status: 400, answer: { pool: 'This field cannot be changed after creation.' } },
+  { name: 'listener PATCH with a bare IP', method: 'PATCH', path: () => listenerHref, body: () => ({ allowed_cidrs: ['192.0.2.1'] }), status: 400, answer: { 'allowed_cidrs.0': 'Enter a valid network address in CIDR notation.' } },
   // health monitors
-  { name: 'monitor without pool and type', method: 'POST', path: () => '/v1/load-balancers/health-monitors', body: () => ({ delay_s: 2 }), status: 400, answer: { pool: ['This field is required.'], type: ['This field is required.'] } },
-  { name: 'monitor with bad type', method: 'POST', path: () => '/v1/load-balancers/health-monitors', body: () => ({ pool: pool.uuid, type: 'icmp' }), status: 400, answer: { type: ['"icmp" is not a valid choice.'] } },
-  { name: 'second monitor on a pool', method: 'POST', path: () => '/v1/load-balancers/health-monitors', body: () => ({ pool: monitoredPool.uuid, type: 'tcp', http: {} }), status: 400, answer: { pool: ['This pool already has a health monitor.'] } },
-  { name: 'HTTP 1.0 monitor with host', method: 'POST', path: () => '/v1/load-balancers/health-monitors', body: () => ({ pool: pool.uuid, type: 'http', http: { version: '1.0', host: 'example.com' } }), status: 400, answer: { http: { host: ['The host argument can not be used with HTTP version 1.0.'] } } },
-  { name: 'monitor with bad HTTP method and version', method: 'POST', path: () => '/v1/load-balancers/health-monitors', body: () => ({ pool: pool.uuid, type: 'http', http: { method: 'FETCH', version: '2' } }), status: 400, answer: { http: { method: ['"FETCH" is not a valid choice.'], version: ['"2" is not a valid choice.'] } } },
-  { name: 'monitor threshold out of range', method: 'POST', path: () => '/v1/load-balancers/health-monitors', body: () => ({ pool: pool.uuid, type: 'tcp', up_threshold: 11 }), status: 400, answer: { up_threshold: ['Ensure this value is less than or equal to 10.'] } },
-  { name: 'monitor PATCH of type', method: 'PATCH', path: () => monitorHref, body: () => ({ type: 'http' }), status: 400, answer: { type: ['This field cannot be changed after creation.'] } },
-  { name: 'monitor PATCH of http.version', method: 'PATCH', path: () => httpMonitorHref, body: () => ({ http: { version: '1.1' } }), status: 400, answer: { http: { version: ['This field cannot be changed after creation.'] } } },
-  { name: 'monitor PATCH adding host to HTTP 1.0', method: 'PATCH', path: () => httpMonitorHref, body: () => ({ http: { host: 'example.com' } }), status: 400, answer: { http: { host: ['The host argument can not be used with HTTP version 1.0.'] } } },
+  { name: 'monitor without pool and type', method: 'POST', path: () => '/v1/load-balancers/health-monitors', body: () => ({ delay_s: 2 }), status: 400, answer: { pool: 'This field is required.', type: 'This field is required.' } },
+  { name: 'monitor with bad type', method: 'POST', path: () => '/v1/load-balancers/health-monitors', body: () => ({ pool: pool.uuid, type: 'icmp' }), status: 400, answer: { type: '"icmp" is not a valid choice.' } },
+  { name: 'second monitor on a pool', method: 'POST', path: () => '/v1/load-balancers/health-monitors', body: () => ({ pool: monitoredPool.uuid, type: 'tcp', http: {} }), status: 400, answer: { pool: 'This pool already has a health monitor.' } },
+  { name: 'HTTP 1.0 monitor with host', method: 'POST', path: () => '/v1/load-balancers/health-monitors', body: () => ({ pool: pool.uuid, type: 'http', http: { version: '1.0', host: 'example.com' } }), status: 400, answer: { 'http.host': 'The host argument can not be used with HTTP version 1.0.' } },
+  { name: 'monitor with bad HTTP method and version', method: 'POST', path: () => '/v1/load-balancers/health-monitors', body: () => ({ pool: pool.uuid, type: 'http', http: { method: 'FETCH', version: '2' } }), status: 400, answer: { 'http.method': '"FETCH" is not a valid choice.', 'http.version': '"2" is not a valid choice.' } },
+  { name: 'monitor threshold out of range', method: 'POST', path: () => '/v1/load-balancers/health-monitors', body: () => ({ pool: pool.uuid, type: 'tcp', up_threshold: 11 }), status: 400, answer: { up_threshold: 'Ensure this value is less than or equal to 10.' } },
+  { name: 'monitor PATCH of type', method: 'PATCH', path: () => monitorHref, body: () => ({ type: 'http' }), status: 400, answer: { type: 'This field cannot be changed after creation.' } },
+  { name: 'monitor PATCH of http.version', method: 'PATCH', path: () => httpMonitorHref, body: () => ({ http: { version: '1.1' } }), status: 400, answer: { 'http.version': 'This field cannot be changed after creation.' } },
+  { name: 'monitor PATCH adding host to HTTP 1.0', method: 'PATCH', path: () => httpMonitorHref, body: () => ({ http: { host: 'example.com' } }), status: 400, answer: { 'http.host': 'The host argument can not be used with HTTP version 1.0.' } },
   // servers
-  { name: 'server create without name, flavor and image', method: 'POST', path: () => '/v1/servers', body: () => ({ zone: 'rma1' }), status: 400, answer: { name: ['This field is required.'], flavor: ['This field is required.'], image: ['This field is required.'] } },
-  { name: 'server name that is no host name', method: 'POST', path: () => '/v1/servers', body: () => serverBody({ name: 'web_1' }), status: 400, answer: { name: ['Enter a valid host name or FQDN: letters, digits and hyphens, in labels separated by dots.'] } },
-  { name: 'server with an unknown flavor and image', method: 'POST', path: () => '/v1/servers', body: () => serverBody({ flavor: 'flex-3-3', image: 'windows' }), status: 400, answer: { flavor: ['"flex-3-3" is not a valid choice.'], image: ['"windows" is not a valid choice.'] } },
-  { name: 'server with an unknown zone and a small root volume', method: 'POST', path: () => '/v1/servers', body: () => serverBody({ zone: 'xyz1', volume_size_gb: 5 }), status: 400, answer: { zone: ['"xyz1" is not a valid choice. Choose one of rma1, lpg1.'], volume_size_gb: ['Ensure this value is greater than or equal to 10.'] } },
-  { name: 'server interface on an unknown network', method: 'POST', path: () => '/v1/servers', body: () => serverBody({ interfaces: [{ network: 'public' }, { network: UNKNOWN }] }), status: 400, answer: { interfaces: [{}, { network: [`Object with uuid=${UNKNOWN} does not exist.`] }] } },
-  { name: 'server interface on a network of another zone', method: 'POST', path: () => '/v1/servers', body: () => serverBody({ zone: 'lpg1', interfaces: [{ network: subnet.network.uuid }] }), status: 400, answer: { interfaces: [{ network: ['The network is in zone rma1, not in zone lpg1 of the server.'] }] } },
-  { name: 'server interface without network or subnet', method: 'POST', path: () => '/v1/servers', body: () => serverBody({ interfaces: [{}] }), status: 400, answer: { interfaces: [{ network: ['This field is required.'] }] } },
-  { name: 'server address outside its subnet', method: 'POST', path: () => '/v1/servers', body: () => serverBody({ interfaces: [{ addresses: [{ subnet: subnet.uuid, address: '10.9.9.9' }] }] }), status: 400, answer: { interfaces: [{ addresses: [{ address: ['IP address 10.9.9.9 is not a valid IP for the specified subnet.'] }] }] } },
-  { name: 'server address with a malformed subnet', method: 'POST', path: () => '/v1/servers', body: () => serverBody({ interfaces: [{ addresses: [{ subnet: 'k8s-private' }] }] }), status: 400, answer: { interfaces: [{ addresses: [{ subnet: ['Must be a valid UUID.'] }] }] } },
-  { name: 'server addresses chosen on the public network', method: 'POST', path: () => '/v1/servers', body: () => serverBody({ interfaces: [{ network: 'public', addresses: [{ subnet: subnet.uuid }] }] }), status: 400, answer: { interfaces: [{ addresses: ['Addresses on the public network are assigned by the cloud and cannot be chosen.'] }] } },
-  { name: 'server on a private network where the zone has none', method: 'POST', path: () => '/v1/servers', body: () => serverBody({ zone: 'lpg1', use_private_network: true }), status: 400, answer: { use_private_network: ['There is no private network in zone lpg1.'] } },
-  { name: 'server PATCH of the name to no host name', method: 'PATCH', path: () => servers[0]!.href, body: () => ({ name: 'a b' }), status: 400, answer: { name: ['Enter a valid host name or FQDN: letters, digits and hyphens, in labels separated by dots.'] } },
-  { name: 'server PATCH of the status', method: 'PATCH', path: () => servers[0]!.href, body: () => ({ status: 'stopped' }), status: 400, answer: { status: ['The status changes through the start, stop and reboot actions.'] } },
+  { name: 'server create without name, flavor and image', method: 'POST', path: () => '/v1/servers', body: () => ({ zone: 'rma1' }), status: 400, answer: { name: 'This field is required.', flavor: 'This field is required.', image: 'This field is required.' } },
+  { name: 'server name that is no host name', method: 'POST', path: () => '/v1/servers', body: () => serverBody({ name: 'web_1' }), status: 400, answer: { name: 'Enter a valid host name or FQDN: letters, digits and hyphens, in labels separated by dots.' } },
+  { name: 'server with an unknown flavor and image', method: 'POST', path: () => '/v1/servers', body: () => serverBody({ flavor: 'flex-3-3', image: 'windows' }), status: 400, answer: { flavor: '"flex-3-3" is not a valid choice.', image: '"windows" is not a valid choice.' } },
+  { name: 'server with an unknown zone and a small root volume', method: 'POST', path: () => '/v1/servers', body: () => serverBody({ zone: 'xyz1', volume_size_gb: 5 }), status: 400, answer: { zone: '"xyz1" is not a valid choice. Choose one of rma1, lpg1.', volume_size_gb: 'Ensure this value is greater than or equal to 10.' } },
+  { name: 'server interface on an unknown network', method: 'POST', path: () => '/v1/servers', body: () => serverBody({ interfaces: [{ network: 'public' }, { network: UNKNOWN }] }), status: 400, answer: { 'interfaces[1].network': `Object with uuid=${UNKNOWN} does not exist.` } },
+  { name: 'server interface on a network of another zone', method: 'POST', path: () => '/v1/servers', body: () => serverBody({ zone: 'lpg1', interfaces: [{ network: subnet.network.uuid }] }), status: 400, answer: { 'interfaces[0].network': 'The network is in zone rma1, not in zone lpg1 of the server.' } },
+  { name: 'server interface without network or subnet', method: 'POST', path: () => '/v1/servers', body: () => serverBody({ interfaces: [{}] }), status: 400, answer: { 'interfaces[0].network': 'This field is required.' } },
+  { name: 'server address outside its subnet', method: 'POST', path: () => '/v1/servers', body: () => serverBody({ interfaces: [{ addresses: [{ subnet: subnet.uuid, address: '10.9.9.9' }] }] }), status: 400, answer: { 'interfaces[0].addresses[0].address': 'IP address 10.9.9.9 is not a valid IP for the specified subnet.' } },
+  { name: 'server address with a malformed subnet', method: 'POST', path: () => '/v1/servers', body: () => serverBody({ interfaces: [{ addresses: [{ subnet: 'k8s-private' }] }] }), status: 400, answer: { 'interfaces[0].addresses[0].subnet': 'Must be a valid UUID.' } },
+  { name: 'server addresses chosen on the public network', method: 'POST', path: () => '/v1/servers', body: () => serverBody({ interfaces: [{ network: 'public', addresses: [{ subnet: subnet.uuid }] }] }), status: 400, answer: { 'interfaces[0].addresses': 'Addresses on the public network are assigned by the cloud and cannot be chosen.' } },
+  { name: 'server on a private network where the zone has none', method: 'POST', path: () => '/v1/servers', body: () => serverBody({ zone: 'lpg1', use_private_network: true }), status: 400, answer: { use_private_network: 'There is no private network in zone lpg1.' } },
+  { name: 'server PATCH of the name to no host name', method: 'PATCH', path: () => servers[0]!.href, body: () => ({ name: 'a b' }), status: 400, answer: { name: 'Enter a valid host name or FQDN: letters, digits and hyphens, in labels separated by dots.' } },
+  { name: 'server PATCH of the status', method: 'PATCH', path: () => servers[0]!.href, body: () => ({ status: 'stopped' }), status: 400, answer: { status: 'The status changes through the start, stop and reboot actions.' } },
   { name: 'server PATCH with two attributes', method: 'PATCH', path: () => servers[0]!.href, body: () => ({ name: 'a', tags: {} }), status: 400, answer: { detail: 'Only one attribute can be changed at a time.' } },
   { name: 'server flavor change while running', method: 'PATCH', path: () => servers[0]!.href, body: () => ({ flavor: 'flex-8-4' }), status: 400, answer: { detail: 'The flavor of a server can only be changed if its status is "stopped".' } },
-  { name: 'server name too long', method: 'PATCH', path: () => servers[0]!.href, body: () => ({ name: 'n'.repeat(64) }), status: 400, answer: { name: ['Ensure this field has no more than 63 characters.'] } },
+  { name: 'server name too long', method: 'PATCH', path: () => servers[0]!.href, body: () => ({ name: 'n'.repeat(64) }), status: 400, answer: { name: 'Ensure this field has no more than 63 characters.' } },
   // networks and subnets
-  { name: 'network without name', method: 'POST', path: () => '/v1/networks', body: () => ({ zone: 'rma1' }), status: 400, answer: { name: ['This field is required.'] } },
-  { name: 'network MTU too large', method: 'POST', path: () => '/v1/networks', body: () => ({ name: 'n', mtu: 9001 }), status: 400, answer: { mtu: ['Ensure this value is less than or equal to 9000.'] } },
-  { name: 'network in an unknown zone', method: 'POST', path: () => '/v1/networks', body: () => ({ name: 'n', zone: 'zrh1' }), status: 400, answer: { zone: ['"zrh1" is not a valid choice. Choose one of rma1, lpg1.'] } },
-  { name: 'subnet smaller than /24', method: 'POST', path: () => '/v1/subnets', body: () => ({ network: subnet.network.uuid, cidr: '10.100.1.0/25' }), status: 400, answer: { cidr: ['The subnet must be at least a /24.'] } },
-  { name: 'subnet that is not a CIDR', method: 'POST', path: () => '/v1/subnets', body: () => ({ network: subnet.network.uuid, cidr: '10.100.1.1' }), status: 400, answer: { cidr: ['Enter a valid network address in CIDR notation.'] } },
-  { name: 'subnet overlapping in its network', method: 'POST', path: () => '/v1/subnets', body: () => ({ network: subnet.network.uuid, cidr: '10.100.0.0/23' }), status: 400, answer: { cidr: ['The subnet overlaps 10.100.0.0/24 of the same network.'] } },
-  { name: 'subnet with 0.0.0.0 as DNS server', method: 'POST', path: () => '/v1/subnets', body: () => ({ network: subnet.network.uuid, cidr: '10.100.4.0/24', dns_servers: ['0.0.0.0'] }), status: 400, answer: { dns_servers: ['0.0.0.0 is not a valid DNS server address.'] } },
-  { name: 'subnet gateway outside the subnet', method: 'PATCH', path: () => subnet.href, body: () => ({ gateway_address: '10.9.9.1' }), status: 400, answer: { gateway_address: ['IP address 10.9.9.1 is not a valid IP for the specified subnet.'] } },
-  { name: 'subnet PATCH of its cidr', method: 'PATCH', path: () => subnet.href, body: () => ({ cidr: '10.100.0.0/16' }), status: 400, answer: { cidr: ['This field cannot be changed after creation.'] } },
-  { name: 'network PATCH of its zone', method: 'PATCH', path: () => subnet.network.href, body: () => ({ zone: 'lpg1' }), status: 400, answer: { zone: ['This field cannot be changed after creation.'] } },
+  { name: 'network without name', method: 'POST', path: () => '/v1/networks', body: () => ({ zone: 'rma1' }), status: 400, answer: { name: 'This field is required.' } },
+  { name: 'network MTU too large', method: 'POST', path: () => '/v1/networks', body: () => ({ name: 'n', mtu: 9001 }), status: 400, answer: { mtu: 'Ensure this value is less than or equal to 9000.' } },
+  { name: 'network in an unknown zone', method: 'POST', path: () => '/v1/networks', body: () => ({ name: 'n', zone: 'zrh1' }), status: 400, answer: { zone: '"zrh1" is not a valid choice. Choose one of rma1, lpg1.' } },
+  { name: 'subnet smaller than /24', method: 'POST', path: () => '/v1/subnets', body: () => ({ network: subnet.network.uuid, cidr: '10.100.1.0/25' }), status: 400, answer: { cidr: 'The subnet must be at least a /24.' } },
+  { name: 'subnet that is not a CIDR', method: 'POST', path: () => '/v1/subnets', body: () => ({ network: subnet.network.uuid, cidr: '10.100.1.1' }), status: 400, answer: { cidr: 'Enter a valid network address in CIDR notation.' } },
+  { name: 'subnet overlapping in its network', method: 'POST', path: () => '/v1/subnets', body: () => ({ network: subnet.network.uuid, cidr: '10.100.0.0/23' }), status: 400, answer: { cidr: 'The subnet overlaps 10.100.0.0/24 of the same network.' } },
+  { name: 'subnet with 0.0.0.0 as DNS server', method: 'POST', path: () => '/v1/subnets', body: () => ({ network: subnet.network.uuid, cidr: '10.100.4.0/24', dns_servers: ['0.0.0.0'] }), status: 400, answer: { dns_servers: '0.0.0.0 is not a valid DNS server address.' } },
+  { name: 'subnet gateway outside the subnet', method: 'PATCH', path: () => subnet.href, body: () => ({ gateway_address: '10.9.9.1' }), status: 400, answer: { gateway_address: 'IP address 10.9.9.1 is not a valid IP for the specified subnet.' } },
+  { name: 'subnet PATCH of its cidr', method: 'PATCH', path: () => subnet.href, body: () => ({ cidr: '10.100.0.0/16' }), status: 400, answer: { cidr: 'This field cannot be changed after creation.' } },
+  { name: 'network PATCH of its zone', method: 'PATCH', path: () => subnet.network.href, body: () => ({ zone: 'lpg1' }), status: 400, answer: { zone: 'This field cannot be changed after creation.' } },
   // floating IPs
   { name: 'FIP to a server and an LB at once', method: 'PATCH', path: () => '/v1/floating-ips/5.102.150.123', body: () => ({ server: servers[0]!.uuid, load_balancer: lb.uuid }), status: 400, answer: { detail: 'A floating IP can be assigned to either a server or a load balancer, not both.' } },
   { name: 'FIP unassigned', method: 'PATCH', path: () => '/v1/floating-ips/5.102.150.123', body: () => ({ server: null }), status: 400, answer: { detail: 'A floating IP cannot be unassigned; assign it to another server or load balancer instead.' } },
-  { name: 'FIP to an unknown LB', method: 'PATCH', path: () => '/v1/floating-ips/5.102.150.123', body: () => ({ load_balancer: UNKNOWN }), status: 400, answer: { load_balancer: [`Object with uuid=${UNKNOWN} does not exist.`] } },
-  { name: 'FIP to a malformed server uuid', method: 'PATCH', path: () => '/v1/floating-ips/5.102.150.123', body: () => ({ server: 'node-1' }), status: 400, answer: { server: ['Must be a valid UUID.'] } },
-  { name: 'FIP PATCH of its type', method: 'PATCH', path: () => '/v1/floating-ips/5.102.150.123', body: () => ({ type: 'global' }), status: 400, answer: { type: ['This field cannot be changed after creation.'] } },
+  { name: 'FIP to an unknown LB', method: 'PATCH', path: () => '/v1/floating-ips/5.102.150.123', body: () => ({ load_balancer: UNKNOWN }), status: 400, answer: { load_balancer: `Object with uuid=${UNKNOWN} does not exist.` } },
+  { name: 'FIP to a malformed server uuid', method: 'PATCH', path: () => '/v1/floating-ips/5.102.150.123', body: () => ({ server: 'node-1' }), status: 400, answer: { server: 'Must be a valid UUID.' } },
+  { name: 'FIP PATCH of its type', method: 'PATCH', path: () => '/v1/floating-ips/5.102.150.123', body: () => ({ type: 'global' }), status: 400, answer: { type: 'This field cannot be changed after creation.' } },
   { name: 'unknown FIP', method: 'GET', path: () => '/v1/floating-ips/192.0.2.1', body: () => undefined, status: 404, answer: { detail: 'Not found.' } },
-  { name: 'FIP create without ip_version', method: 'POST', path: () => '/v1/floating-ips', body: () => ({}), status: 400, answer: { ip_version: ['This field is required.'] } },
-  { name: 'FIP create with a /56 IPv4', method: 'POST', path: () => '/v1/floating-ips', body: () => ({ ip_version: 4, prefix_length: 56 }), status: 400, answer: { prefix_length: ['Only IPv6 floating networks with prefix length 56 are supported.'] } },
+  { name: 'FIP create without ip_version', method: 'POST', path: () => '/v1/floating-ips', body: () => ({}), status: 400, answer: { ip_version: 'This field is required.' } },
+  { name: 'FIP create with a /56 IPv4', method: 'POST', path: () => '/v1/floating-ips', body: () => ({ ip_version: 4, prefix_length: 56 }), status: 400, answer: { prefix_length: 'Only IPv6 floating networks with prefix length 56 are supported.' } },
 ];
 
-describe('constraints answer with DRF-shaped errors', () => {
+describe('constraints answer one string per field', () => {
   test.each(rows)('$name', async (row) => {
     const answer = await call(row.method, row.path(), row.body());
     expect(answer).toEqual({ status: row.status, body: row.answer });
@@ -178,7 +179,7 @@ describe('constraints that need more than one request', () => {
     const answer = await call('PATCH', '/v1/floating-ips/5.102.150.123', { load_balancer: lpgLb.uuid });
     expect(answer).toEqual({
       status: 400,
-      body: { load_balancer: ['The target is in zone lpg1, outside the region rma of this regional floating IP.'] },
+      body: { load_balancer: 'The target is in zone lpg1, outside the region rma of this regional floating IP.' },
     });
     // A global one can go anywhere.
     expect((await call('PATCH', '/v1/floating-ips/2a06:c01:ffff::123', { load_balancer: lpgLb.uuid })).status).toBe(204);
@@ -190,7 +191,7 @@ describe('constraints that need more than one request', () => {
     expect(network.network).toMatch(/\/56$/);
     expect(await call('PATCH', network.href, { load_balancer: lb.uuid })).toEqual({
       status: 400,
-      body: { load_balancer: ['Only single-address floating IPs can be assigned to a load balancer.'] },
+      body: { load_balancer: 'Only single-address floating IPs can be assigned to a load balancer.' },
     });
     await call('DELETE', network.href);
   });

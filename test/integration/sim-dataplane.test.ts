@@ -252,7 +252,7 @@ describe('deletes that hold until they reached the data plane (deletesHoldUntilP
     const listenerBody = { name: 'again', pool: w.pool, protocol: 'tcp', protocol_port: 80 };
     expect(await call('POST', '/v1/load-balancers/listeners', listenerBody)).toEqual({
       status: 400,
-      body: { protocol_port: ["The load balancer's tcp listener on port 80 is still being deleted or moved; try again later."] },
+      body: { protocol_port: "The load balancer's tcp listener on port 80 is still being deleted or moved; try again later." },
     });
     const memberBody = { name: 'again', protocol_port: 30080, address: w.servers[0]!.address, subnet: w.subnet };
     expect(await call('POST', `/v1/load-balancers/pools/${w.pool}/members`, memberBody)).toEqual({
@@ -260,7 +260,7 @@ describe('deletes that hold until they reached the data plane (deletesHoldUntilP
       body: { detail: `A member with address ${w.servers[0]!.address} and protocol_port 30080 is still being deleted from the pool; try again later.` },
     });
     expect((await call('POST', '/v1/load-balancers/health-monitors', { pool: w.pool, type: 'tcp' })).body).toEqual({
-      pool: ["This pool's previous health monitor is still being deleted; try again later."],
+      pool: "This pool's previous health monitor is still being deleted; try again later.",
     });
     // Another port is free at once, and a port a listener moved away from is held too.
     const other = await addListener(w, 443);

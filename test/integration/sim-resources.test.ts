@@ -604,7 +604,7 @@ describe('server lifecycle', () => {
     expect(server.interfaces[1]!.addresses[0]).toMatchObject({ gateway: null, reverse_ptr: null, subnet: { uuid: subnet.uuid, cidr: '10.100.0.0/24' } });
     // The fixed address is now taken.
     const clash = await call('POST', '/v1/servers', serverBody({ interfaces: [{ addresses: [{ subnet: subnet.uuid, address: '10.100.0.50' }] }] }));
-    expect(clash).toMatchObject({ status: 400, body: { interfaces: [{ addresses: [{ address: ['IP address 10.100.0.50 is already in use.'] }] }] } });
+    expect(clash).toMatchObject({ status: 400, body: { 'interfaces[0].addresses[0].address': 'IP address 10.100.0.50 is already in use.' } });
     await call('DELETE', server.href);
     await call('DELETE', network.href);
   });
@@ -633,7 +633,7 @@ describe('server lifecycle', () => {
     expect((await call<Server>('GET', server.href)).body.name).toBe('renamed.example.com');
     expect(await call('PATCH', server.href, { status: 'stopped' })).toMatchObject({
       status: 400,
-      body: { status: ['The status changes through the start, stop and reboot actions.'] },
+      body: { status: 'The status changes through the start, stop and reboot actions.' },
     });
     await call('DELETE', server.href);
   });
@@ -666,7 +666,7 @@ describe('server lifecycle', () => {
     for (let i = 0; i < 15; i++) created.push(await create<FloatingIp>('/v1/floating-ips', { ip_version: 4, server: server.uuid }));
     expect(await call('POST', '/v1/floating-ips', { ip_version: 6, server: server.uuid })).toMatchObject({
       status: 400,
-      body: { server: ['The server already has 15 floating IPs, the most it can have.'] },
+      body: { server: 'The server already has 15 floating IPs, the most it can have.' },
     });
     // Re-assigning one of its own floating IPs to it is no new one.
     expect((await call('PATCH', created[0]!.href, { server: server.uuid })).status).toBe(204);

@@ -18,6 +18,11 @@ describe('normaliseErrorBody', () => {
       body: '{"protocol_port": ["The protocol_port must be between 1 and 65535."]}',
       expected: { protocol_port: ['The protocol_port must be between 1 and 65535.'] },
     },
+    {
+      name: 'one string per field as text (the real API, the SDK)',
+      body: '{"flavor": "\\"flex-3-3\\" is not a valid choice."}',
+      expected: { flavor: '"flex-3-3" is not a valid choice.' },
+    },
     { name: 'already parsed', body: { detail: 'x' }, expected: { detail: 'x' } },
     { name: 'a bare list', body: '["First.", "Second."]', expected: { detail: 'First. Second.' } },
     { name: 'an empty list', body: '[]', expected: undefined },
@@ -54,6 +59,15 @@ describe('CloudscaleRequestError', () => {
         'allowed_cidrs: Enter a valid network address in CIDR notation.',
     );
     expect(error.isNotFound).toBe(false);
+  });
+
+  test('one string per field (the real API): the message names the field', () => {
+    const error = make(400, '{"protocol_port": "The protocol_port must be between 1 and 65535."}');
+    expect(error.fieldErrors).toEqual({ protocol_port: 'The protocol_port must be between 1 and 65535.' });
+    expect(error.message).toBe(
+      'cloudscale API POST /v1/load-balancers/listeners answered 400: ' +
+        'protocol_port: The protocol_port must be between 1 and 65535.',
+    );
   });
 
   test('404 is not-found and keeps the detail', () => {

@@ -1,7 +1,8 @@
 // The simulator's catalogue of flavors and images: what `GET /v1/flavors` lists (the flex and
 // plus sizes, the GPU flavors), which images a server can be created from (older ones still
-// offered too), and that `POST /v1/servers` accepts every listed flavor and image and refuses
-// others. Driven through the route handlers against a simulated cloud, without HTTP.
+// offered too), that `POST /v1/servers` accepts every listed flavor and image and refuses
+// others, and that a stopped server scales to a listed flavor. Driven through the route
+// handlers against a simulated cloud, without HTTP.
 import { describe, expect, test } from 'vitest';
 import { SERVER_FLAVORS, SERVER_IMAGES, serverFlavor } from '../../src/sim/catalog.js';
 import { callRoute as call, emptyCloud } from '../support/sim-handlers.js';
@@ -19,6 +20,7 @@ describe('GET /v1/flavors', () => {
     // slug, vCPUs, GB: sizes public material shows (SDK and acceptance tests, provider configs)
     ['flex-4-1', 1, 4],
     ['flex-4-2', 2, 4],
+    ['flex-4-4', 4, 4],
     ['flex-8-2', 2, 8],
     ['flex-8-4', 4, 8],
     ['flex-16-4', 4, 16],
@@ -28,6 +30,7 @@ describe('GET /v1/flavors', () => {
     ['plus-192-96', 96, 192],
     // sizes that complete the pattern (the simulator's guess, see docs/cloudscale-api.md)
     ['flex-96-24', 24, 96],
+    ['flex-16-16', 16, 16],
     ['plus-128-32', 32, 128],
   ])('lists %s with %i vCPUs and %i GB, no GPU, in both zones', (slug, vcpus, memory) => {
     const flavor = listedFlavors().find((f) => f.slug === slug);
@@ -62,7 +65,7 @@ describe('GET /v1/flavors', () => {
       else expect(['flex', 'plus'], flavor.slug).toContain(family);
     }
     const count = (family: string) => flavors.filter((f) => f.slug.startsWith(`${family}-`)).length;
-    expect({ flex: count('flex'), plus: count('plus'), gpu: count('gpu2') }).toEqual({ flex: 12, plus: 16, gpu: 3 });
+    expect({ flex: count('flex'), plus: count('plus'), gpu: count('gpu2') }).toEqual({ flex: 15, plus: 16, gpu: 3 });
   });
 });
 
@@ -96,12 +99,40 @@ describe('POST /v1/servers with the catalogue', () => {
     ['gpu2-128-16-1', 'a GPU slug cut short'],
   ])('refuses flavor %s (%s) with a DRF choice error', (slug) => {
     const refused = call(emptyCloud(), 'POST', '/v1/servers', { name: 'node-1', flavor: slug, image: 'debian-12' });
-    expect(refused).toEqual({ status: 400, body: { flavor: [`"${slug}" is not a valid choice.`] } });
+    expect(refused).toEqual({ status: 400, body: { flavor: `"${slug}" is not a valid choice.` } });
   });
 
   test('refuses an image that is not offered (centos-7) with a DRF choice error', () => {
     const refused = call(emptyCloud(), 'POST', '/v1/servers', { name: 'node-1', flavor: 'flex-4-2', image: 'centos-7' });
-    expect(refused).toEqual({ status: 400, body: { image: ['"centos-7" is not a valid choice.'] } });
+    expect(refused).toEqual({ status: 400, body: { image: '"centos-7" is not a valid choice.' } });
+  });
+});
+
+describe('PATCH /v1/servers/{uuid} with the catalogue', () => {
+  // The steps of cloudscale's SDK's own server test, run against the real API: a stopped
+  // server, a PATCH of two attributes refused, then the flavor alone.
+  test('a stopped server scales to flex-4-4; flavor and name at once are refused as "Only one attribute"', () => {
+    const state = emptyCloud();
+    const server = call(state, 'POST', '/v1/servers', { name: 'node-1', flavor: 'flex-4-2', image: 'debian-11' }).body as { uuid: string };
+    const params = { uuid: server.uuid };
+    expect(call(state, 'POST', '/v1/servers/{uuid}/stop', {}, params).status).toBe(204);
+    const both = call(state, 'PATCH', '/v1/servers/{uuid}', { flavor: 'flex-4-4', name: 'bar' }, params);
+    expect(both).toEqual({ status: 400, body: { detail: 'Only one attribute can be changed at a time.' } });
+    expect(call(state, 'PATCH', '/v1/servers/{uuid}', { flavor: 'flex-4-4' }, params).status).toBe(204);
+    expect(call(state, 'GET', '/v1/servers/{uuid}', {}, params).body).toMatchObject({
+      status: 'stopped',
+      flavor: { slug: 'flex-4-4', name: 'Flex-4-4', vcpu_count: 4, memory_gb: 4 },
+    });
+  });
+
+  test('an unknown flavor is refused with one string for the field, as the SDK reads it', () => {
+    const state = emptyCloud();
+    const server = call(state, 'POST', '/v1/servers', { name: 'node-1', flavor: 'flex-4-2', image: 'debian-12' }).body as { uuid: string };
+    call(state, 'POST', '/v1/servers/{uuid}/stop', {}, { uuid: server.uuid });
+    expect(call(state, 'PATCH', '/v1/servers/{uuid}', { flavor: 'flex-4-3' }, { uuid: server.uuid })).toEqual({
+      status: 400,
+      body: { flavor: '"flex-4-3" is not a valid choice.' },
+    });
   });
 });
 
