@@ -12,6 +12,12 @@ export interface PropagationTable {
   newListener: number;
   /** A listener re-created on a port the load balancer had one on, or a PATCH of its port or protocol. */
   listener: number;
+  /**
+   * A listener created on a port the load balancer had one on, for a pool created after that
+   * port's last listener went (deleted, moved, or with its pool): the port's pool re-created,
+   * as cloudscale's Go CCM does for an algorithm change.
+   */
+  newPool: number;
   /** A PATCH of a listener's `allowed_cidrs`. */
   allowedCidrs: number;
   /** A member created, enabled, disabled or deleted. */
@@ -23,7 +29,7 @@ export interface PropagationTable {
 }
 
 export type PropagationKind = keyof PropagationTable;
-export const PROPAGATION_KINDS: readonly PropagationKind[] = ['newListener', 'listener', 'allowedCidrs', 'member', 'monitor', 'delete'];
+export const PROPAGATION_KINDS: readonly PropagationKind[] = ['newListener', 'listener', 'newPool', 'allowedCidrs', 'member', 'monitor', 'delete'];
 const MAX_PROPAGATION_MS = 3_600_000;
 
 /** The delay of one kind of change: a number is the same delay for every kind. */

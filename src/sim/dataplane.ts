@@ -25,6 +25,7 @@ import {
   type ProbeResult,
   type ReachedMember,
 } from './dataplane-views.js';
+import { portKey, TakenChanges } from './dataplane-kinds.js';
 import { EventQueue } from './event-queue.js';
 import { applyChecks, checksBetween, nextStatusChange, type CheckCounters, type MonitorTiming } from './health-checks.js';
 import { cidrContains, parseCidr, type CidrNetwork, type IpAddress } from './net.js';
@@ -106,14 +107,14 @@ interface LbPlane {
   pools: Map<string, PoolPlane>;
   ports: Map<string, PortHistory>;
   roundRobin: Map<string, number>;
+  /** What the API took, in its order: it decides each change's propagation kind. */
+  taken: TakenChanges;
 }
 
 type DataPlaneEvent =
   | { kind: 'config'; lbUuid: string; change: ConfigChange }
   | { kind: 'input'; addresses: readonly string[] }
   | { kind: 'status'; memberUuid: string; version: number };
-
-const portKey = (protocol: string, port: number): string => `${protocol}/${port}`;
 
 export class DataPlane {
   private readonly lbs = new Map<string, LbPlane>();
@@ -172,19 +173,27 @@ export class DataPlane {
       pools: new Map(),
       ports: new Map(),
       roundRobin: new Map(),
+      taken: new TakenChanges(),
     });
+  }
+
+  /** The API created a pool: nothing reaches the data plane, but a listener on it may be a `newPool`. */
+  poolCreated(lbUuid: string, poolUuid: string): void {
+    this.lbPlane(lbUuid, this.now()).taken.poolCreated(poolUuid);
   }
 
   /**
    * A configuration change the API just took; it reaches the data plane after the propagation
-   * delay of its kind (`as`, or the kind the change implies: a listener on a port the load
-   * balancer never had one on is a `newListener`).
+   * delay of its kind (`as`, or the kind the change implies, dataplane-kinds.ts: a listener on
+   * a port the load balancer never had one on is a `newListener`, one on a re-created pool a
+   * `newPool`).
    */
   configure(lbUuid: string, change: ConfigChange, as?: PropagationKind): void {
     const now = this.now();
     this.advance(now);
     const lb = this.lbPlane(lbUuid, now);
-    const kind = as ?? this.propagationKind(lb, change);
+    const implied = lb.taken.take(change, lb.ports);
+    const kind = as ?? implied;
     if (change.kind === 'listener') this.portHistory(lb, change.protocol, change.port);
     const { propagationMs, healthChecks } = this.timingsInForce;
     const realistic = healthChecks || PROPAGATION_KINDS.some((k) => propagationOf(propagationMs, k) > 0);
@@ -193,23 +202,6 @@ export class DataPlane {
     lb.lastEffective = effective;
     this.queue.push(effective, { kind: 'config', lbUuid, change });
     this.advance(now);
-  }
-
-  private propagationKind(lb: LbPlane, change: ConfigChange): PropagationKind {
-    switch (change.kind) {
-      case 'listener':
-        return lb.ports.has(portKey(change.protocol, change.port)) ? 'listener' : 'newListener';
-      case 'member':
-      case 'member-deleted':
-        return 'member';
-      case 'monitor':
-      case 'monitor-deleted':
-        return 'monitor';
-      case 'listener-deleted':
-      case 'pool-deleted':
-      case 'lb-deleted':
-        return 'delete';
-    }
   }
 
   /**

@@ -181,6 +181,7 @@ export const poolRoutes: Route[] = [
         tags: tags ?? {},
       };
       ctx.state.pools.set(pool.uuid, pool);
+      ctx.state.dataPlane.poolCreated(lb.uuid, pool.uuid);
       return created(ctx.state.renderPool(pool));
     },
   },

@@ -20,6 +20,8 @@ export interface World {
  * gives a bound ("within 30 s") the delay is that bound, where it gives a range the slow end:
  * - newListener 30 s: the acceptance tests give a new listener 30 s to serve;
  * - listener 15 s: re-creating a listener costs 10–15 s (the Go CCM's notes);
+ * - newPool 45 s: re-creating a pool costs 30–45 s (the Go CCM's notes), so a port whose pool
+ *   is deleted and created anew serves no sooner than that;
  * - allowedCidrs 15 s: the acceptance tests sleep 15 s after a change of `allowed_cidrs`;
  * - member 5 s: a member's change reaches the load balancer within 20 s and a re-enabled one
  *   serves within 10 s (the acceptance tests); 5 s plus the default monitor's first checks
@@ -31,6 +33,7 @@ export interface World {
 export const REAL_PROPAGATION: PropagationTable = {
   newListener: 30_000,
   listener: 15_000,
+  newPool: 45_000,
   allowedCidrs: 15_000,
   member: 5_000,
   monitor: 5_000,

@@ -461,6 +461,43 @@ describe('worlds and the time scale', () => {
     expect(await memberStatus(b.body.href)).toBe('up');
   });
 
+  test('strict: a pool deleted and created anew serves 45 s after its listener, a listener re-created on its pool 15 s after', async () => {
+    // At time scale 0.01: 45 s take 450 ms, 15 s 150 ms, a delete settles in 20 ms.
+    const w = await world({}, { world: 'strict', timeScale: 0.01 });
+    const monitorTiming = { delay_s: 2, up_threshold: 2, down_threshold: 3 };
+    await addMonitor(w, monitorTiming);
+    await addMember(w, 0);
+    const first = await addListener(w);
+    await sleep(first.after + 300 - Date.now() + 30);
+    expect((await probe(w)).status).toBe(200);
+
+    // The Go CCM's algorithm change: delete the pool (its listener goes with it), then a new
+    // pool with its member, monitor and listener, once the port is free.
+    const deleted = await timed('DELETE', `/v1/load-balancers/pools/${w.pool}`);
+    await sleep(deleted.after + 20 - Date.now() + 30);
+    const pool = (await timed('POST', '/v1/load-balancers/pools', { name: 'p2', load_balancer: w.lb.uuid, algorithm: 'least_connections', protocol: 'tcp' })).body;
+    w.pool = pool.uuid;
+    await addMember(w, 0);
+    await addMonitor(w, monitorTiming);
+    const onNewPool = await addListener(w);
+    await sleep(onNewPool.after + 450 - Date.now() + 30);
+    expect((await probe(w)).status).toBe(200);
+
+    // A listener re-created on the pool that stays: the shorter re-creation.
+    const listenerDeleted = await timed('DELETE', onNewPool.body.href);
+    await sleep(listenerDeleted.after + 20 - Date.now() + 30);
+    const onSamePool = await addListener(w);
+    await sleep(onSamePool.after + 150 - Date.now() + 30);
+    expect((await probe(w)).status).toBe(200);
+
+    const { intervals } = intervalsOf(w);
+    expect(intervals.map((i) => i.serving)).toEqual([false, true, false, true, false, true]);
+    expect(intervals[3]!.from).toBeGreaterThanOrEqual(onNewPool.before + 450);
+    expect(intervals[3]!.from).toBeLessThanOrEqual(onNewPool.after + 450);
+    expect(intervals[5]!.from).toBeGreaterThanOrEqual(onSamePool.before + 150);
+    expect(intervals[5]!.from).toBeLessThanOrEqual(onSamePool.after + 150);
+  });
+
   test('strict: a deleted member settles before its address and port are free again (400), then they are', async () => {
     // 5 s × 0.1: the re-create right after the delete surely comes before it settled.
     const w = await world({}, { world: 'strict', timeScale: 0.1 });
@@ -493,7 +530,7 @@ describe('worlds and the time scale', () => {
     expect(sim.admin.setDataPlane({ propagationMs: { delete: 7 } }).propagationMs).toEqual({ ...REAL_PROPAGATION, member: 0, delete: 7 });
     expect(await call('PATCH', '/_sim/data-plane', { propagationMs: { deletes: 1 } })).toEqual({
       status: 400,
-      body: { detail: 'dataPlane.propagationMs: unknown kind "deletes" (expected one of: newListener, listener, allowedCidrs, member, monitor, delete)' },
+      body: { detail: 'dataPlane.propagationMs: unknown kind "deletes" (expected one of: newListener, listener, newPool, allowedCidrs, member, monitor, delete)' },
     });
     await sim.stop();
     sim = await startSimulator();

@@ -147,7 +147,7 @@ describe('readDataPlaneTimings', () => {
     { value: { healthChecks: 'yes' }, timings: base, problems: ['dataPlane.healthChecks: expected true or false, got "yes"'] },
     {
       value: { propagationMs: { member: 5000, delete: 2000 } },
-      timings: { ...base, propagationMs: { newListener: 0, listener: 0, allowedCidrs: 0, member: 5000, monitor: 0, delete: 2000 } },
+      timings: { ...base, propagationMs: { newListener: 0, listener: 0, newPool: 0, allowedCidrs: 0, member: 5000, monitor: 0, delete: 2000 } },
       problems: [],
     },
     {
@@ -155,13 +155,13 @@ describe('readDataPlaneTimings', () => {
       timings: base,
       problems: [
         'dataPlane.propagationMs.member: expected milliseconds from 0 to 3600000, got -1',
-        'dataPlane.propagationMs: unknown kind "listeners" (expected one of: newListener, listener, allowedCidrs, member, monitor, delete)',
+        'dataPlane.propagationMs: unknown kind "listeners" (expected one of: newListener, listener, newPool, allowedCidrs, member, monitor, delete)',
       ],
     },
     {
       value: { propagationMs: 'slow' },
       timings: base,
-      problems: ['dataPlane.propagationMs: expected milliseconds from 0 to 3600000, or a mapping of newListener, listener, allowedCidrs, member, monitor, delete to them, got "slow"'],
+      problems: ['dataPlane.propagationMs: expected milliseconds from 0 to 3600000, or a mapping of newListener, listener, newPool, allowedCidrs, member, monitor, delete to them, got "slow"'],
     },
     { value: { propagation: 5 }, timings: base, problems: ['dataPlane: unknown field "propagation" (expected one of: propagationMs, healthChecks, deletesHoldUntilPropagated, errorWhilePoolDown)'] },
     { value: [], timings: base, problems: ['dataPlane: expected a mapping with any of propagationMs, healthChecks, deletesHoldUntilPropagated, errorWhilePoolDown'] },
@@ -221,6 +221,71 @@ describe('DataPlane on an injected clock', () => {
     at(75);
     expect(plane.probe('lb', 'tcp', 80)).toMatchObject({ served: false });
     expect(plane.serving('lb')![0]!.longestOutageMs).toBe(13_000 * scale);
+  });
+
+  // The port served from 30 s; at 40 s its pool changes as each client does it. The last call,
+  // the listener's create at 41 s, decides when the port serves again: 45 s later on a pool
+  // created after the port lost its listener (the Go CCM's algorithm change), 15 s later on a
+  // pool that existed before (a listener re-created; the pool swap's successor).
+  interface PoolChange {
+    /** The calls at 40 s, before the listener's create at 41 s. */
+    steps: (plane: DataPlane) => void;
+    /** Seconds from the listener's create until the port serves. */
+    servesAfter: number;
+    /** The pool of the new listener: `pool2` (given a member and a monitor at 41 s) unless said. */
+    onPool?: string;
+  }
+  const poolChanges: Record<string, PoolChange> = {
+    'pool deleted with its listener, then created anew with member, monitor, listener (the Go CCM)': {
+      steps: (plane: DataPlane) => {
+        plane.configure('lb', { kind: 'pool-deleted', uuid: 'pool', keepListeners: false });
+        plane.poolCreated('lb', 'pool2');
+      },
+      servesAfter: 45,
+    },
+    'pool deleted keeping its listener (pool null), that listener deleted, the pool created anew': {
+      steps: (plane: DataPlane) => {
+        plane.configure('lb', { kind: 'pool-deleted', uuid: 'pool', keepListeners: true });
+        plane.configure('lb', { kind: 'listener-deleted', uuid: 'l80' });
+        plane.poolCreated('lb', 'pool2');
+      },
+      servesAfter: 45,
+    },
+    'listener deleted and re-created on its pool, which stays': {
+      steps: (plane: DataPlane) => plane.configure('lb', { kind: 'listener-deleted', uuid: 'l80' }),
+      servesAfter: 15,
+      onPool: 'pool',
+    },
+    'successor pool created first, then the listener moved to it and the old pool deleted (the pool swap)': {
+      steps: (plane: DataPlane) => {
+        plane.poolCreated('lb', 'pool2');
+        plane.configure('lb', { kind: 'listener-deleted', uuid: 'l80' });
+        plane.configure('lb', { kind: 'pool-deleted', uuid: 'pool', keepListeners: false });
+      },
+      servesAfter: 15,
+    },
+  };
+  const poolChangeRows = Object.entries(poolChanges).flatMap(([name, row]) => [1, 0.05].map((scale) => [name, scale, row] as const));
+  it.each(poolChangeRows)('strict world: %s, at time scale %s', (_, scale, { steps, servesAfter, onPool = 'pool2' }) => {
+    const { plane, clock } = planeAt(WORLDS.strict.dataPlane, scale);
+    const at = (seconds: number) => (clock.now = seconds * 1000 * scale);
+    plane.configure('lb', monitor);
+    plane.configure('lb', member('m1', '10.0.0.1'));
+    plane.configure('lb', listener);
+    at(30);
+    expect(plane.probe('lb', 'tcp', 80)).toMatchObject({ served: true });
+    at(40);
+    steps(plane);
+    at(41);
+    if (onPool !== 'pool') {
+      plane.configure('lb', { ...member('m2', '10.0.0.2'), poolUuid: onPool });
+      plane.configure('lb', { ...monitor, uuid: 'mon2', poolUuid: onPool });
+    }
+    plane.configure('lb', { ...listener, uuid: 'l80b', poolUuid: onPool });
+    at(41 + servesAfter - 0.001);
+    expect(plane.probe('lb', 'tcp', 80)).toMatchObject({ served: false });
+    at(41 + servesAfter);
+    expect(plane.probe('lb', 'tcp', 80)).toMatchObject({ served: true });
   });
 
   it('health checks: changing, up after up_threshold × delay_s, down after down_threshold failed checks', () => {
