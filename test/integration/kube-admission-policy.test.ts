@@ -8,6 +8,8 @@
 // - a Service that is not ours (another type, a loadBalancerClass) is not checked;
 // - a bad value the Service already had does not block later writes (the tool's finalizer),
 //   while changing it to another bad value is refused;
+// - a Service that becomes ours (ClusterIP or NodePort changed to LoadBalancer) is judged on
+//   every value it carries, as if created so; one that stops being ours is not judged;
 // - with validationActions Warn the Service is created and the API server sends the message as
 //   a warning.
 import { KubernetesObjectApi, setHeaderOptions, type KubernetesObject, type V1Service } from '@kubernetes/client-node';
@@ -198,6 +200,56 @@ describe('what the policy leaves alone', () => {
     );
     expect(policyMessages(messageOf(refused))).toEqual(toolMessages({ [LB_ANNOTATIONS.flavor.key]: 'Still Bad' }));
     expect((await patch('lb-standard')).metadata?.annotations?.[LB_ANNOTATIONS.flavor.key]).toBe('lb-standard');
+  });
+});
+
+describe('a Service that becomes a load balancer of the tool is judged on every value it carries', () => {
+  const BAD_DELAY = { [LB_ANNOTATIONS.healthMonitorDelayS.key]: '0' };
+  const GOOD = { [LB_ANNOTATIONS.healthMonitorDelayS.key]: '5', [LB_ANNOTATIONS.flavor.key]: 'lb-standard' };
+
+  /** A dry-run JSON merge patch of Service `name`. */
+  const mergePatch = (name: string, body: object) =>
+    testConnection().core.patchNamespacedService({ namespace, name, body, dryRun: 'All' }, setHeaderOptions('Content-Type', 'application/merge-patch+json'));
+
+  /** Creates a Service of type `from` with `annotations`, then dry-run patches it to `to`: the API server's error, or undefined. */
+  async function changeType(from: 'ClusterIP' | 'NodePort', annotations: Record<string, string>, to: { type: 'LoadBalancer'; loadBalancerClass?: string }): Promise<unknown> {
+    const core = testConnection().core;
+    const name = uniqueName(from.toLowerCase());
+    await core.createNamespacedService({ namespace, body: serviceBody(name, annotations, { type: from }) });
+    try {
+      const patched = await mergePatch(name, { spec: to });
+      expect(patched.spec?.type).toBe(to.type);
+      return undefined;
+    } catch (error) {
+      return error;
+    } finally {
+      await core.deleteNamespacedService({ namespace, name });
+    }
+  }
+
+  test.each(['ClusterIP', 'NodePort'] as const)('%s to LoadBalancer with a bad value: refused with the tool’s message', async (from) => {
+    const refused = await changeType(from, BAD_DELAY, { type: 'LoadBalancer' });
+    expect(statusOf(refused)).toBe(422);
+    expect(messageOf(refused)).toMatch(
+      new RegExp(`^services "[^"]+" is forbidden: ValidatingAdmissionPolicy '${ADMISSION_POLICY_NAME}' with binding '${ADMISSION_POLICY_NAME}' denied request: `),
+    );
+    expect(toolMessages(BAD_DELAY)).toHaveLength(1);
+    expect(policyMessages(messageOf(refused))).toEqual(toolMessages(BAD_DELAY));
+  });
+
+  test.each(['ClusterIP', 'NodePort'] as const)('%s to LoadBalancer with good values: accepted', async (from) => {
+    expect(toolMessages(GOOD)).toEqual([]);
+    expect(await changeType(from, GOOD, { type: 'LoadBalancer' })).toBeUndefined();
+  });
+
+  test('ClusterIP to LoadBalancer of another load balancer class, with a bad value: accepted (not ours)', async () => {
+    expect(await changeType('ClusterIP', BAD_DELAY, { type: 'LoadBalancer', loadBalancerClass: 'example.com/other' })).toBeUndefined();
+  });
+
+  test('a load balancer changed to ClusterIP, a bad value added on the way: accepted (no longer ours)', async () => {
+    const patched = await mergePatch(preexisting, { metadata: { annotations: BAD_DELAY }, spec: { type: 'ClusterIP' } });
+    expect(patched.spec?.type).toBe('ClusterIP');
+    expect(patched.metadata?.annotations).toMatchObject(BAD_DELAY);
   });
 });
 

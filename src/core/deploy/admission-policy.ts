@@ -243,6 +243,11 @@ export function admissionMessage(key: string, problem: string, format: string): 
   return `${key}: ${problem}; expected ${format}`;
 }
 
+/** CEL: `object` (the request's `object` or `oldObject`) is a Service the tool reconciles. */
+function loadBalancerOfThisTool(object: 'object' | 'oldObject'): string {
+  return `${object}.spec.type == "LoadBalancer" && (!has(${object}.spec.loadBalancerClass) || ${object}.spec.loadBalancerClass == "")`;
+}
+
 export function buildAdmissionPolicy(labels: Readonly<Record<string, string>>): KubernetesObject & { spec: unknown } {
   const checked = checkedAnnotations();
   return {
@@ -259,20 +264,18 @@ export function buildAdmissionPolicy(labels: Readonly<Record<string, string>>): 
         matchPolicy: 'Equivalent',
         resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['services'], scope: '*' }],
       },
-      matchConditions: [
-        {
-          name: 'load-balancer-of-this-tool',
-          expression: 'object.spec.type == "LoadBalancer" && (!has(object.spec.loadBalancerClass) || object.spec.loadBalancerClass == "")',
-        },
-      ],
+      matchConditions: [{ name: 'load-balancer-of-this-tool', expression: loadBalancerOfThisTool('object') }],
       variables: [
         { name: 'annotations', expression: 'has(object.metadata.annotations) ? object.metadata.annotations : {}' },
+        // What the Service had while it already was one of the tool's load balancers; a Service
+        // that becomes one (created so, or changed from another type or class) had nothing yet,
+        // so every value it carries is judged.
         {
           name: 'oldAnnotations',
-          expression: 'request.operation == "UPDATE" && has(oldObject.metadata.annotations) ? oldObject.metadata.annotations : {}',
+          expression: `request.operation == "UPDATE" && ${loadBalancerOfThisTool('oldObject')} && has(oldObject.metadata.annotations) ? oldObject.metadata.annotations : {}`,
         },
-        // A value the Service already had is left to the tool: the API server must keep accepting
-        // the tool's own writes (finalizer, uuid) to a Service created before the policy.
+        // A value the load balancer already had is left to the tool: the API server must keep
+        // accepting the tool's own writes (finalizer, uuid) to a Service created before the policy.
         {
           name: 'changed',
           expression: 'variables.annotations.filter(key, !(key in variables.oldAnnotations) || variables.oldAnnotations[key] != variables.annotations[key])',

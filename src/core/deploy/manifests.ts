@@ -246,7 +246,7 @@ export function admissionPolicyManifests(mode: Exclude<AdmissionMode, 'none'>): 
       object: buildAdmissionPolicy(LABELS),
       comments: [
         { path: ['metadata'], text: 'refuses a Service of type LoadBalancer whose load-balancer annotations the tool would refuse, with its message (generated from src/core/lb/annotations.ts)' },
-        { path: ['spec', 'variables', 2], text: "only values new or changed by the request: a value the Service already had is left to the tool's check, so the tool's own writes to it keep being accepted" },
+        { path: ['spec', 'variables', 2], text: "only values new or changed by the request, every value of a Service that becomes a load balancer of the tool: a value it already had as one is left to the tool's check, so the tool's own writes to it keep being accepted" },
         { path: ['spec', 'validations'], text: `one per checked annotation; only the tool checks ${toolOnly.join(', ')}` },
       ],
     },
