@@ -195,6 +195,18 @@ describe('a load balancer in status "error" is planned and changed as usual, wit
     expect(warnings(plan)).toEqual([`${why}${verdict}`]);
   });
 
+  test('a pool swap stopped at its gate, the successor down too: the successor is named by the port it is to serve', () => {
+    const world = servingWorld(60);
+    world.annotate({ 'loadbalancer-health-monitor-type': 'http' });
+    stopAtGate(world, world.plan());
+    world.lbs[0]!.status = 'error';
+    report(world, 'down');
+    const [warning] = warnings(world.plan());
+    expect(warning).toContain('pool tcp/http (port TCP 80) has every member down: ');
+    expect(warning).toContain('; pool tcp/http (no port yet: it is to serve TCP 80) has every member down: ');
+    expect(warning).not.toContain('no port)');
+  });
+
   test('in "error" with no pool down as listed: planned as usual, the warning says the cause is not visible', () => {
     const world = servingWorld(60);
     world.lbs[0]!.status = 'error';

@@ -6,7 +6,7 @@
 import type { HealthMonitor, MemberState, MonitorStatus } from '../cloudscale/types.js';
 import type { ObjectRef, PlannedAction } from './actions.js';
 import type { ActualLoadBalancer, ActualPool } from './actual.js';
-import type { DesiredMonitor } from './desired.js';
+import type { DesiredMonitor, DesiredPool } from './desired.js';
 import type { PlanWarning } from './problems.js';
 
 /** A monitor status that takes traffic: checked healthy, or in a pool without a monitor. */
@@ -93,6 +93,7 @@ function repairsOf(pool: ActualPool, actions: readonly PlannedAction[]): string[
  */
 export function errorExplanation(
   actual: ActualLoadBalancer,
+  desiredPools: readonly DesiredPool[],
   actions: readonly PlannedAction[],
   nodeOf: (address: string) => string | undefined,
 ): PlanWarning {
@@ -106,13 +107,23 @@ export function errorExplanation(
     };
   }
   const pools = down.map(({ pool, down: members }) => {
-    const ports = pool.listeners.map((l) => `${l.protocol.toUpperCase()} ${l.protocol_port}`).join(', ') || 'no port';
+    const serves = pool.listeners.length > 0 ? `port ${pool.listeners.map(portName).join(', ')}` : portToServe(pool, desiredPools);
     const repairs = repairsOf(pool, actions);
     const verdict =
       repairs.length > 0
         ? `this plan ${repairs.join(', ')}, which repairs it once a member passes its check`
         : 'this plan does not change it: it serves again once a member passes its check (check that the nodes answer on that port)';
-    return `pool ${pool.pool.name} (port ${ports}) has every member down: ${describeDown(members, pool.monitors[0], nodeOf)}; ${verdict}`;
+    return `pool ${pool.pool.name} (${serves}) has every member down: ${describeDown(members, pool.monitors[0], nodeOf)}; ${verdict}`;
   });
   return { reason: 'LoadBalancerError', message: `${head}: ${pools.join('; ')}` };
+}
+
+function portName(listener: { protocol: string; protocol_port: number }): string {
+  return `${listener.protocol.toUpperCase()} ${listener.protocol_port}`;
+}
+
+/** What a pool without a listener is for: a successor, or a pool whose listener is gone, is to serve the port of the desired pool of its name; any other serves none. */
+function portToServe(pool: ActualPool, desiredPools: readonly DesiredPool[]): string {
+  const desired = desiredPools.find((d) => d.name === pool.pool.name);
+  return desired === undefined ? 'no port' : `no port yet: it is to serve ${portName(desired.listener)}`;
 }

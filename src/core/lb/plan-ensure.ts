@@ -181,7 +181,7 @@ export class EnsurePlanner {
     this.actions.push(...cloud.actions);
     // `error` is a state to repair, not to refuse: the API takes changes in it, and only
     // `changing` is waited for (the executor). The plan says why, and whether it repairs it.
-    if (actual?.lb.status === 'error') this.warnings.push(errorExplanation(actual, cloud.actions, cloud.nodeOf));
+    if (actual?.lb.status === 'error') this.warnings.push(errorExplanation(actual, desired.lb.pools, cloud.actions, cloud.nodeOf));
     this.warnings.push(...cloud.warnings);
     this.pending.push(...cloud.pending);
     this.planFloatingIps(desired.lb, actual);
