@@ -52,3 +52,23 @@ export function didText(s: ReactionCounts & Partial<Pick<RunSummary, 'nodesRefre
   const shown = parts.filter(([n]) => n > 0).map(([n, noun, verb]) => `${counted(n, noun)} ${verb}`);
   return shown.length === 0 ? 'nothing changed' : shown.join(', ');
 }
+
+/** What a reaction pass wrote, beyond the changes it completed (RunSummary). */
+export interface PassWork {
+  /** Steps executed for Services that then failed: a change begun, not completed. */
+  readonly stepsOfFailed: number;
+  /** cloudscale API write attempts. */
+  readonly writes: number;
+}
+
+/**
+ * A reaction pass's line after what changed: what it completed, its writes, and its failures
+ * with the steps done before them (`1 load balancer created, 7 writes, 1 failure after 2
+ * steps`); `nothing changed` only when it wrote nothing.
+ */
+export function reactionText(summary: RunSummary, work: PassWork, failures: number): string {
+  const completed = didText(summary);
+  const did = [...(completed === 'nothing changed' ? [] : [completed]), ...(work.writes === 0 ? [] : [counted(work.writes, 'write')])];
+  const failed = `${counted(failures, 'failure')}${work.stepsOfFailed === 0 ? '' : ` after ${counted(work.stepsOfFailed, 'step')}`}`;
+  return `${did.length === 0 ? 'nothing changed' : did.join(', ')}, ${failed}`;
+}

@@ -3,13 +3,14 @@
 // each batch of changes gets a reaction pass with the steps of `run` itself, limited to what
 // changed (src/core/apply/watch-changes.ts says what that is). Everything runs under the Lease
 // `run` holds: a lost Lease aborts the step signal and the loop ends before any further write.
-import { reactionScope, describeChanges, type ChangeSet } from '../core/apply/watch-changes.js';
-import { watchAndReact, type WatchLoopReport } from '../core/apply/watch-loop.js';
+// A pass that fails for a Node or Service is run again for it while the watch lasts, with
+// backoff (src/core/apply/watch-loop.ts); each retry is announced on stderr.
+import { changeOfFailedObject, reactionScope, describeChanges, type ChangeSet } from '../core/apply/watch-changes.js';
+import { watchAndReact, type ReactionFailure, type WatchLoopReport } from '../core/apply/watch-loop.js';
 import { listForWatch, startWatch, type ListedCollection } from '../core/kube/watch.js';
-import { counted } from '../core/text/wording.js';
 import { escapeUnprintable } from '../core/text/untrusted.js';
 import type { CommandContext } from './context.js';
-import { didText, type RunSummary } from './run-summary.js';
+import { reactionText, type PassWork, type RunSummary } from './run-summary.js';
 
 /** A change is collected this long, so that a burst of them makes one pass. */
 export const WATCH_DEBOUNCE_MS = 300;
@@ -35,9 +36,17 @@ export interface ReactionOutcome {
   /** What changed, as logged: `node/a, service/default/web`. */
   readonly changes: string;
   readonly durationMs: number;
-  /** Failures of this reaction pass (also in the run's failures). */
+  /** Failures of this reaction pass (in the run's failures until a later pass of the same object succeeds). */
   readonly failures: number;
   readonly summary: RunSummary;
+  /** What it wrote beyond the changes it completed. */
+  readonly work: PassWork;
+}
+
+/** A failure of a pass, as the run records it: the object (`service/default/web`) and why. */
+export interface PassFailure {
+  readonly object: string;
+  readonly message: string;
 }
 
 export interface RunWatchReport extends WatchLoopReport {
@@ -60,7 +69,7 @@ export async function watchAfterPass(
   start: WatchStart,
   options: { readonly untilMs: number; readonly forSeconds: number; readonly debounceMs?: number },
   ctx: CommandContext,
-  pass: (steps: ReactionSteps, changes: string) => Promise<{ failures: number; summary: RunSummary }>,
+  pass: (steps: ReactionSteps, changes: string) => Promise<{ failures: readonly PassFailure[]; summary: RunSummary; work: PassWork }>,
 ): Promise<RunWatchReport> {
   const conn = ctx.kube();
   const reactionPasses: ReactionOutcome[] = [];
@@ -80,20 +89,26 @@ export async function watchAfterPass(
     onNote: (message) => log(`watch: ${message}`),
     react: async (changes: ChangeSet) => {
       const steps = stepsFor(changes);
-      if (steps === undefined) return;
+      if (steps === undefined) return [];
       const started = performance.now();
       const described = describeChanges(changes);
-      const { failures, summary } = await pass(steps, described);
-      const outcome = { changes: described, durationMs: Math.round(performance.now() - started), failures, summary };
+      const { failures, summary, work } = await pass(steps, described);
+      const outcome = { changes: described, durationMs: Math.round(performance.now() - started), failures: failures.length, summary, work };
       reactionPasses.push(outcome);
       if (ctx.globals.output === 'text') {
         ctx.stdout.write(
-          `${escapeUnprintable(`watch: ${outcome.changes}: ${didText(summary)}, ${counted(failures, 'failure')} (${(outcome.durationMs / 1000).toFixed(1)} s)`)}\n`,
+          `${escapeUnprintable(`watch: ${outcome.changes}: ${reactionText(summary, work, failures.length)} (${(outcome.durationMs / 1000).toFixed(1)} s)`)}\n`,
         );
       }
+      return failures.map((failure) => toRetry(failure, changes));
     },
   });
   return { ...report, forSeconds: options.forSeconds, reactionPasses };
+}
+
+/** What passes a failed object again: the Node or Service it names, else all this pass was given. */
+function toRetry(failure: PassFailure, handed: ChangeSet): ReactionFailure {
+  return { again: changeOfFailedObject(failure.object) ?? handed, problem: failure.message };
 }
 
 function stepsFor(changes: ChangeSet): ReactionSteps | undefined {

@@ -9,12 +9,12 @@ import { plainYaml, resultDocument } from '../core/render/document.js';
 import { withNodeText } from '../core/render/node-report.js';
 import type { CommandContext, OutputStream } from './context.js';
 import { initNodesCommand, type InitNodesResult } from './init-nodes.js';
-import { listWatchStart, watchAfterPass, type ReactionSteps, type RunWatchReport, type WatchStart } from './run-watch.js';
+import { listWatchStart, watchAfterPass, type PassFailure, type ReactionSteps, type RunWatchReport, type WatchStart } from './run-watch.js';
 import { syncLbCommand, type SyncLbOptions, type SyncLbReport } from './sync-lb.js';
 import { didText, summarise, type RunSummary } from './run-summary.js';
 import { budgetPolicy } from '../core/plan/budget-window.js';
 import { endOfPass, failedBeforeTheLease, nodeDetails, requestCount, runDetails, type PassDetails, type PassReportingOptions } from './pass-end.js';
-import { NO_REACTIONS, withReaction, type ReactionTotals, type WatchingSpan } from '../core/status/record.js';
+import { NO_REACTIONS, requestTotals, withReaction, type ReactionTotals, type WatchingSpan } from '../core/status/record.js';
 import { GO_CCM_LEASE, asWriter } from './writer.js';
 
 export { GO_CCM_LEASE, RUN_LEASE } from './writer.js';
@@ -84,7 +84,9 @@ export async function runCommand(options: RunOptions, ctx: CommandContext): Prom
   }
 
   let holder = '';
-  const failures: { object: string; message: string }[] = [];
+  // The run's failures: of each object, the last pass over it decides (a retry that succeeded
+  // clears it), so the exit code and the record say how the run left it.
+  const failures: PassFailure[] = [];
   let nodes: InitNodesResult | undefined;
   let loadBalancers: SyncLbReport | undefined;
   let watch: RunWatchReport | null = null;
@@ -111,9 +113,9 @@ export async function runCommand(options: RunOptions, ctx: CommandContext): Prom
     const stepCtx = text ? leased : withStdout(leased, { write: () => true, isTTY: false });
     /** The steps of one pass: the node pass, then sync-lb (all Services or the named ones). */
     const pass = async (steps: ReactionSteps, passCtx: CommandContext) => {
-      const result: { nodes?: InitNodesResult; loadBalancers?: SyncLbReport } = {};
+      const result: { nodes?: InitNodesResult; loadBalancers?: SyncLbReport; failures: PassFailure[] } = { failures: [] };
       if (steps.nodes) {
-        result.nodes = await collect(failures, () =>
+        result.nodes = await collect(result.failures, () =>
           initNodesCommand(
             [],
             { dryRun: false, ...(options.maxNodeDeletions === undefined ? {} : { maxNodeDeletions: options.maxNodeDeletions }) },
@@ -123,7 +125,7 @@ export async function runCommand(options: RunOptions, ctx: CommandContext): Prom
       }
       if (!passCtx.signal.aborted) {
         const named = steps.services !== 'all';
-        result.loadBalancers = await collect(failures, () =>
+        result.loadBalancers = await collect(result.failures, () =>
           syncLbCommand(
             named ? [...steps.services.args] : [],
             {
@@ -148,7 +150,9 @@ export async function runCommand(options: RunOptions, ctx: CommandContext): Prom
     };
     // Listed before the pass, so that a change made while it runs is seen by the watch.
     const watchStart: WatchStart | undefined = (options.watchForMs ?? 0) > 0 ? await listWatchStart(stepCtx) : undefined;
-    ({ nodes, loadBalancers } = await pass({ nodes: true, services: 'all' }, stepCtx));
+    const full = await pass({ nodes: true, services: 'all' }, stepCtx);
+    ({ nodes, loadBalancers } = full);
+    failures.push(...full.failures);
     if (watchStart !== undefined && !stepCtx.signal.aborted) {
       // The full pass is recorded before the watch begins, not only when the run ends.
       reactions = NO_REACTIONS;
@@ -166,17 +170,22 @@ export async function runCommand(options: RunOptions, ctx: CommandContext): Prom
           },
           stepCtx,
           async (steps, changes) => {
-            const before = failures.length;
             const startedAt = new Date();
+            const requestsBefore = await requestCount(quiet);
             const result = await pass(steps, quiet);
             const summary = summarise(result.nodes, result.loadBalancers);
+            supersede(failures, coveredBy(result), result.failures);
+            const work = {
+              stepsOfFailed: (result.loadBalancers?.services ?? []).filter((s) => s.status === 'failed').reduce((n, s) => n + s.actions.length, 0),
+              writes: requestTotals((await ctx.cloudscale()).requests.entries().slice(requestsBefore)).writes,
+            };
             reactions = withReaction(reactions ?? NO_REACTIONS, {
               changes,
               nodesInitialized: summary.nodesInitialized,
               loadBalancersCreated: summary.loadBalancersCreated,
               loadBalancersUpdated: summary.loadBalancersUpdated,
               loadBalancersDeleted: summary.loadBalancersDeleted,
-              failures: failures.length - before,
+              failures: result.failures.length,
               startedAt,
               finishedAt: new Date(),
             });
@@ -184,7 +193,7 @@ export async function runCommand(options: RunOptions, ctx: CommandContext): Prom
             // Each reaction pass updates the record (status, metrics) of the run so far: its full
             // pass, the reactions summed, and every request and failure since the run started.
             await endOfPass('run', quiet, options, { startedAt: new Date(started), requestsBefore: requestsAtStart, details: recordDetails() });
-            return { failures: failures.length - before, summary };
+            return { failures: result.failures, summary, work };
           },
         );
       } finally {
@@ -247,8 +256,23 @@ function summaryLine(report: RunReport): string {
   );
 }
 
+/** The objects a pass went over (`node/a`, `service/default/web`), whether they failed or not. */
+function coveredBy(result: { nodes?: InitNodesResult; loadBalancers?: SyncLbReport; failures: readonly PassFailure[] }): Set<string> {
+  return new Set([
+    ...(result.nodes?.nodes ?? []).map((n) => `node/${n.node}`),
+    ...(result.loadBalancers?.services ?? []).map((s) => `service/${s.service}`),
+    ...result.failures.map((f) => f.object),
+  ]);
+}
+
+/** `failures` after a pass over `covered`: its objects' earlier failures give way to its own. */
+function supersede(failures: PassFailure[], covered: ReadonlySet<string>, fresh: readonly PassFailure[]): void {
+  const kept = failures.filter((f) => !covered.has(f.object));
+  failures.splice(0, failures.length, ...kept, ...fresh);
+}
+
 /** Runs one step; a partial failure is recorded and its result kept, so the next step still runs. */
-async function collect<T>(failures: { object: string; message: string }[], step: () => Promise<T>): Promise<T | undefined> {
+async function collect<T>(failures: PassFailure[], step: () => Promise<T>): Promise<T | undefined> {
   try {
     return await step();
   } catch (error) {

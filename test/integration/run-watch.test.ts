@@ -3,7 +3,8 @@
 // keeps the Lease and serves a Node and a Service created meanwhile by reaction passes (before
 // the watch ends, not by the next run), ignores what it wrote itself, ends cleanly on SIGTERM,
 // stops at once without a further write when its Lease is taken over, re-establishes a watch
-// the API server broke, and fails loudly when the API server stays away. No wall-time assertion:
+// the API server broke, fails loudly when the API server stays away, and runs a reaction pass
+// that failed again with backoff until it succeeds or the watch ends. No wall-time assertion:
 // only order and outcome (served while the run still runs; ended before its deadline).
 import { KubeConfig, PatchStrategy, V1MicroTime, setHeaderOptions } from '@kubernetes/client-node';
 import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
@@ -16,6 +17,7 @@ import { syncLbCommand } from '../../src/commands/sync-lb.js';
 import { WatchBrokenError } from '../../src/core/apply/watch-loop.js';
 import { PartialFailureError } from '../../src/core/errors.js';
 import { connectKube } from '../../src/core/kube/connection.js';
+import { readStatus } from '../../src/core/kube/status-configmap.js';
 import { listForWatch, startWatch, type WatchEnd } from '../../src/core/kube/watch.js';
 import { killStarted, startBinary, type RunningBinary } from '../cli/cli-support.js';
 import { nodesSeed, type TestContext } from '../support/ccm.js';
@@ -192,6 +194,57 @@ describe('run --watch-for', () => {
     } finally {
       await proxy.stop();
     }
+  });
+
+  test('a reaction pass the API fails is run again with backoff, without a new change, until the Service is served; the run ends in success', async () => {
+    const abort = new AbortController();
+    const ctx = harness.context({ abort: abort.signal });
+    const run = startRun({ ...options, watchForMs: 100_000 }, ctx);
+    await passDone(ctx);
+    // A new Service's pool create is answered 500 by its first three passes; the load balancer
+    // itself is created by the first one.
+    await harness.sim.admin.setFaults({ errorRate: { pathPattern: '/v1/load-balancers/pools', methods: ['POST'], status: 500, count: 3 } });
+    await createLoadBalancerService(namespace, 'retried');
+    const lines = () => ctx.out().split('\n').filter((line) => line.startsWith(`watch: service/${namespace}/retried:`));
+    await waitUntil('the first reaction pass failed', () => lines().length >= 1);
+    // The record says so while the run watches on.
+    expect((await readStatus(testConnection())).records.run?.result).toBe('partial');
+    await waitUntil('the Service served by a retry', async () => (await ingressOf('retried')) !== undefined, 90_000);
+    expect(run.settled()).toBeUndefined();
+    await waitUntil('the last pass reported', () => lines().some((line) => / 0 failures /.test(line)));
+    // The failed passes name what they wrote (the load balancer created, pool creates refused).
+    expect(lines()[0]).toMatch(/^watch: service\/[^ ]+: 1 load balancer created, [1-9]\d* writes?, 1 failure after [1-9]\d* steps? \(/);
+    expect(ctx.err()).toMatch(new RegExp(`^watch: retrying service/${namespace}/retried in 2 s after: .*500`, 'm'));
+    expect(ctx.err()).toMatch(new RegExp(`^watch: retrying service/${namespace}/retried in 4 s after: `, 'm'));
+    const record = (await readStatus(testConnection())).records.run;
+    expect(record?.result).toBe('succeeded');
+    expect(record?.failing.items).toEqual([]);
+
+    abort.abort(new Error('interrupted by SIGTERM'));
+    await run.done;
+    const { report, error } = run.settled()!;
+    expect(error, ctx.err()).toBeUndefined();
+    expect(report?.failures).toEqual([]);
+    expect(report?.watch?.retried).toBeGreaterThanOrEqual(3);
+    const uid = (await testConnection().core.readNamespacedService({ namespace, name: 'retried' })).metadata!.uid;
+    const [lb] = (await harness.cloud.loadBalancers.list()).filter((l) => l.name === `k8s-service-${uid}`);
+    expect((await harness.cloud.pools.list()).filter((p) => p.load_balancer.uuid === lb!.uuid)).toHaveLength(1);
+  });
+
+  test('a reaction pass that fails to the end: retried until the deadline, no retry after it, and the run fails naming the Service', async () => {
+    const ctx = harness.context();
+    const run = startRun({ ...options, watchForMs: 20_000 }, ctx);
+    await passDone(ctx);
+    await harness.sim.admin.setFaults({ errorRate: { pathPattern: '/v1/load-balancers/pools', methods: ['POST'], status: 500 } });
+    await createLoadBalancerService(namespace, 'never');
+    await run.done;
+    const { error } = run.settled()!;
+    expect(error, ctx.err()).toBeInstanceOf(PartialFailureError);
+    expect((error as PartialFailureError).failures.map((f) => f.object)).toEqual([`service/${namespace}/never`]);
+    const report = (error as PartialFailureError).result as RunReport;
+    expect(report.watch?.retried).toBeGreaterThanOrEqual(1);
+    expect(ctx.err()).toMatch(new RegExp(`^watch: not retrying service/${namespace}/never: the watch ends before its next try`, 'm'));
+    expect((await readStatus(testConnection())).records.run?.result).toBe('partial');
   });
 
   test('SIGTERM while watching: the process ends cleanly with exit 0, its summary printed and the Lease released', async () => {

@@ -1,10 +1,11 @@
 // The watch loop of `run --watch-for` against a scripted watch source: which changes make a
 // reaction pass (and which the tool caused itself), bursts, and every way a watch ends (closed,
-// 410 Gone, failed, failing for good) — re-established from a list, or the loop fails loudly.
+// 410 Gone, failed, failing for good) — re-established from a list, or the loop fails loudly;
+// and, on a fake clock, how a failed reaction pass is retried: backoff, cap, deadline, success.
 import type { V1Node, V1Service } from '@kubernetes/client-node';
 import { describe, expect, test } from 'vitest';
 import { ChangeTracker, nodeFingerprint, reactionScope, serviceFingerprint, type ChangeSet } from '../../src/core/apply/watch-changes.js';
-import { WatchBrokenError, watchAndReact, type WatchSource } from '../../src/core/apply/watch-loop.js';
+import { RETRY_PASS_MAX_MS, WatchBrokenError, retryPassDelayMs, watchAndReact, type ReactionFailure, type WatchClock, type WatchSource } from '../../src/core/apply/watch-loop.js';
 import { KubeApiError } from '../../src/core/errors.js';
 import type { ListedCollection, WatchHandlers, WatchedKind } from '../../src/core/kube/watch.js';
 
@@ -129,6 +130,7 @@ function startLoop(source: ScriptedSource, extra: { untilMs?: number; reestablis
     react: async (changes) => {
       reactions.push(changes);
       reacted();
+      return [];
     },
   });
   return { abort, reactions, nextReaction, done };
@@ -152,7 +154,7 @@ describe('the loop', () => {
     await second;
     expect(loop.reactions[1]).toEqual({ nodes: [], services: [{ namespace: 'default', name: 'web', gone: false }], relisted: false });
     loop.abort.abort(new Error('interrupted by SIGTERM'));
-    expect(await loop.done).toEqual({ reactions: 2, reestablished: 0, endedBy: 'signal' });
+    expect(await loop.done).toEqual({ reactions: 2, retried: 0, reestablished: 0, endedBy: 'signal' });
     expect(source.watches.every((w) => w.stopped)).toBe(true);
   });
 
@@ -222,7 +224,7 @@ describe('the loop', () => {
   test('ends at the deadline with the changes after it left to the next run', async () => {
     const source = new ScriptedSource();
     const loop = startLoop(source, { untilMs: performance.now() + 50 });
-    expect(await loop.done).toEqual({ reactions: 0, reestablished: 0, endedBy: 'deadline' });
+    expect(await loop.done).toEqual({ reactions: 0, retried: 0, reestablished: 0, endedBy: 'deadline' });
   });
 });
 
@@ -258,7 +260,7 @@ test('a server that closes every watch at once is not asked again in a busy loop
     debounceMs: 0,
     reestablishWithinMs: 30_000,
     signal: abort.signal,
-    react: async () => undefined,
+    react: async () => [],
     clock,
   });
   for (let closed = 0; !abort.signal.aborted; closed += 1) {
@@ -268,4 +270,177 @@ test('a server that closes every watch at once is not asked again in a busy loop
   await done;
   // Between two watches of nodes, a pause of the missing second (the services watch stays open).
   expect(paused.filter((ms) => ms === 1000).length).toBeGreaterThanOrEqual(source.watches.filter((w) => w.kind === 'nodes').length - 1);
+});
+
+/**
+ * A clock that moves only when told: `elapse` jumps to the end of the earliest pause and ends it;
+ * after `run`, every pause ends at once with the clock at its end (the loop then runs to its
+ * deadline without waiting). A wake or the signal ends a pause early, as on the real clock.
+ */
+class FakeClock implements WatchClock {
+  private nowMs = 0;
+  private running = false;
+  private readonly waiting: { until: number; end: () => void }[] = [];
+  /** Pauses begun so far. */
+  begun = 0;
+
+  now(): number {
+    return this.nowMs;
+  }
+
+  pause(ms: number, wake: Promise<void>, signal: AbortSignal): Promise<void> {
+    this.begun += 1;
+    return new Promise<void>((resolve) => {
+      const entry = {
+        until: this.nowMs + Math.max(0, ms),
+        end: () => {
+          const index = this.waiting.indexOf(entry);
+          if (index >= 0) this.waiting.splice(index, 1);
+          resolve();
+        },
+      };
+      if (this.running) {
+        this.nowMs = Math.max(this.nowMs, entry.until);
+        setImmediate(resolve);
+        return;
+      }
+      this.waiting.push(entry);
+      void wake.then(entry.end);
+      signal.addEventListener('abort', entry.end, { once: true });
+    });
+  }
+
+  get paused(): number {
+    return this.waiting.length;
+  }
+
+  /** Moves the clock by `ms` without ending a pause that lasts longer. */
+  advance(ms: number): void {
+    this.nowMs += ms;
+    for (const entry of this.waiting.filter((w) => w.until <= this.nowMs)) entry.end();
+  }
+
+  elapse(): void {
+    const [first] = [...this.waiting].sort((a, b) => a.until - b.until);
+    if (first === undefined) throw new Error('nothing is paused');
+    this.nowMs = Math.max(this.nowMs, first.until);
+    first.end();
+  }
+
+  run(): void {
+    this.running = true;
+    for (const entry of [...this.waiting].sort((a, b) => a.until - b.until)) {
+      this.nowMs = Math.max(this.nowMs, entry.until);
+      entry.end();
+    }
+  }
+}
+
+async function until(condition: () => boolean): Promise<void> {
+  for (let turns = 0; !condition(); turns += 1) {
+    if (turns > 10_000) throw new Error('the loop never got there');
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+const WEB = { namespace: 'default', name: 'web', gone: false };
+const onlyWeb: ChangeSet = { nodes: [], services: [WEB], relisted: false };
+const webFailed: ReactionFailure[] = [{ again: onlyWeb, problem: 'cloudscale API POST /v1/load-balancers/pools: 500 Internal Server Error' }];
+
+/**
+ * A loop on a fake clock whose passes answer with `outcomes` in turn (then succeed), and whose
+ * first pass is the change of Service web at time 0 (after the debounce of 20 ms).
+ */
+async function retryingLoop(outcomes: (readonly ReactionFailure[])[], untilMs: number) {
+  const source = new ScriptedSource();
+  const clock = new FakeClock();
+  const abort = new AbortController();
+  const passes: { at: number; changes: ChangeSet }[] = [];
+  const notes: string[] = [];
+  const done = watchAndReact({
+    source,
+    start: { nodes: { items: [], resourceVersion: '5' }, services: { items: [service('web')], resourceVersion: '7' } },
+    untilMs,
+    debounceMs: 20,
+    reestablishWithinMs: 60_000,
+    signal: abort.signal,
+    onNote: (note) => notes.push(note),
+    react: async (changes) => {
+      passes.push({ at: clock.now(), changes });
+      return outcomes.shift() ?? [];
+    },
+    clock,
+  });
+  const services = await source.current('services');
+  await until(() => clock.begun === 1);
+  services.onChange('MODIFIED', service('web', { port: 443 }));
+  await until(() => clock.begun === 2);
+  return { source, clock, abort, passes, notes, done, services };
+}
+
+describe('retrying a failed reaction pass (fake clock)', () => {
+  test.each([
+    [1, 2000],
+    [2, 4000],
+    [3, 8000],
+    [4, 16_000],
+    [5, RETRY_PASS_MAX_MS],
+    [12, RETRY_PASS_MAX_MS],
+  ])('after %i failed passes in a row, the next waits %i ms', (failures, ms) => {
+    expect(retryPassDelayMs(failures)).toBe(ms);
+  });
+
+  test('a pass that keeps failing is run again without a new change, the waits doubling up to the cap; none starts after the deadline', async () => {
+    const loop = await retryingLoop(Array.from({ length: 100 }, () => webFailed), 100_000);
+    loop.clock.run();
+    expect(await loop.done).toEqual({ reactions: 7, retried: 6, reestablished: 0, endedBy: 'deadline' });
+    expect(loop.passes.every((p) => JSON.stringify(p.changes) === JSON.stringify(onlyWeb))).toBe(true);
+    const starts = loop.passes.map((p) => p.at);
+    expect(starts.slice(1).map((at, i) => at - starts[i]!)).toEqual([2000, 4000, 8000, 16_000, 30_000, 30_000]);
+    expect(starts.every((at) => at < 100_000)).toBe(true);
+    expect(loop.notes[0]).toBe('retrying service/default/web in 2 s after: cloudscale API POST /v1/load-balancers/pools: 500 Internal Server Error');
+    expect(loop.notes[1]).toMatch(/^retrying service\/default\/web in 4 s after: /);
+    // The seventh failure at 90.02 s would be retried at 120.02 s, after the deadline.
+    expect(loop.notes.at(-1)).toMatch(/^not retrying service\/default\/web: the watch ends before its next try, the next run passes it again; it failed: .*500/);
+  });
+
+  test('a retry that succeeds ends the retries', async () => {
+    const loop = await retryingLoop([webFailed, webFailed], 100_000);
+    loop.clock.run();
+    expect(await loop.done).toMatchObject({ reactions: 3, retried: 2, endedBy: 'deadline' });
+    expect(loop.passes.map((p) => p.at)).toEqual([20, 2020, 6020]);
+  });
+
+  test('a failure whose retry would start after the deadline is left to the next run', async () => {
+    const loop = await retryingLoop([webFailed], 1500);
+    loop.clock.run();
+    expect(await loop.done).toMatchObject({ reactions: 1, retried: 0, endedBy: 'deadline' });
+    expect(loop.notes).toEqual([expect.stringMatching(/^not retrying service\/default\/web: /)]);
+  });
+
+  test('a new change of the failed Service takes its retry along at once, keeping the backoff; another Service\'s change does not', async () => {
+    const loop = await retryingLoop([webFailed, [], webFailed], 100_000);
+    const { clock } = loop;
+    clock.elapse(); // the debounce: the first pass fails at 20 ms, its retry due at 2020 ms
+    await until(() => clock.begun === 3);
+    clock.advance(500);
+    loop.services.onChange('ADDED', service('other'));
+    await until(() => clock.begun === 4);
+    clock.elapse();
+    await until(() => clock.begun === 5);
+    // Web's retry is not due yet: the other Service's pass goes alone.
+    expect(loop.passes[1]!.changes.services.map((s) => s.name)).toEqual(['other']);
+    clock.advance(480);
+    loop.services.onChange('MODIFIED', service('web', { port: 8443 }));
+    await until(() => clock.begun === 6);
+    clock.elapse();
+    await until(() => loop.passes.length === 3);
+    expect(loop.passes[2]!.at).toBe(1040);
+    expect(loop.passes[2]!.changes.services.map((s) => s.name)).toEqual(['web']);
+    // It failed again: its second failure in a row waits 4 s, not 2 (the backoff went on).
+    loop.clock.run();
+    await loop.done;
+    expect(loop.passes.map((p) => p.at)).toEqual([20, 540, 1040, 5040]);
+    expect(loop.notes[1]).toMatch(/^retrying service\/default\/web in 4 s after: /);
+  });
 });

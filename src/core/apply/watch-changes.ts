@@ -181,6 +181,44 @@ function keyOf(object: { metadata?: { namespace?: string; name?: string } }): st
   return `${object.metadata?.namespace ?? ''}/${object.metadata?.name ?? ''}`;
 }
 
+export const NO_CHANGES: ChangeSet = { nodes: [], services: [], relisted: false };
+
+/**
+ * The change set split by object, keyed as the passes name their failures (`node/a`,
+ * `service/default/web`; a re-established watch as `relist`): a retry is kept per object.
+ */
+export function changesByObject(changes: ChangeSet): Map<string, ChangeSet> {
+  const parts = new Map<string, ChangeSet>();
+  for (const name of changes.nodes) parts.set(`node/${name}`, { ...NO_CHANGES, nodes: [name] });
+  for (const service of changes.services) parts.set(`service/${service.namespace}/${service.name}`, { ...NO_CHANGES, services: [service] });
+  if (changes.relisted) parts.set('relist', { ...NO_CHANGES, relisted: true });
+  return parts;
+}
+
+/** The union of change sets; of two entries for one Service, the later says whether it is gone. */
+export function joinChanges(sets: readonly ChangeSet[]): ChangeSet {
+  const nodes = new Set<string>();
+  const services = new Map<string, ChangedService>();
+  for (const set of sets) {
+    for (const name of set.nodes) nodes.add(name);
+    for (const service of set.services) services.set(`${service.namespace}/${service.name}`, service);
+  }
+  return { nodes: [...nodes].sort(), services: [...services.values()], relisted: sets.some((s) => s.relisted) };
+}
+
+/**
+ * The change that makes a pass over a failed object again, from the object as a pass names its
+ * failure (`node/a`, `service/default/web`); undefined for a failure that names neither.
+ */
+export function changeOfFailedObject(object: string): ChangeSet | undefined {
+  const [kind, ...rest] = object.split('/');
+  if (kind === 'node' && rest.length === 1 && rest[0] !== '') return { ...NO_CHANGES, nodes: [rest[0]!] };
+  if (kind === 'service' && rest.length === 2 && rest.every((part) => part !== '')) {
+    return { ...NO_CHANGES, services: [{ namespace: rest[0]!, name: rest[1]!, gone: false }] };
+  }
+  return undefined;
+}
+
 /** What a reaction pass runs for a change set. */
 export type ReactionScope =
   | { readonly kind: 'nothing' }

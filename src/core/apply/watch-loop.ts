@@ -9,10 +9,18 @@
 // at once; a reaction pass in progress stops at its next step outside a step pair (SIGTERM
 // waits for the pair, src/core/stop.ts; a lost Lease does not: the write fence refuses its
 // writes), and the loop ends after it.
+//
+// A reaction pass that fails for a Node or Service is run again for it while the watch lasts,
+// also when nothing changes meanwhile: after RETRY_PASS_FIRST_MS, then twice as long each time,
+// up to RETRY_PASS_MAX_MS (an API that keeps failing is asked at most every half minute, never
+// in a tight loop). A retry that would start after the deadline is not scheduled: the next run
+// passes that object anyway. A new change of a failed object (or one whose pass covers it: a
+// Node's, over every load balancer) takes its retry along at once, without resetting the
+// backoff; a pass in which the object succeeds ends its retries.
 import type { V1Node, V1Service } from '@kubernetes/client-node';
 import { KubeApiError, errorMessage } from '../errors.js';
 import type { ListedCollection, RunningWatch, WatchEnd, WatchHandlers, WatchedKind } from '../kube/watch.js';
-import { ChangeTracker, type ChangeSet } from './watch-changes.js';
+import { ChangeTracker, changesByObject, joinChanges, reactionScope, type ChangeSet } from './watch-changes.js';
 
 /** The two operations of src/core/kube/watch.ts, injectable for unit tests. */
 export interface WatchSource {
@@ -37,24 +45,48 @@ export interface WatchLoopOptions {
   /** How long a broken watch may take to come back before the loop fails. */
   readonly reestablishWithinMs: number;
   readonly signal: AbortSignal;
-  /** Runs one reaction pass; its failures are the caller's to record (the loop goes on). */
-  readonly react: (changes: ChangeSet) => Promise<void>;
+  /**
+   * Runs one reaction pass and says what failed in it (nothing: it succeeded); the failures are
+   * the caller's to record, the loop schedules their retries and goes on.
+   */
+  readonly react: (changes: ChangeSet) => Promise<readonly ReactionFailure[]>;
   /** Told about broken and re-established watches, for the log. */
   readonly onNote?: (message: string) => void;
   readonly clock?: WatchClock;
 }
 
+/** A reaction pass failed for an object: what makes a pass over it again, and why it failed. */
+export interface ReactionFailure {
+  /** The failed Node or Service; for a failure that names neither, all the pass was given. */
+  readonly again: ChangeSet;
+  readonly problem: string;
+}
+
 export interface WatchLoopReport {
+  /** Reaction passes run, retries included. */
   readonly reactions: number;
+  /** Of those, the passes that ran a failed object again. */
+  readonly retried: number;
   /** Times a watch was listed afresh after it expired or failed. */
   readonly reestablished: number;
   readonly endedBy: 'deadline' | 'signal';
 }
 
-const RETRY_FIRST_MS = 250;
+/** A broken watch is listed again after this long, then twice as long each time, up to RELIST_MAX_MS. */
+const RELIST_FIRST_MS = 250;
+const RELIST_MAX_MS = 4000;
 /** A watch the server closes sooner than this is opened again only after this long (no busy loop). */
 const MIN_WATCH_MS = 1000;
-const RETRY_MAX_MS = 4000;
+
+/** The wait before the first retry of a failed object's pass; each further one waits twice as long. */
+export const RETRY_PASS_FIRST_MS = 2000;
+/** The longest wait between two passes of a failed object. */
+export const RETRY_PASS_MAX_MS = 30_000;
+
+/** The wait before the pass after `failuresInRow` failed passes of an object. */
+export function retryPassDelayMs(failuresInRow: number): number {
+  return Math.min(RETRY_PASS_FIRST_MS * 2 ** Math.max(0, failuresInRow - 1), RETRY_PASS_MAX_MS);
+}
 
 export const realClock: WatchClock = {
   now: () => performance.now(),
@@ -103,7 +135,7 @@ export async function watchAndReact(options: WatchLoopOptions): Promise<WatchLoo
   const keepWatching = async (kind: WatchedKind, startVersion: string): Promise<void> => {
     let version = startVersion;
     let brokenSince: number | undefined;
-    let retryMs = RETRY_FIRST_MS;
+    let retryMs = RELIST_FIRST_MS;
     let lastProblem = '';
     while (!signal.aborted) {
       if (brokenSince !== undefined) {
@@ -117,7 +149,7 @@ export async function watchAndReact(options: WatchLoopOptions): Promise<WatchLoo
           options.onNote?.(`watch of ${kind} re-established after: ${lastProblem}`);
           brokenSince = undefined;
           down.delete(kind);
-          retryMs = RETRY_FIRST_MS;
+          retryMs = RELIST_FIRST_MS;
           notify();
         } catch (error) {
           lastProblem = errorMessage(error);
@@ -129,7 +161,7 @@ export async function watchAndReact(options: WatchLoopOptions): Promise<WatchLoo
             throw brokenWatch(kind, when, lastProblem, error);
           }
           await clock.pause(retryMs, new Promise(() => undefined), signal);
-          retryMs = Math.min(retryMs * 2, RETRY_MAX_MS);
+          retryMs = Math.min(retryMs * 2, RELIST_MAX_MS);
           continue;
         }
       }
@@ -189,29 +221,106 @@ export async function watchAndReact(options: WatchLoopOptions): Promise<WatchLoo
     }),
   );
 
+  const retries = new RetrySchedule();
   let reactions = 0;
+  let retried = 0;
   try {
     for (;;) {
       if (broken !== undefined) throw broken;
-      if (signal.aborted) return { reactions, reestablished, endedBy: 'signal' };
+      if (signal.aborted) return { reactions, retried, reestablished, endedBy: 'signal' };
       if (clock.now() >= options.untilMs) {
         // Blind since the break: that is no success, whatever the passes did.
         const [kind, problem] = [...down][0] ?? [];
         if (kind !== undefined) throw brokenWatch(kind, 'before the watch was to end', problem ?? '');
-        return { reactions, reestablished, endedBy: 'deadline' };
+        return { reactions, retried, reestablished, endedBy: 'deadline' };
       }
-      if (!tracker.hasPending) {
-        await clock.pause(options.untilMs - clock.now(), woken, signal);
+      if (!tracker.hasPending && !retries.anyDue(clock.now())) {
+        await clock.pause(Math.min(options.untilMs, retries.nextDueAt ?? Number.POSITIVE_INFINITY) - clock.now(), woken, signal);
         continue;
       }
-      // A burst settles first: the changes of the next debounceMs join this pass.
-      await clock.pause(options.debounceMs, new Promise(() => undefined), signal);
-      if (signal.aborted) continue;
+      if (tracker.hasPending) {
+        // A burst settles first: the changes of the next debounceMs join this pass.
+        await clock.pause(options.debounceMs, new Promise(() => undefined), signal);
+        if (signal.aborted) continue;
+      }
+      const fresh = tracker.take();
+      // No retry starts after the deadline; changes seen before it still get their pass.
+      const again = clock.now() < options.untilMs ? retries.joining(fresh, clock.now()) : [];
       reactions += 1;
-      await options.react(tracker.take());
+      if (again.length > 0) retried += 1;
+      const changes = joinChanges([...again, fresh]);
+      const failures = await options.react(changes);
+      for (const note of retries.settle(changes, failures, clock.now(), options.untilMs)) options.onNote?.(note);
     }
   } finally {
     stop.abort();
     await Promise.all(watchers);
+  }
+}
+
+interface PendingRetry {
+  readonly changes: ChangeSet;
+  /** Passes of the object that failed in a row. */
+  readonly failuresInRow: number;
+  readonly dueAt: number;
+}
+
+/** The failed objects waiting for their next pass, by object (`service/default/web`), each with its own backoff. */
+class RetrySchedule {
+  private readonly pending = new Map<string, PendingRetry>();
+
+  get nextDueAt(): number | undefined {
+    const dues = [...this.pending.values()].map((retry) => retry.dueAt);
+    return dues.length === 0 ? undefined : Math.min(...dues);
+  }
+
+  anyDue(now: number): boolean {
+    return (this.nextDueAt ?? Number.POSITIVE_INFINITY) <= now;
+  }
+
+  /**
+   * The retries that join a pass over `fresh` now: those due, those of an object it names, and
+   * those its pass covers anyway (a Node's or a relist's: everything; a deleted Service's: every
+   * load balancer).
+   */
+  joining(fresh: ChangeSet, now: number): ChangeSet[] {
+    const scope = reactionScope(fresh).kind;
+    const named = changesByObject(fresh);
+    return [...this.pending]
+      .filter(([object, retry]) =>
+        retry.dueAt <= now ||
+        named.has(object) ||
+        scope === 'all' ||
+        (scope === 'all-load-balancers' && object.startsWith('service/')))
+      .map(([, retry]) => retry.changes);
+  }
+
+  /**
+   * After a pass over `handed`: the retries of its objects are done with, and each object that
+   * failed waits for its next pass by its backoff, or is left to the next run when that would
+   * start after `untilMs`. Returns a line per failed object for the log.
+   */
+  settle(handed: ChangeSet, failures: readonly ReactionFailure[], now: number, untilMs: number): string[] {
+    const before = new Map(this.pending);
+    for (const object of changesByObject(handed).keys()) this.pending.delete(object);
+    const settled = new Set<string>();
+    const notes: string[] = [];
+    for (const failure of failures) {
+      for (const [object, changes] of changesByObject(failure.again)) {
+        if (settled.has(object)) continue;
+        settled.add(object);
+        const failuresInRow = (before.get(object)?.failuresInRow ?? 0) + 1;
+        const delayMs = retryPassDelayMs(failuresInRow);
+        const what = object === 'relist' ? 'every Node and Service' : object;
+        if (now + delayMs >= untilMs) {
+          this.pending.delete(object);
+          notes.push(`not retrying ${what}: the watch ends before its next try, the next run passes it again; it failed: ${failure.problem}`);
+          continue;
+        }
+        this.pending.set(object, { changes, failuresInRow, dueAt: now + delayMs });
+        notes.push(`retrying ${what} in ${Math.round(delayMs / 1000)} s after: ${failure.problem}`);
+      }
+    }
+    return notes;
   }
 }
