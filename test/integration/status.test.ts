@@ -207,7 +207,7 @@ describe('status record and metrics', () => {
   });
 
   it('a change a downtime budget holds back is in the record and the metrics', async () => {
-    // web (from the first test) has its load balancer; a pool algorithm change swaps the pool (up to 20 s).
+    // web (from the first test) has its load balancer; a pool algorithm change swaps the pool (up to 45 s).
     await annotate(namespace, 'web', { [key('loadbalancer-pool-algorithm')]: 'least_connections' });
     const metricsFile = join(scratch, 'held.prom');
     const ctx = harness.context();

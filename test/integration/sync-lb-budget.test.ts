@@ -56,7 +56,7 @@ describe('sync-lb --max-downtime', () => {
     const before = await poolsOf(service);
     expect(before.serving?.algorithm).toBe('round_robin');
 
-    // A disruptive change (pool swap, up to 20 s) and a harmless one (a new port).
+    // A disruptive change (pool swap, up to 45 s) and a harmless one (a new port).
     await annotate(namespace, 'web', { [key('loadbalancer-pool-algorithm')]: 'least_connections' });
     await patchService(namespace, 'web', { spec: { ports: [...service.spec!.ports!, { name: 'https', protocol: 'TCP', port: 443, targetPort: 443 }] } });
     await createLoadBalancerService(namespace, 'other');

@@ -4,8 +4,12 @@
 import type { V1Service } from '@kubernetes/client-node';
 import { expect } from 'vitest';
 import type { DataPlaneChanges, RequestLogEntry } from '../../src/sim/index.js';
+import { planCommand } from '../../src/commands/plan.js';
+import type { SyncLbOptions } from '../../src/commands/sync-lb.js';
+import type { PlanDocument } from '../../src/core/plan/document.js';
 import type { Harness } from './ccm.js';
-import { expectWellFormed, key, poolOf, theLb, useLbWorld, type LbWorld, type PassResult, type PoolState } from './lb-scenarios.js';
+import { createLoadBalancerService } from './kube.js';
+import { expectWellFormed, key, passOk, poolOf, readService, theLb, useLbWorld, type LbWorld, type PassResult, type PoolState } from './lb-scenarios.js';
 import { writesTaken } from './strict-world.js';
 
 /** How long a configuration change takes to reach the data plane in these tests. */
@@ -117,4 +121,59 @@ export function expectAwaited(
   expect(built, `${step.built} among the requests`).toBeGreaterThanOrEqual(0);
   expect(teardown, `${step.teardown} after ${step.built}`).toBeGreaterThan(built);
   expect(seen.slice(built + 1, teardown), `the requests between ${step.built} and ${step.teardown}`).toContain(step.polled);
+}
+
+/**
+ * The data plane's view of a Service's port 80 around a change: `serving` converges a Service
+ * (the fast monitor, plus `annotations`) and waits until its port serves; `measure` applies a
+ * change, takes `plan`'s prediction, runs one pass (`run`, by default one that must succeed),
+ * lets the data plane settle and answers the longest outage of port 80 since the change.
+ */
+export function dataPlaneProbes(harness: Harness, namespace: string, pass: Partial<SyncLbOptions>) {
+  async function untilServing(lbUuid: string, port: number): Promise<void> {
+    for (let i = 0; i < 100; i++) {
+      const ports = harness.sim.admin.serving(lbUuid).ports;
+      const last = ports.find((p) => p.port === port)?.intervals.at(-1);
+      if (last?.serving === true && last.to === null) return;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    throw new Error(`port ${port} of load balancer ${lbUuid} never served`);
+  }
+
+  async function serving(name: string, annotations: Record<string, string> = {}): Promise<V1Service> {
+    await createLoadBalancerService(namespace, name, { annotations: { ...FAST_MONITOR, ...annotations } });
+    await passOk(harness, [name], pass);
+    const service = await readService(namespace, name);
+    await untilServing((await theLb(harness, service)).lb.uuid, 80);
+    return service;
+  }
+
+  /** The plan's worst predicted interruption for the Service (seconds; 0 when none). */
+  async function predictedSeconds(name: string): Promise<{ seconds: number; impacts: string[] }> {
+    const ctx = harness.context({ output: 'json' });
+    await planCommand([`service/${name}`], { namespace, detailedExitcode: false, drainSeconds: pass.drainSeconds ?? 0 }, ctx);
+    const document = JSON.parse(ctx.out()) as PlanDocument;
+    const worst = document.summary.worstDowntime;
+    const impacts = [...new Set(document.services.flatMap((s) => s.actions.map((a) => a.impact)))].sort();
+    return { seconds: worst === null ? 0 : (worst.maxSeconds ?? Number.POSITIVE_INFINITY), impacts };
+  }
+
+  async function measure(
+    name: string,
+    service: V1Service,
+    change: () => Promise<unknown>,
+    run: () => Promise<PassResult> = () => passOk(harness, [name], pass),
+  ) {
+    const lbUuid = (await theLb(harness, service)).lb.uuid;
+    const since = Date.now();
+    await change();
+    const predicted = await predictedSeconds(name);
+    const result = await run();
+    await new Promise((resolve) => setTimeout(resolve, PROPAGATION_MS * 2 + 200));
+    await untilServing(lbUuid, 80);
+    const port = harness.sim.admin.serving(lbUuid, { since }).ports.find((p) => p.port === 80)!;
+    return { predicted, measuredMs: port.longestOutageMs, intervals: port.intervals, writes: result.simWrites, result };
+  }
+
+  return { serving, untilServing, predictedSeconds, measure };
 }

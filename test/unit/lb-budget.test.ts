@@ -28,8 +28,8 @@ describe('interruptionSeconds', () => {
     ['member-drain', 0],
     ['member-rotation', 0],
     ['minimal', 0],
-    ['pool-swap', 20],
-    ['listener-recreation', 20],
+    ['pool-swap', 45],
+    ['listener-recreation', 45],
     ['port-removal', Number.POSITIVE_INFINITY],
     ['no-members', Number.POSITIVE_INFINITY],
     ['lb-deletion', Number.POSITIVE_INFINITY],
@@ -59,12 +59,12 @@ describe('what is held, against real plans', () => {
     expect(restoreHeld(budgeted)).toEqual(full);
   });
 
-  test('pool swap under 20s: nothing held', () => {
+  test('pool swap under 45s (20 s, and 25 s of retries of a failed request): nothing held', () => {
     const w = converged();
     w.annotate({ 'loadbalancer-pool-algorithm': 'least_connections' });
     const full = w.plan();
-    expect(applyBudget(full, { seconds: 20 })).toEqual(full);
-    expect(applyBudget(full, { seconds: 19 }).held).toHaveLength(1);
+    expect(applyBudget(full, { seconds: 45 })).toEqual(full);
+    expect(applyBudget(full, { seconds: 44 }).held).toHaveLength(1);
   });
 
   test('the pass after the successor was built holds the same change (same id)', () => {
@@ -128,7 +128,7 @@ describe('what is held, against real plans', () => {
     expect(budgeted.actions.filter((a) => a.impact === 'port-removal')).toHaveLength(5);
   });
 
-  test('two ports swap numbers (listener recreation, 20 s): the listeners are deleted and re-created, held together under 19s', () => {
+  test('two ports swap numbers (listener recreation, 45 s with retries): the listeners are deleted and re-created, held together under 44s', () => {
     const w = converged(twoPorts());
     const [http, https] = w.service.spec!.ports!;
     [http!.port, https!.port] = [https!.port, http!.port];
@@ -138,8 +138,8 @@ describe('what is held, against real plans', () => {
     expect(heldShape.filter((l) => l.startsWith('delete-listener'))).toHaveLength(2);
     expect(heldShape.filter((l) => l.startsWith('create-listener'))).toHaveLength(2);
     expect(budgeted.actions.filter((a) => a.kind === 'delete-listener' || a.kind === 'create-listener')).toEqual([]);
-    expect(applyBudget(full, { seconds: 19 }).held![0]!.actions).toEqual(budgeted.held![0]!.actions);
-    expect(applyBudget(full, { seconds: 20 }).held).toBeUndefined();
+    expect(applyBudget(full, { seconds: 44 }).held![0]!.actions).toEqual(budgeted.held![0]!.actions);
+    expect(applyBudget(full, { seconds: 45 }).held).toBeUndefined();
   });
 
   test('a port number change moves the listener in place (port-move, up to 20 s): never held, the old number is one the Service no longer has', () => {

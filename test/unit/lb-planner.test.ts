@@ -465,7 +465,7 @@ describe('changes on a converged Service: planned actions and their impact', () 
       from: 'type tcp',
       to: 'type http, http.version 1.0, http.url_path /livez, http.method GET, http.expected_codes ["200"]',
     });
-    expect(move.downtime).toEqual({ class: 'short', minSeconds: 0, maxSeconds: 20, text: expect.any(String) });
+    expect(move.downtime).toEqual({ class: 'short', minSeconds: 0, maxSeconds: 45, text: expect.any(String) });
     const monitorCreate = plan.actions.find((a) => a.kind === 'create-monitor')!;
     expect(monitorCreate).toMatchObject({
       reason: { field: 'spec.externalTrafficPolicy', from: 'type tcp', to: 'type http, http.version 1.0, http.url_path /livez, http.method GET, http.expected_codes ["200"]' },

@@ -111,8 +111,8 @@ describe('docs/plan-json.md describes the document', () => {
     const actions = document.services[0]!.actions;
     expect(actions.length).toBeGreaterThan(5);
     for (const action of actions) {
-      const further = Object.keys(action).filter((k) => !common.includes(k));
-      expect(further.sort(), action.kind).toEqual(kinds.get(action.kind)!.fields.sort());
+      const row = kinds.get(action.kind)!;
+      expect(furtherFields(action, common, row).required, action.kind).toEqual(row.fields.sort());
       expect(Object.keys(action.downtime).sort()).toEqual(['class', 'maxSeconds', 'minSeconds', 'text']);
     }
   });
@@ -129,9 +129,13 @@ describe('docs/plan-json.md describes the document', () => {
       new Set(['create-pool', 'create-member', 'create-monitor', 'await-members', 'delete-listener', 'create-listener', 'delete-monitor', 'delete-member', 'delete-pool', 'rename-lb', 'update-listener', 'update-monitor']),
     );
     for (const action of actions) {
-      const further = Object.keys(action).filter((k) => !['kind', 'verb', 'object', 'reason', 'impact', 'downtime'].includes(k));
-      expect(further.sort(), action.kind).toEqual(kinds.get(action.kind)!.fields.sort());
+      const row = kinds.get(action.kind)!;
+      expect(furtherFields(action, ['kind', 'verb', 'object', 'reason', 'impact', 'downtime'], row).required, action.kind).toEqual(row.fields.sort());
     }
+    // The swap's listener create carries what it puts back: the listener it replaces, on the old pool.
+    const move = actions.find((a) => a.kind === 'create-listener')!;
+    expect(furtherFields(move, ['kind', 'verb', 'object', 'reason', 'impact', 'downtime'], kinds.get('create-listener')!).optional).toEqual(['putBack']);
+    expect(Object.keys((move as { putBack: object }).putBack).sort()).toEqual(['body', 'pool', 'poolName']);
   });
 
   test('the table of kinds lists every action kind with its verb', () => {
@@ -164,17 +168,26 @@ describe('docs/plan-json.md describes the document', () => {
 });
 
 /** The table of kinds: kind → verb and further fields (the backticked names before any parenthesis). */
-function kindRows(): [ActionKind, { verb: string; fields: string[] }][] {
+/** The table of kinds: each kind's verb, its further fields, and those marked `?` (present only where the row says). */
+function kindRows(): [ActionKind, { verb: string; fields: string[]; optional: string[] }][] {
   const lines = DOC.split('\n');
   const start = lines.findIndex((l) => l.startsWith('| Kind | Verb |'));
-  const rows: [ActionKind, { verb: string; fields: string[] }][] = [];
+  const rows: [ActionKind, { verb: string; fields: string[]; optional: string[] }][] = [];
   for (const line of lines.slice(start + 2)) {
     if (!line.startsWith('|')) break;
     const [kind, verb, further] = line.split('|').slice(1, -1).map((c) => c.trim());
-    const fields = [...further!.replace(/\([^)]*\)/g, '').matchAll(/`([^`]+)`/g)].map((m) => m[1]!.replace(/\[\]$/, ''));
-    rows.push([kind!.replaceAll('`', '') as ActionKind, { verb: verb!.replaceAll('`', ''), fields }]);
+    const named = [...further!.replace(/\([^)]*\)/g, '').matchAll(/`([^`]+)`(\?)?/g)].map((m) => ({ field: m[1]!.replace(/\[\]$/, ''), optional: m[2] === '?' }));
+    const fields = named.filter((n) => !n.optional).map((n) => n.field);
+    const optional = named.filter((n) => n.optional).map((n) => n.field);
+    rows.push([kind!.replaceAll('`', '') as ActionKind, { verb: verb!.replaceAll('`', ''), fields, optional }]);
   }
   return rows;
+}
+
+/** The further fields of an action that its row must list, and whether the rest are the row's optional ones. */
+function furtherFields(action: object, common: readonly string[], row: { optional: readonly string[] }) {
+  const further = Object.keys(action).filter((k) => !common.includes(k));
+  return { required: further.filter((k) => !row.optional.includes(k)).sort(), optional: further.filter((k) => row.optional.includes(k)) };
 }
 
 describe('-o yaml', () => {

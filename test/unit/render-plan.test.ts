@@ -116,9 +116,9 @@ describe('renderPlanText', () => {
         '  - delete-listener  listener tcp/80',
         '  + create-listener  listener tcp/8080',
         '      because the Service port changed, the pool tcp/http is kept (spec.ports[http].port: 80 → 8080)',
-        '      impact: listener-recreation, the port is unreachable for up to ~20 s',
+        '      impact: listener-recreation, the port is unreachable for up to ~20 s (~45 s if a request of the pair fails and is sent again)',
         '',
-        'Plan: 1 to create, 0 to update, 1 to delete. Worst expected downtime: shop/web, listener tcp/80 (listener-recreation): the port is unreachable for up to ~20 s.',
+        'Plan: 1 to create, 0 to update, 1 to delete. Worst expected downtime: shop/web, listener tcp/80 (listener-recreation): the port is unreachable for up to ~20 s (~45 s if a request of the pair fails and is sent again).',
         '',
       ].join('\n'),
     );
@@ -441,7 +441,7 @@ describe('renderPlanText groups per object, from real plans', () => {
         '        allowed_cidrs: [] → ["10.0.0.0/8"]',
         '        timeout_client_data_ms: 50000 → 1000',
         `      ${moving}`,
-        '      impact: pool-swap, the port is unreachable only while its listener moves to the new, already healthy pool (up to ~20 s)',
+        '      impact: pool-swap, the port is unreachable only while its listener moves to the new, already healthy pool (up to ~20 s; ~45 s if a request of the move fails and is sent again)',
       ].join('\n'),
     );
     expect(output).toContain('  + create-pool      pool tcp/http\n        algorithm: round_robin → source_ip\n');

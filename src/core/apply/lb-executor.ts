@@ -8,7 +8,7 @@ import type { CloudscaleClient } from '../cloudscale/client.js';
 import { isOutcomeUnknown } from '../cloudscale/errors.js';
 import type { LoadBalancer, MemberState, PoolMember } from '../cloudscale/types.js';
 import { CcmError, CloudscaleApiError, InternalError, assertNever, errorMessage } from '../errors.js';
-import { LB_REF, isPlannedRef, type ObjectRef, type PlannedAction } from '../lb/actions.js';
+import { LB_REF, isPlannedRef, type ListenerPutBack, type ObjectRef, type PlannedAction } from '../lb/actions.js';
 import { ingressFromVips } from '../lb/desired.js';
 import { memberCompactor } from '../lb/actual.js';
 import { servesStatus } from '../lb/health.js';
@@ -17,7 +17,9 @@ import { LB_FINALIZER, type ServicePlan } from '../lb/service-plan.js';
 import { abortableSleep } from '../sleep.js';
 import { processStop, stepBoundaries } from '../stop.js';
 import { ReadinessWatch } from './lb-watch.js';
-import { stepPairs } from './step-pairs.js';
+import { completeCreate, PairNotCompletedError } from './pair-completion.js';
+import { completingSteps, stepPairs } from './step-pairs.js';
+import { createdBy, onlyMatch } from '../cloudscale/reread.js';
 
 /** The writes to the Service the executor needs; implemented on client-node in src/core/kube. */
 export interface ServiceWriter {
@@ -149,6 +151,7 @@ class PlanRun {
    */
   async execute(): Promise<ExecutionResult> {
     const pairs = stepPairs(this.plan.actions);
+    const completing = completingSteps(this.plan.actions);
     let release: (() => void) | undefined;
     try {
       for (const [index, action] of this.plan.actions.entries()) {
@@ -161,7 +164,7 @@ class PlanRun {
           }
           this.options.signal?.throwIfAborted();
           this.options.onProgress?.({ type: 'start', action, index });
-          await this.run(action);
+          await (completing.has(index) ? this.complete(action) : this.run(action));
         } catch (error) {
           return {
             ...this.outcome(),
@@ -302,6 +305,79 @@ class PlanRun {
       default:
         return assertNever(action, 'action');
     }
+  }
+
+  /**
+   * A step that gives back what its pair took away (step-pairs.ts): sent as soon as the load
+   * balancer takes writes — no settle pause, the port or pool lacks it meanwhile — and sent
+   * again through transient failures (pair-completion.ts). A listener move whose create still
+   * fails puts the moved listener back on the pool it served (`putBack`), then reports the
+   * failure: the port serves as before the move, and the next pass moves it again.
+   */
+  private async complete(action: PlannedAction): Promise<void> {
+    const { cloud } = this.deps;
+    const signal = this.options.signal;
+    if (action.kind === 'create-listener') {
+      await this.awaitLoadBalancer();
+      const body = { ...action.body, pool: this.resolve(action.pool) };
+      try {
+        await completeCreate({
+          what: action.object,
+          signal,
+          create: () => cloud.listeners.create(body),
+          findMade: async () => onlyMatch(await cloud.listeners.list(), createdBy.listener(body)),
+        });
+        return;
+      } catch (error) {
+        if (!(error instanceof PairNotCompletedError) || action.putBack === undefined) throw error;
+        throw await this.putListenerBack(action.putBack, error);
+      }
+    }
+    if (action.kind === 'create-member') {
+      await this.awaitLoadBalancer();
+      const pool = this.resolve(action.pool);
+      // Its pool's other members serve meanwhile: a member is replaced in place only beside a
+      // serving one (pool-swap.ts, swapInPlaceReason); nothing to put back.
+      const member = await completeCreate({
+        what: action.object,
+        signal,
+        create: () => cloud.poolMembers.create(pool, action.body),
+        findMade: async () => onlyMatch(await cloud.poolMembers.list(pool), createdBy.member({ ...action.body })),
+      }).catch((error: unknown) => {
+        this.poolsChanged.add(pool);
+        throw error;
+      });
+      this.memberWritten(pool, this.compactMember(member));
+      return;
+    }
+    return this.run(action);
+  }
+
+  /**
+   * Creates the listener a move deleted again on the pool it served, with the same retries.
+   * Answers the error the step fails with: the move's, saying whether the port serves again.
+   */
+  private async putListenerBack(putBack: ListenerPutBack, failed: PairNotCompletedError): Promise<Error> {
+    const { cloud } = this.deps;
+    const body = { ...putBack.body, pool: putBack.pool.uuid };
+    const port = `${body.protocol.toUpperCase()} ${body.protocol_port}`;
+    try {
+      await completeCreate({
+        what: `listener ${body.name} of pool ${putBack.poolName}`,
+        signal: this.options.signal,
+        create: () => cloud.listeners.create(body),
+        findMade: async () => onlyMatch(await cloud.listeners.list(), createdBy.listener(body)),
+      });
+    } catch (error) {
+      return new PairNotCompletedError(
+        `${failed.message}; putting listener ${body.name} back on pool ${putBack.poolName} failed too (${errorMessage(error)}): port ${port} serves nothing until a pass creates its listener`,
+        { cause: failed, hint: 'the next pass creates the missing listener first; check the API status' },
+      );
+    }
+    return new PairNotCompletedError(
+      `${failed.message}; listener ${body.name} was put back on pool ${putBack.poolName}, which serves port ${port} again as before the move`,
+      { cause: failed, hint: 'the next pass moves the port again once the API takes the create' },
+    );
   }
 
   /**

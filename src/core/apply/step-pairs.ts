@@ -22,6 +22,23 @@ export interface StepSpan {
 const LISTENER_MOVES: ReadonlySet<ImpactClass> = new Set(['pool-swap', 'listener-recreation']);
 
 export function stepPairs(actions: readonly PlannedAction[]): StepSpan[] {
+  return merged(pairsOf(actions));
+}
+
+/**
+ * The steps that give back what a pair took away, and the creates of a listener for a port an
+ * earlier pass left without one (its pair began in that pass): each is completed despite
+ * transient failures (pair-completion.ts).
+ */
+export function completingSteps(actions: readonly PlannedAction[]): ReadonlySet<number> {
+  const closing = new Set(pairsOf(actions).map((pair) => pair.last));
+  for (const [index, action] of actions.entries()) {
+    if (action.kind === 'create-listener' && action.impact === 'listener-missing') closing.add(index);
+  }
+  return closing;
+}
+
+function pairsOf(actions: readonly PlannedAction[]): StepSpan[] {
   const spans: StepSpan[] = [];
   for (const [first, action] of actions.entries()) {
     const closes = closingStep(action);
@@ -29,7 +46,7 @@ export function stepPairs(actions: readonly PlannedAction[]): StepSpan[] {
     const last = actions.findIndex((later, index) => index > first && closes(later));
     if (last !== -1) spans.push({ first, last });
   }
-  return merged(spans);
+  return spans;
 }
 
 /** What the step that puts back what `action` takes away looks like; undefined if it begins no pair. */

@@ -10,6 +10,8 @@ export class CloudscaleRequestError extends CloudscaleApiError {
    */
   readonly outcomeUnknown: boolean;
   readonly attempts: number;
+  /** The wait the last answer's `Retry-After` asked for, if it had one. */
+  readonly retryAfterMs: number | undefined;
   override readonly hint: string | undefined;
   constructor(init: {
     status: number;
@@ -18,12 +20,14 @@ export class CloudscaleRequestError extends CloudscaleApiError {
     body: unknown;
     attempts: number;
     outcomeUnknown: boolean;
+    retryAfterMs?: number | undefined;
     /** Instead of the status's hint, when the transport knows better. */
     hint?: string;
   }) {
     super({ ...init, body: normaliseErrorBody(init.body) });
     this.outcomeUnknown = init.outcomeUnknown;
     this.attempts = init.attempts;
+    this.retryAfterMs = init.retryAfterMs;
     this.hint = init.hint ?? hintForStatus(init.status, init.outcomeUnknown);
   }
 }

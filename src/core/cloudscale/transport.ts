@@ -202,6 +202,7 @@ export function createTransport(options: TransportOptions): Transport {
           body: errorBody,
           attempts,
           outcomeUnknown: decision.outcomeUnknown,
+          retryAfterMs: outcome.retryAfterMs,
           ...(unanswered && outcome.status === 400
             ? { hint: 'an earlier attempt got no answer and was not applied when read back; the API may still be applying it: the next pass reads the state again' }
             : {}),

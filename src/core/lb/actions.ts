@@ -205,6 +205,19 @@ export interface AwaitMembersAction extends Common<'await-members', 'wait'> {
 export interface CreateListenerAction extends Common<'create-listener', 'create'>, ReplacedFields {
   readonly pool: ObjectRef;
   readonly body: Omit<ListenerCreate, 'pool'>;
+  /**
+   * For the create that ends a listener move (a pool swap, a listener re-created): the listener
+   * the move deleted, on the pool that still serves the port. When the create cannot be made
+   * within its retries, the executor creates this one instead, so the port serves again as it
+   * did, and reports the failure. Absent for other creates.
+   */
+  readonly putBack?: ListenerPutBack;
+}
+/** The listener a move deleted, to be put back on its pool when its replacement cannot be created. */
+export interface ListenerPutBack {
+  readonly pool: ExistingRef;
+  readonly poolName: string;
+  readonly body: Omit<ListenerCreate, 'pool'>;
 }
 export interface DeleteListenerAction extends Common<'delete-listener', 'delete'> {
   readonly listener: DeletionTarget;

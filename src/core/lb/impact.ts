@@ -47,11 +47,11 @@ export const IMPACT_DOC: { readonly [K in ImpactClass]: string } = {
   'port-move':
     "The Service port's number changed: its listener moves to the new number in place. The old number stops answering at once (the Service no longer has it); the new one answers once the change reaches the data plane (up to about 20 s).",
   'listener-missing':
-    'A port of the Service has no listener (a pass stopped between the delete and the create of a listener move, or it was deleted outside this tool): it serves nothing now, and answers once the listener created for it reaches the data plane (up to about 25 s: the pass may pause to let deletes settle before it creates the listener, which then serves within about 20 s). A downtime budget does not hold it back: holding would only prolong the outage.',
+    'A port of the Service has no listener (a pass stopped between the delete and the create of a listener move, or it was deleted outside this tool): it serves nothing now, and answers once the listener created for it reaches the data plane (up to about 25 s: the create may wait for deletes of the same pass to settle, then the listener serves within about 20 s; about 50 s if its create fails and is sent again, or the listener moved out of the way is put back). A downtime budget does not hold it back: holding would only prolong the outage.',
   'pool-swap':
-    "A successor pool is built beside the old one and checked healthy; then the port's listener moves to it: the port is unreachable only while its listener is re-created (up to about 20 s: one propagation of the data plane).",
+    "A successor pool is built beside the old one and checked healthy; then the port's listener moves to it: the port is unreachable only while its listener is re-created (up to about 20 s: one propagation of the data plane). A failed request of the move is sent again for up to 25 s (up to about 45 s in all); if the create still fails, the listener is put back on the old pool, which still serves.",
   'listener-recreation':
-    'The listener is recreated: its port is unreachable for up to about 20 s (the old one stops when its delete settles, the pass waits its settle pause, then the new one reaches the data plane in 10–15 s).',
+    'The listener is recreated: its port is unreachable for up to about 20 s (the old one stops when its delete settles, its replacement is created right after it and reaches the data plane in 10–15 s; up to about 45 s when a request of the pair fails and is sent again, and if the create still fails the old listener is put back).',
   'monitor-recreation':
     'The health monitor is recreated: members are re-checked, new connections may fail for a few seconds.',
   'member-recreation':
@@ -111,6 +111,15 @@ export function downtimeOf(impact: ImpactClass, monitor?: MonitorTiming): Downti
 
 const downtimes = new Map<string, Downtime>();
 
+/** A listener's delete reaching the data plane, then its replacement's create propagating (10–15 s). */
+const LISTENER_MOVE_S = 20;
+/**
+ * What a failed request inside a listener move may add: the create is sent again for up to 25 s
+ * after its first attempt (src/core/apply/pair-completion.ts, PAIR_RETRY_MS; an attempt without
+ * an answer costs the API timeout, 20 s by default, and fits in it once).
+ */
+const LISTENER_MOVE_RETRY_S = 25;
+
 function computeDowntime(impact: ImpactClass, monitor?: MonitorTiming): Downtime {
   const checks = monitor ?? { delay_s: 2, up_threshold: 2 };
   const healthy = checks.delay_s * checks.up_threshold;
@@ -131,10 +140,14 @@ function computeDowntime(impact: ImpactClass, monitor?: MonitorTiming): Downtime
       return {
         class: cls,
         minSeconds: 0,
-        // The old listener stops when its delete reaches the data plane and the API frees the port
-        // about then; the new one serves one propagation (15–20 s) after its create.
-        maxSeconds: 20,
-        text: 'the port is unreachable only while its listener moves to the new, already healthy pool (up to ~20 s)',
+        // The old listener stops when its delete reaches the data plane, and the create is sent
+        // at once (a refusal until the API frees the port is tried again at short intervals);
+        // the new one serves one propagation (10–15 s) after it. LISTENER_MOVE_RETRY_S more
+        // when one of the move's requests fails and is sent again.
+        maxSeconds: LISTENER_MOVE_S + LISTENER_MOVE_RETRY_S,
+        text:
+          `the port is unreachable only while its listener moves to the new, already healthy pool (up to ~${LISTENER_MOVE_S} s; ` +
+          `~${LISTENER_MOVE_S + LISTENER_MOVE_RETRY_S} s if a request of the move fails and is sent again)`,
       };
     case 'minimal':
       return {
@@ -155,18 +168,26 @@ function computeDowntime(impact: ImpactClass, monitor?: MonitorTiming): Downtime
       return {
         class: cls,
         minSeconds: 0,
-        // Counted from the pass: the create may come after deletes in the same pool and the settle
-        // pause (5 s by default) that follows them, then the listener reaches the data plane in up
-        // to ~20 s. npm run bench:downtime measured 22 s for a monitor re-created first, above the
-        // 20 s predicted before.
-        maxSeconds: 25,
-        text: 'the port has no listener and serves nothing now: it answers once this one reaches the data plane (up to ~25 s, with the settle pause before its create)',
+        // Counted from the pass: the create may come after deletes in the same pool (it is sent
+        // without the settle pause, a refusal while they settle tried again), then the listener
+        // reaches the data plane in up to ~20 s (npm run bench:downtime measured 22 s for a
+        // monitor re-created first); LISTENER_MOVE_RETRY_S more when the create fails and is
+        // sent again.
+        maxSeconds: 25 + LISTENER_MOVE_RETRY_S,
+        text:
+          `the port has no listener and serves nothing now: it answers once this one reaches the data plane (up to ~25 s; ` +
+          `~${25 + LISTENER_MOVE_RETRY_S} s if its create fails and is sent again)`,
       };
     case 'listener-recreation':
       // The API re-creates a listener in 10–15 s, counted from the create, which the pass sends
-      // after its settle pause (5 s by default) following the delete: npm run bench:downtime
-      // measured 18 s in the strict world, above the 15 s predicted before.
-      return { class: cls, minSeconds: 0, maxSeconds: 20, text: 'the port is unreachable for up to ~20 s' };
+      // right after the delete (a refusal until the delete settles tried again at short
+      // intervals); LISTENER_MOVE_RETRY_S more when a request of the pair fails and is sent again.
+      return {
+        class: cls,
+        minSeconds: 0,
+        maxSeconds: LISTENER_MOVE_S + LISTENER_MOVE_RETRY_S,
+        text: `the port is unreachable for up to ~${LISTENER_MOVE_S} s (~${LISTENER_MOVE_S + LISTENER_MOVE_RETRY_S} s if a request of the pair fails and is sent again)`,
+      };
     case 'monitor-recreation':
       return {
         class: cls,

@@ -508,8 +508,11 @@ export function generateStrategyScenario(seed: number): Scenario {
   };
 }
 
-/** A Service's port held down this long by the self-check: longer than a swap may take (20 s). */
-export const SABOTAGE_OUTAGE_MS = 23_000;
+/**
+ * A Service's port held down this long by the self-check: longer than a swap may take (45 s:
+ * 20 s, and 25 s of retries of a failed request of its listener move) with the tolerance.
+ */
+export const SABOTAGE_OUTAGE_MS = 48_000;
 
 // ---- the world -------------------------------------------------------------------------------
 

@@ -31,7 +31,15 @@ export const listenerRecreation: ChangeStrategy = {
     return {
       steps: {
         listenerDeletes: removed.map((listener) => steps.deleteListener(listener, { reason, impact: 'listener-recreation' })),
-        listenerCreates: [steps.createListener(target, { impact: 'listener-recreation', reason })],
+        // One listener re-created is put back as it was if its replacement cannot be created;
+        // several (two ports swapping numbers) cannot all be: the next pass completes them.
+        listenerCreates: [
+          steps.createListener(
+            target,
+            { impact: 'listener-recreation', reason },
+            removed.length === 1 ? { listener: old, poolName: pool.name } : undefined,
+          ),
+        ],
       },
     };
   },

@@ -220,7 +220,13 @@ function swapPool(
     ...servingPort.map((listener) => steps.deleteListener(listener, moving)),
     // The port's number changed too: no listener of the old pool holds the new number, so the
     // new listener takes nothing over (the old number leaves as a removed port): a port move.
-    steps.createListener({ ref, desired }, servingPort.length > 0 ? moving : { impact: 'port-move', reason }),
+    // A move of one listener puts it back on the old pool, whose members still serve, if the
+    // successor's listener cannot be created.
+    steps.createListener(
+      { ref, desired },
+      servingPort.length > 0 ? moving : { impact: 'port-move', reason },
+      servingPort.length === 1 ? { listener: servingPort[0]!, poolName: old.pool.name } : undefined,
+    ),
     ...steps.retirePool({ ...old, listeners: old.listeners.filter((l) => !servingPort.includes(l)) }, retiring, {
       impact: 'port-removal',
       reason: { text: `no Service port maps to this listener of the old pool ${old.pool.name} any more: it stops serving` },

@@ -3,7 +3,7 @@
 // when a step is taken: the strategies do (src/core/lb/strategies.ts lists them), and the
 // planner (cloud-plan.ts) for what no strategy takes.
 import type { HealthMonitor, Listener, MemberState } from '../../cloudscale/types.js';
-import { buildAction, type ActionDraft, type ExistingRef, type ObjectRef, type PlannedAction, type Reason } from '../actions.js';
+import { buildAction, type ActionDraft, type ExistingRef, type ListenerPutBack, type ObjectRef, type PlannedAction, type Reason } from '../actions.js';
 import type { ActualPool } from '../actual.js';
 import type { DesiredMember, DesiredMonitor, DesiredPool } from '../desired.js';
 import type { ImpactClass, MonitorTiming } from '../impact.js';
@@ -75,12 +75,15 @@ export class Steps {
     });
   }
 
-  createListener(pool: { ref: ObjectRef; desired: DesiredPool }, story: Story): PlannedAction {
+  /** `putBack`: the listener this create replaces, deleted by the same move, and the pool it served (lb-executor.ts). */
+  createListener(pool: { ref: ObjectRef; desired: DesiredPool }, story: Story, putBack?: { listener: Listener; poolName: string }): PlannedAction {
     const wanted = pool.desired.listener;
+    const back = putBack === undefined ? undefined : listenerPutBack(putBack.listener, putBack.poolName);
     return this.act({
       kind: 'create-listener',
       object: `listener ${wanted.name}`,
       ...story,
+      ...(back === undefined ? {} : { putBack: back }),
       pool: pool.ref,
       body: {
         name: wanted.name,
@@ -118,6 +121,24 @@ export class Steps {
       }),
     ];
   }
+}
+
+/** A listener as it was, to be created again on its pool. Undefined for one that served no pool. */
+function listenerPutBack(listener: Listener, poolName: string): ListenerPutBack | undefined {
+  if (listener.pool === null) return undefined;
+  return {
+    pool: { uuid: listener.pool.uuid },
+    poolName,
+    body: {
+      name: listener.name,
+      protocol: listener.protocol,
+      protocol_port: listener.protocol_port,
+      allowed_cidrs: [...listener.allowed_cidrs],
+      timeout_client_data_ms: listener.timeout_client_data_ms,
+      timeout_member_connect_ms: listener.timeout_member_connect_ms,
+      timeout_member_data_ms: listener.timeout_member_data_ms,
+    },
+  };
 }
 
 function httpBody(http: DesiredMonitor['http']) {
