@@ -3,6 +3,7 @@
 //   0  success, or nothing to do
 //   1  error (usage, configuration, API), or a pass in which some objects failed
 //   2  plan --detailed-exitcode: changes are pending
+//   130  a second SIGTERM or SIGINT: stopped at once, the Lease released on the way out
 const [major] = process.versions.node.split('.').map(Number);
 if (major < 22) {
   // Only a checkout has the `node` dev dependency (Node 24) beside this file; an installed
@@ -51,21 +52,31 @@ if (process.argv[2] === '__complete') {
 }
 
 const { runCli, formatTopLevelError } = await import('../dist/cli.js');
-const { processStop, stepBoundaries } = await import('../dist/core/stop.js');
+const { LAST_WORDS_MS, processStop, stepBoundaries } = await import('../dist/core/stop.js');
+const { escapeUnprintable } = await import('../dist/core/text/untrusted.js');
 
 const controller = new AbortController();
 let interrupted = 0;
 for (const signal of ['SIGINT', 'SIGTERM']) {
-  process.on(signal, () => {
+  process.on(signal, async () => {
     interrupted += 1;
-    // A second signal ends the process at once; the first lets the pass stop between steps,
-    // once the step pair in progress (a listener or member re-created) is complete.
-    if (interrupted > 1) process.exit(130);
+    // The first signal lets the pass stop between steps, once the step pair in progress (a
+    // listener or member re-created) is complete. A second ends the process without waiting for
+    // the pair, but frees the Lease on its way out (src/core/stop.ts: the last words, at most
+    // LAST_WORDS_MS), so the next pass may repair the pair at once. A third exits at once.
+    if (interrupted > 2) process.exit(130);
+    if (interrupted === 2) {
+      process.stderr.write(`stopping now: ${signal} again: the Lease is released, then the process exits (a third ${signal} exits at once)\n`);
+      for (const { word, problem } of await processStop.sayLastWords(LAST_WORDS_MS)) {
+        process.stderr.write(`warning: could not ${word.what}: ${escapeUnprintable(problem)}; ${word.otherwise}\n`);
+      }
+      process.exit(130);
+    }
     const reason = new Error(`interrupted by ${signal}`);
     const { deferred } = processStop.request({ reason, abort: () => controller.abort(reason) });
     if (deferred) {
       process.stderr.write(
-        `stopping: ${signal}: the listener or member being re-created is put back first, then the pass stops (a second ${signal} stops at once)\n`,
+        `stopping: ${signal}: the listener or member being re-created is put back first, then the pass stops (a second ${signal} stops at once, releasing the Lease)\n`,
       );
     }
   });

@@ -8,9 +8,18 @@
 // begins meanwhile (its executor stops before the pair's first step instead). Everything else —
 // waits, requests, the Lease — keeps using the one abort signal, which aborts once the gate opens.
 //
+// A second signal does not wait for the pair: the process exits 130 at once, leaving the pair
+// half done (a port without its listener, a pool without the member being replaced) for the
+// next pass, which resumes it. What must not be left behind is the writers' Lease: held on, it
+// would refuse the next pass for its whole duration while the port serves nothing. So whatever
+// holds something of that kind registers its last word here (the Lease: its release), and bin/
+// has them said, bounded by LAST_WORDS_MS, before it exits; a third signal exits without them.
+//
 // One gate per process, as there is one set of signals per process: bin/ asks it to stop, every
-// executor of the process holds it around its pairs. In-process callers (tests) never ask it to
-// stop, so for them it only counts.
+// executor of the process holds it around its pairs, the held Lease registers its release. In-
+// process callers (tests) never ask it to stop nor for last words, so for them it only counts.
+
+import { errorMessage } from './errors.js';
 
 /**
  * The longest a signal waits for the pairs in progress: the settle pause before a re-create
@@ -20,6 +29,27 @@
  * (src/core/deploy/manifests.ts) is this plus the time to release the Lease and write the record.
  */
 export const STOP_DEFER_MS = 60_000;
+
+/**
+ * How long a second signal waits for the last words (one Lease write, which the API server
+ * answers in milliseconds when it is reachable at all) before the process exits regardless.
+ */
+export const LAST_WORDS_MS = 2500;
+
+/** Something the process still does when a second signal ends it at once. */
+export interface LastWord {
+  /** What it does, for a warning when it fails: `release the Lease kube-system/cloudscale-ccm`. */
+  readonly what: string;
+  /** What is left when it does not happen, for the same warning. */
+  readonly otherwise: string;
+  readonly say: () => Promise<void>;
+}
+
+/** A last word that failed or did not finish in time. */
+export interface UnsaidWord {
+  readonly word: LastWord;
+  readonly problem: string;
+}
 
 export interface StopRequest {
   /** Why the process stops (`interrupted by SIGTERM`): what a pair refused meanwhile fails with. */
@@ -35,6 +65,7 @@ export class StopGate {
   private requested: StopRequest | undefined;
   private aborted = false;
   private timer: NodeJS.Timeout | undefined;
+  private readonly lastWords = new Set<LastWord>();
 
   /** Why a stop was asked for; undefined while none was. */
   get reason(): Error | undefined {
@@ -72,6 +103,35 @@ export class StopGate {
       this.holds -= 1;
       if (this.holds === 0 && this.requested !== undefined) this.fire();
     };
+  }
+
+  /** Registers a last word for as long as what it concerns is held; returns its removal. */
+  beforeExit(word: LastWord): () => void {
+    this.lastWords.add(word);
+    return () => void this.lastWords.delete(word);
+  }
+
+  /**
+   * Says every registered last word at once and resolves once all have finished or `withinMs`
+   * has passed, with those that failed or did not finish; never rejects.
+   */
+  async sayLastWords(withinMs: number): Promise<readonly UnsaidWord[]> {
+    let timer: NodeJS.Timeout | undefined;
+    const outOfTime = new Promise<'out of time'>((resolve) => {
+      timer = setTimeout(() => resolve('out of time'), withinMs);
+    });
+    const said = await Promise.all(
+      [...this.lastWords].map(async (word): Promise<UnsaidWord | undefined> => {
+        try {
+          const outcome = await Promise.race([word.say().then(() => 'said' as const), outOfTime]);
+          return outcome === 'said' ? undefined : { word, problem: `no answer within ${withinMs / 1000} s` };
+        } catch (error) {
+          return { word, problem: errorMessage(error) };
+        }
+      }),
+    );
+    clearTimeout(timer);
+    return said.filter((unsaid) => unsaid !== undefined);
   }
 
   private fire(): void {

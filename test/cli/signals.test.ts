@@ -5,12 +5,15 @@
 // a pool swap's listener delete, the listener is re-created before the process exits, in a
 // plain pass and in a reaction pass of `run --watch-for`; a member rotation stopped after any
 // of its steps leaves the port served without a gap (the binary announces each step boundary
-// with CLOUDSCALE_CCM_TEST_STEP_PAUSE_MS, and the test signals at one).
+// with CLOUDSCALE_CCM_TEST_STEP_PAUSE_MS, and the test signals at one). A second signal inside
+// the pair exits 130 without finishing it, but releases the Lease, so the next pass starts at
+// once and puts the listener back.
 import type { V1Service } from '@kubernetes/client-node';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { runBinary, startHarness, type Harness } from '../support/ccm.js';
-import { createLoadBalancerService, createNode, deleteCreatedObjects, ensureNamespace, uniqueName } from '../support/kube.js';
+import { createLoadBalancerService, createNode, deleteCreatedObjects, ensureNamespace, testConnection, uniqueName } from '../support/kube.js';
 import { TEST_PASS, annotate, expectConverged, key, lbsNamed, passOk, patchService, readService, useLbWorld } from '../support/lb-scenarios.js';
+import { RUN_LEASE } from '../../src/commands/writer.js';
 import { killStarted, startBinary, type RunningBinary } from './cli-support.js';
 
 /** A hang guard, not a speed assertion: a process that ignores its signal fails here, not at the test timeout. */
@@ -157,10 +160,12 @@ describe('SIGTERM never strands a port: a pass finishes the step pair it is in',
     return readService(namespace, name);
   }
 
-  function startPass(args: readonly string[]): RunningBinary {
+  const passFlags = ['--settle-seconds', '0', '--poll-seconds', '0.05', '--drain-seconds', '0'];
+
+  function startPass(args: readonly string[], stepPauseMs = 250): RunningBinary {
     const running = startBinary(
-      ['--cluster-id', harness.clusterId, ...args, '--settle-seconds', '0', '--poll-seconds', '0.05', '--drain-seconds', '0', '--wait'],
-      { apiUrl: harness.sim.url, env: { CLOUDSCALE_CCM_TEST_STEP_PAUSE_MS: '250' } },
+      ['--cluster-id', harness.clusterId, ...args, ...passFlags, '--wait'],
+      { apiUrl: harness.sim.url, env: { CLOUDSCALE_CCM_TEST_STEP_PAUSE_MS: String(stepPauseMs) } },
     );
     started.push(running);
     return running;
@@ -247,5 +252,31 @@ describe('SIGTERM never strands a port: a pass finishes the step pair it is in',
     expect(await servingPorts(harness, await readService(namespace, 'watched'))).toEqual(['tcp/80']);
     await passOk(harness, ['watched'], pass);
     await expectConverged(harness, ['watched'], pass);
+  });
+  test('a second SIGTERM inside the pair: exit 130 at once with the pair half done, the Lease released; the next pass starts at once and the port serves again', async () => {
+    const service = await aboutToSwap('twice');
+    const name = service.metadata!.name!;
+    // A long pause after each step: both signals arrive before the listener's re-creation.
+    const run = startPass(['sync-lb', '-n', namespace, `service/${name}`], 1500);
+    await untilStderr(run, (stderr) => boundaries(stderr).includes('delete-listener'));
+    run.child.kill('SIGTERM');
+    await untilStderr(run, (stderr) => /^stopping: SIGTERM: /m.test(stderr));
+    run.child.kill('SIGTERM');
+    const exit = await exitOf(run, 10_000);
+    expect(exit, `stdout:\n${run.stdout()}\nstderr:\n${run.stderr()}`).toEqual({ code: 130, signal: null });
+    const lease = await testConnection().coordination.readNamespacedLease({ ...RUN_LEASE });
+    expect(lease.spec?.holderIdentity ?? '').toBe('');
+    expect(run.stderr()).toMatch(/^stopping now: SIGTERM again: the Lease is released, then the process exits/m);
+    expect(run.stderr()).not.toMatch(/^warning: could not release/m);
+    // The pair is half done: the old listener is gone, its successor not yet created.
+    expect(boundaries(run.stderr()).at(-1)).toBe('delete-listener');
+    expect(await servingPorts(harness, service)).toEqual([]);
+
+    // Without --wait: a Lease still held would refuse this pass (exit 1), not make it wait.
+    const next = await runBinary(['--cluster-id', harness.clusterId, 'sync-lb', '-n', namespace, `service/${name}`, ...passFlags], { apiUrl: harness.sim.url });
+    expect(next.code, `${next.stdout}\n${next.stderr}`).toBe(0);
+    expect(next.stderr).not.toMatch(/^waiting: /m);
+    expect(await servingPorts(harness, await readService(namespace, name))).toEqual(['tcp/80']);
+    await expectConverged(harness, [name], pass);
   });
 });

@@ -7,6 +7,7 @@ import { KubeApiError, LeaseLostError, LockHeldError } from '../errors.js';
 import type { WriteFence } from '../fence.js';
 import { kubeCall, type KubeConnection } from './connection.js';
 import { abortableSleep } from '../sleep.js';
+import { processStop, type StopGate } from '../stop.js';
 
 export interface LeaseState {
   /** Empty when the Lease was released. */
@@ -77,7 +78,11 @@ export interface LeaseHandle extends WriteFence {
    * took it meanwhile or the renew deadline has already passed (no renewal is sent then).
    */
   renew(): Promise<void>;
-  /** Gives the Lease up (empty holder) so the next acquirer need not wait; a lost Lease is left alone. */
+  /**
+   * Gives the Lease up (empty holder) so the next acquirer need not wait; a lost Lease is left
+   * alone. From the moment it is called the fence refuses every write and no renewal is sent:
+   * a write after the release could meet the next holder's.
+   */
   release(): Promise<void>;
   /** Why the handle was lost, once it was. */
   readonly lostReason: LeaseLostError | undefined;
@@ -198,6 +203,7 @@ function heldLease(conn: KubeConnection, options: LeaseOptions, stored: V1Lease,
   let current = stored;
   let renewedSentAt = sentAt;
   let lostReason: LeaseLostError | undefined;
+  let released = false;
   const listeners: ((reason: LeaseLostError) => void)[] = [];
 
   const lose = (reason: LeaseLostError): LeaseLostError => {
@@ -239,12 +245,18 @@ function heldLease(conn: KubeConnection, options: LeaseOptions, stored: V1Lease,
       else listeners.push(listener);
     },
     check(what) {
+      if (released) {
+        throw new LeaseLostError(`${what} was not sent: this pass has released the Lease ${where}`, {
+          hint: 'the pass was ending; the next pass repairs what this one left',
+        });
+      }
       const reason = lostReason ?? overdue();
       if (reason === undefined) return;
       // Each refused write names itself; the reason is the one the Lease was lost for.
       throw new LeaseLostError(`${what} was not sent: ${reason.message}`, { cause: reason, ...(reason.hint === undefined ? {} : { hint: reason.hint }) });
     },
     async renew() {
+      if (released) return;
       const reason = lostReason ?? overdue();
       if (reason !== undefined) throw reason;
       const attemptSentAt = monotonicNow();
@@ -271,6 +283,7 @@ function heldLease(conn: KubeConnection, options: LeaseOptions, stored: V1Lease,
       }
     },
     async release() {
+      released = true;
       if (lostReason !== undefined) return;
       // A 409 is not proof that the Lease is another's: a renewal of ours may have been written
       // while its answer was still on the way (the pass ended right then), and the record moved
@@ -318,6 +331,8 @@ export interface HeldLeaseOptions extends Omit<LeaseOptions, 'now' | 'monotonicN
    * that failed (the Lease then expires by itself): worth a warning, not a failure.
    */
   readonly onWarning?: (message: string) => void;
+  /** Where the release is registered as a last word while the Lease is held (the process's gate by default). */
+  readonly stopGate?: StopGate;
 }
 
 /**
@@ -325,7 +340,8 @@ export interface HeldLeaseOptions extends Omit<LeaseOptions, 'now' | 'monotonicN
  * its duration (sooner again after a failure), released afterwards. The handle given to `work`
  * is the fence its writes must pass. Once the Lease is lost (taken over, or not renewed within
  * its renew deadline), the fence refuses every write and the signal given to `work` aborts with
- * the LeaseLostError: the work stops before its next write.
+ * the LeaseLostError: the work stops before its next write. While held, its release is a last
+ * word of the stop gate: a process that a second signal ends at once still frees it.
  */
 export async function holdLease<T>(
   conn: KubeConnection,
@@ -353,15 +369,24 @@ export async function holdLease<T>(
     timer.unref();
   };
   renewLater(timings.renewEveryMs);
+  // One release, whichever comes first: the end of the work, or a second signal's last words.
+  let releasing: Promise<void> | undefined;
+  const release = (): Promise<void> => (releasing ??= lease.release());
+  const unregister = (options.stopGate ?? processStop).beforeExit({
+    what: `release the Lease ${options.namespace}/${options.name}`,
+    otherwise: `it stays held until it expires, ${options.leaseDurationSeconds} s after its last renewal`,
+    say: release,
+  });
   try {
     return await work(AbortSignal.any([options.signal, lost.signal]), lease);
   } finally {
     stopped = true;
     clearTimeout(timer);
     // Not released when lost: it may belong to another holder now (release leaves it alone anyway).
-    await lease.release().catch((error: unknown) => {
+    await release().catch((error: unknown) => {
       options.onWarning?.(`could not release the Lease (it expires by itself): ${(error as Error).message}`);
     });
+    unregister();
   }
 }
 
