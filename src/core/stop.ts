@@ -75,7 +75,7 @@ export class StopGate {
   /**
    * Asks the process to stop: aborts at once when no pair is in progress, else once the last one
    * has finished (or after `maxDeferMs`). Answers whether the abort was deferred; a second
-   * request changes nothing (bin/ exits at once on a second signal).
+   * request changes nothing (on a second signal bin/ has the last words said and exits).
    */
   request(stop: StopRequest): { readonly deferred: boolean } {
     if (this.requested !== undefined) return { deferred: !this.aborted };
