@@ -15,11 +15,15 @@
 //                                                      the same for the strategy runs: a rotation, drain
 //                                                      or pool swap SIGKILLed or SIGTERMed between two
 //                                                      steps (the built CLI's step-pause hook)
+//   FAULT_RACE_FAILED_SEED=<n> FAULT_RACE_FAILED_RUNS=<k>
+//                                                      the same for the failed-request runs: one request
+//                                                      of a rotation, drain or pool swap fails once (a 500,
+//                                                      a 503 with Retry-After, a reset, no answer, a 400)
 //   FAULT_RACE_VERBOSE=1                               print every run's schedule and what each step did
-import { FIXED_SEEDS, FIXED_STRATEGY_SEEDS, FIXED_SWAP_SEEDS } from '../support/fault-race/seeds.js';
+import { FIXED_FAILED_REQUEST_SEEDS, FIXED_SEEDS, FIXED_STRATEGY_SEEDS, FIXED_SWAP_SEEDS } from '../support/fault-race/seeds.js';
 import { faultRaceSuite, seedsFromEnv } from '../support/fault-race/suite.js';
 
 faultRaceSuite(
   'fault-and-race: the safety invariants hold under kills, faults and concurrent writers',
-  seedsFromEnv(process.env, { seeds: FIXED_SEEDS, swapSeeds: FIXED_SWAP_SEEDS, strategySeeds: FIXED_STRATEGY_SEEDS, summary: 'fault-race' }),
+  seedsFromEnv(process.env, { seeds: FIXED_SEEDS, swapSeeds: FIXED_SWAP_SEEDS, strategySeeds: FIXED_STRATEGY_SEEDS, failedRequestSeeds: FIXED_FAILED_REQUEST_SEEDS, summary: 'fault-race' }),
 );

@@ -220,8 +220,9 @@ describe('an Event for every change to a load balancer', () => {
   it('a pool swap that fails midway: the Warning says what was changed before; the next pass the rest', async () => {
     const { service, before } = await existing('midway');
     await annotate(namespace, 'midway', { [key('loadbalancer-pool-algorithm')]: 'least_connections' });
-    // The listener's create after the old one was deleted: its outcome unknown, the pass fails there.
-    harness.sim.admin.setFaults({ errorRate: { pathPattern: '/v1/load-balancers/listeners', methods: ['POST'], status: 500, count: 1 } });
+    // The listener's create after the old one was deleted, refused for good (a 403: no transient
+    // failure, which the pair's retries would get past): the pass fails there.
+    harness.sim.admin.setFaults({ errorRate: { pathPattern: '/v1/load-balancers/listeners', methods: ['POST'], status: 403, count: 1 } });
     try {
       await passFails(harness, ['midway'], pass);
     } finally {
@@ -229,7 +230,7 @@ describe('an Event for every change to a load balancer', () => {
     }
     const failures = await failuresSince(service, before);
     expect(failures).toHaveLength(1);
-    expect(failures[0]).toMatch(/^Error syncing load balancer: create-listener listener tcp\/80: .*500/);
+    expect(failures[0]).toMatch(/^Error syncing load balancer: create-listener listener tcp\/80: .*403/);
     expect(failures[0]!.split('; changed before, ')[1]!.replace(MEASURED, ': ')).toBe(`6 steps: ${SWAP}`);
     expect(await changeEventsSince(service, before)).toEqual([]);
 

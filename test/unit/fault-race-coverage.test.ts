@@ -3,22 +3,23 @@
 // not kinds.
 import { describe, expect, it } from 'vitest';
 import { ALL_KINDS, kindsOf, missingKinds } from '../support/fault-race/coverage.js';
-import { FIXED_SEEDS, FIXED_STRATEGY_SEEDS, FIXED_SWAP_SEEDS, FORMER_SEEDS, FORMER_SWAP_SEEDS, seedRange } from '../support/fault-race/seeds.js';
-import { generateScenario, generateStrategyScenario, generateSwapScenario, sabotageScenario } from '../support/fault-race/scenario.js';
+import { FIXED_FAILED_REQUEST_SEEDS, FIXED_SEEDS, FIXED_STRATEGY_SEEDS, FIXED_SWAP_SEEDS, FORMER_SEEDS, FORMER_SWAP_SEEDS, seedRange } from '../support/fault-race/seeds.js';
+import { generateFailedRequestScenario, generateScenario, generateStrategyScenario, generateSwapScenario, sabotageScenario } from '../support/fault-race/scenario.js';
 
-const scenarios = (seeds: readonly number[], swapSeeds: readonly number[], strategySeeds: readonly number[]) => [
+const scenarios = (seeds: readonly number[], swapSeeds: readonly number[], strategySeeds: readonly number[], failedRequestSeeds: readonly number[] = FIXED_FAILED_REQUEST_SEEDS) => [
   ...seeds.map((seed) => generateScenario(seed)),
   ...swapSeeds.map((seed) => generateSwapScenario(seed)),
   ...strategySeeds.map((seed) => generateStrategyScenario(seed)),
+  ...failedRequestSeeds.map((seed) => generateFailedRequestScenario(seed)),
 ];
 
 describe('fault-and-race coverage', () => {
-  it('the generators make every kind: the former range of 110 seeds and 30 strategy seeds meet each', () => {
-    expect(missingKinds(scenarios(FORMER_SEEDS, FORMER_SWAP_SEEDS, seedRange(20261400, 30)))).toEqual([]);
+  it('the generators make every kind: the former range of 110 seeds, 30 strategy seeds and 70 failed-request seeds meet each', () => {
+    expect(missingKinds(scenarios(FORMER_SEEDS, FORMER_SWAP_SEEDS, seedRange(20261400, 30), seedRange(20261500, 70)))).toEqual([]);
   });
 
   it('the fixed seeds of `npm test` meet every kind', () => {
-    expect(FIXED_SEEDS.length + FIXED_SWAP_SEEDS.length + FIXED_STRATEGY_SEEDS.length).toBe(32);
+    expect(FIXED_SEEDS.length + FIXED_SWAP_SEEDS.length + FIXED_STRATEGY_SEEDS.length + FIXED_FAILED_REQUEST_SEEDS.length).toBe(42);
     expect(missingKinds(scenarios(FIXED_SEEDS, FIXED_SWAP_SEEDS, FIXED_STRATEGY_SEEDS))).toEqual([]);
   });
 
@@ -29,8 +30,9 @@ describe('fault-and-race coverage', () => {
     { kind: 'edit selector nothing', seeds: [20261405] },
     { kind: 'edit selector down', seeds: [20261406] },
     { kind: 'edit pool-down', seeds: [20261401] },
+    { kind: 'one failed request: timeout', seeds: [20262079] },
   ])('without its seed the fixed set misses: $kind', ({ kind, seeds }) => {
-    expect(missingKinds(scenarios(FIXED_SEEDS, FIXED_SWAP_SEEDS, FIXED_STRATEGY_SEEDS.filter((s) => !seeds.includes(s))))).toContain(kind);
+    expect(missingKinds(scenarios(FIXED_SEEDS, FIXED_SWAP_SEEDS, FIXED_STRATEGY_SEEDS.filter((s) => !seeds.includes(s)), FIXED_FAILED_REQUEST_SEEDS.filter((s) => !seeds.includes(s))))).toContain(kind);
   });
 
   it.for([

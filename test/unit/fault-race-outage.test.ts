@@ -66,6 +66,15 @@ describe('no outage beyond the prediction', () => {
     expect(outagesWithinPrediction(facts(beyond, writers))[0]?.evidence).toMatch(/until pass 1 had run/);
   });
 
+  it('one failed request may not leave a port without its listener: no allowance until pass 1, a violation of its own', () => {
+    const writers = { endedAt: T0 + 5_000, firstPassEndedAt: T0 + 15_000 };
+    const stranded = port({ predictedMaxSeconds: 45, downMs: 3_000, listenerAfterSchedule: false });
+    expect(outagesWithinPrediction(facts(stranded, writers))).toEqual([]);
+    const found = outagesWithinPrediction({ ...facts(stranded, writers), writersMayStrand: false });
+    expect(found.map((v) => v.evidence)).toEqual([expect.stringMatching(/port 80: left without a listener by a writer that met one failed request/)]);
+    expect(outagesWithinPrediction({ ...facts(port({ predictedMaxSeconds: 45, downMs: 3_000 }), writers), writersMayStrand: false })).toEqual([]);
+  });
+
   it('a change that repairs a pool already down is held to serving at the end, not to its prediction', () => {
     expect(outagesWithinPrediction(facts(port({ predictedMaxSeconds: 0, downMs: 30_000, servedAtChange: false })))).toEqual([]);
     const stillDown = outagesWithinPrediction(facts(port({ predictedMaxSeconds: 0, downMs: 30_000, servedAtChange: false, downToTheEnd: true })));

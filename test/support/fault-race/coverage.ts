@@ -5,6 +5,9 @@
 // (`npm run soak:race`) keeps the numbers.
 import {
   CASES,
+  FAILED_REQUEST_CASE,
+  FAILED_REQUESTS,
+  type FailedRequest,
   STEP_SIGNALS,
   STRATEGIES,
   SWAP_KILL_POINTS,
@@ -59,6 +62,7 @@ export const ALL_KINDS: readonly string[] = [
   'kill after some milliseconds',
   ...SWAP_KILL_POINTS.map((point) => `pool swap killed ${point}`),
   ...STEP_SIGNALS.flatMap((signal) => STRATEGIES.map((strategy) => `${signal} between two steps of ${strategy}`)),
+  ...FAILED_REQUESTS.map((failure) => `one failed request: ${failure}`),
 ];
 
 /** The kinds one scenario exercises (a subset of ALL_KINDS). */
@@ -66,12 +70,22 @@ export function kindsOf(scenario: Scenario): Set<string> {
   const kinds = new Set<string>([`case ${scenario.caseId}`, ...scenario.adversaries.map((a) => `adversary ${a}`)]);
   for (const step of scenario.steps) {
     if (step.kind === 'fault') kinds.add(`fault ${step.fault.kind}`);
+    if (step.kind === 'fault' && scenario.caseId === FAILED_REQUEST_CASE) kinds.add(`one failed request: ${failureOf(step.fault)}`);
     if (step.kind === 'edit') for (const kind of editKinds(step.edit)) kinds.add(kind);
     if (step.kind !== 'writers') continue;
     if (step.writers.length > 1) kinds.add('two writers at once');
     for (const writer of step.writers) for (const kind of writerKinds(writer)) kinds.add(kind);
   }
   return kinds;
+}
+
+/** Which of FAILED_REQUESTS a failed-request run's fault plays. */
+function failureOf(fault: FaultSpec): FailedRequest | 'other' {
+  if (fault.kind === 'reset') return 'reset';
+  if (fault.kind === 'hang') return 'timeout';
+  if (fault.kind !== 'error') return 'other';
+  if (fault.status === 503) return '503 Retry-After';
+  return fault.status === 400 ? '400' : '500';
 }
 
 function editKinds(edit: EditSpec): string[] {

@@ -124,6 +124,13 @@ export interface SwapFacts {
   /** When the schedule's last step with writers ended, and pass 1's `run` (Date.now()). */
   readonly writersEndedAt: number | undefined;
   readonly firstPassEndedAt: number;
+  /**
+   * Whether the schedule's writers may leave a port without its listener: a kill, or a run of
+   * faults, may. One failed request may not (the failed-request runs): its writer completes the
+   * step pair, or never begins one; a port it left without a listener is a violation, whatever
+   * the data plane showed until pass 1 created it.
+   */
+  readonly writersMayStrand?: boolean;
   /** Every port of every swapped Service, once the final passes were done and the data plane settled. */
   readonly ports: readonly {
     readonly service: string;
@@ -621,14 +628,18 @@ function poolsComplete(facts: RunFacts, swap: SwapFacts): Violation[] {
  * enabled member its monitor judges up): since its change, each port of a changed Service went
  * without serving for at most swapBoundMs, and it serves again at the end.
  */
-export function outagesWithinPrediction(swap: Pick<SwapFacts, 'ports' | 'writersEndedAt' | 'firstPassEndedAt'>): Violation[] {
+export function outagesWithinPrediction(swap: Pick<SwapFacts, 'ports' | 'writersEndedAt' | 'firstPassEndedAt' | 'writersMayStrand'>): Violation[] {
+  const mayStrand = swap.writersMayStrand ?? true;
   return swap.ports.flatMap(({ service, swap: change, lbUuid, port, listenerAfterSchedule, serving }): Violation[] => {
     const where = `Service ${service}, load balancer ${lbUuid} port ${port}`;
     if (serving === undefined) return [{ invariant: 'no outage beyond the prediction', evidence: `${where}: the data plane knows no such port` }];
-    const bound = swapBoundMs(swap, change, port, listenerAfterSchedule);
+    const bound = mayStrand ? swapBoundMs(swap, change, port, listenerAfterSchedule) : predictedMs(change, port) + PROPAGATION_TOLERANCE_MS;
     const last = serving.intervals.at(-1);
     const found: Violation[] = [];
     const history = serving.intervals.map((i) => `${i.serving ? 'up' : 'down'} ${i.from}–${i.to ?? 'now'}`).join(', ');
+    if (!mayStrand && !listenerAfterSchedule && change.servedAtChange) {
+      found.push({ invariant: 'no outage beyond the prediction', evidence: `${where}: left without a listener by a writer that met one failed request; ${history}` });
+    }
     if (change.servedAtChange && serving.longestOutageMs > bound) {
       const predicted = `predicted ${predictedSeconds(change, port)} s for this port + ${PROPAGATION_TOLERANCE_MS} ms propagation`;
       const extra = bound - predictedMs(change, port) - PROPAGATION_TOLERANCE_MS;

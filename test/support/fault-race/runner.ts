@@ -47,6 +47,7 @@ import {
   describeStep,
   generateScenario,
   PAUSED_LEASE_SECONDS,
+  FAILED_REQUEST_CASE,
   SABOTAGE_OUTAGE_MS,
   runsAsProcess,
   type EditSpec,
@@ -527,6 +528,7 @@ class Run {
       swaps: this.swaps,
       writersEndedAt: this.writersEndedAt,
       firstPassEndedAt: this.firstPassEndedAt,
+      writersMayStrand: this.scenario.caseId !== FAILED_REQUEST_CASE,
       ports: servingSince,
       pools: await Promise.all(
         mine.map(async (pool) => ({
@@ -575,7 +577,12 @@ class Run {
           config.hang.push({ ...one(fault.method, fault.route), forMs: fault.forMs, afterApplying: fault.afterApplying });
           break;
         case 'error':
-          config.errorRate.push({ ...one(fault.method, fault.route), status: fault.status, afterApplying: fault.afterApplying });
+          config.errorRate.push({
+            ...one(fault.method, fault.route),
+            status: fault.status,
+            afterApplying: fault.afterApplying,
+            ...(fault.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: fault.retryAfterSeconds }),
+          });
           break;
         case 'latency':
           config.latencyMs = fault.ms;

@@ -53,7 +53,7 @@ export type FaultSpec =
   | { readonly kind: 'create-503-applied' }
   | { readonly kind: 'reset'; readonly method: string; readonly route: string; readonly afterApplying: boolean }
   | { readonly kind: 'hang'; readonly method: string; readonly route: string; readonly forMs: number; readonly afterApplying: boolean }
-  | { readonly kind: 'error'; readonly method: string; readonly route: string; readonly status: number; readonly afterApplying: boolean }
+  | { readonly kind: 'error'; readonly method: string; readonly route: string; readonly status: number; readonly afterApplying: boolean; readonly retryAfterSeconds?: number }
   | { readonly kind: 'latency'; readonly ms: number }
   /** Persistent: the Service's load balancer shows status `error` until the run ends. */
   | { readonly kind: 'lb-error'; readonly service: string }
@@ -171,6 +171,8 @@ export type Adversary = '429 storm' | 'pause' | 'clock skew';
 export const SWAP_CASE = 12;
 /** The case of the strategy runs (generateStrategyScenario). */
 export const STRATEGY_CASE = 13;
+/** The case of the failed-request runs (generateFailedRequestScenario). */
+export const FAILED_REQUEST_CASE = 14;
 
 export const CASES: Readonly<Record<number, string>> = {
   0: 'random mix',
@@ -187,6 +189,7 @@ export const CASES: Readonly<Record<number, string>> = {
   11: 'a load balancer in status error',
   [SWAP_CASE]: 'a pool swap killed at one of its steps (generateSwapScenario)',
   [STRATEGY_CASE]: 'a rotation, drain or pool swap signalled between two of its steps (generateStrategyScenario)',
+  [FAILED_REQUEST_CASE]: 'one request of a rotation, drain or pool swap failed once (generateFailedRequestScenario)',
 };
 
 export const REFUSALS = {
@@ -478,17 +481,87 @@ export const STRATEGY_PLAYS: readonly { readonly name: string; readonly strategy
   },
 ];
 
+/** The play of a strategy or failed-request seed (seed mod 7), its world of 2–3 servers and one Service, and the seed's random stream. */
+function strategyPlay(seed: number) {
+  const rng = new Prng(seed);
+  const play = STRATEGY_PLAYS[seed % STRATEGY_PLAYS.length]!;
+  const servers = rng.int(2, 3);
+  const services: ServiceSpec[] = [{ key: 's1', ports: 1, local: false, refusal: null }];
+  const world: WorldSpec = { servers, uninitialized: [], services, orphan: false, lbProvisionMs: 0, dataPlane: true };
+  return { rng, play, servers, world };
+}
+
+/** The request each step of a strategy sends (the first of them, for a step per member). */
+export const STEP_REQUESTS: Readonly<Record<string, readonly [string, string]>> = {
+  'create-pool': ['POST', '/v1/load-balancers/pools'],
+  'create-member': ['POST', '/v1/load-balancers/pools/{uuid}/members'],
+  'create-monitor': ['POST', '/v1/load-balancers/health-monitors'],
+  'await-members': ['GET', '/v1/load-balancers/pools/{uuid}/members'],
+  'delete-listener': ['DELETE', '/v1/load-balancers/listeners/{uuid}'],
+  'create-listener': ['POST', '/v1/load-balancers/listeners'],
+  'delete-monitor': ['DELETE', '/v1/load-balancers/health-monitors/{uuid}'],
+  'delete-member': ['DELETE', '/v1/load-balancers/pools/{uuid}/members/{uuid}'],
+  'delete-pool': ['DELETE', '/v1/load-balancers/pools/{uuid}'],
+  'update-member': ['PATCH', '/v1/load-balancers/pools/{uuid}/members/{uuid}'],
+};
+
+/**
+ * The kinds of one failed request (issue: one ordinary failed request must not strand a port):
+ * a 500, a 503 with Retry-After, a reset before the request was applied, no answer within the
+ * client's timeout (the request applied late, after the client gave up: a create's retry is
+ * refused and read back), a 400 refusing an overlapping write.
+ */
+export const FAILED_REQUESTS = ['500', '503 Retry-After', 'reset', 'timeout', '400'] as const;
+export type FailedRequest = (typeof FAILED_REQUESTS)[number];
+
+function failedRequestFault(failure: FailedRequest, [method, route]: readonly [string, string]): FaultSpec {
+  switch (failure) {
+    case '500':
+      return { kind: 'error', method, route, status: 500, afterApplying: false };
+    case '503 Retry-After':
+      return { kind: 'error', method, route, status: 503, afterApplying: false, retryAfterSeconds: 2 };
+    case 'reset':
+      return { kind: 'reset', method, route, afterApplying: false };
+    case 'timeout':
+      return { kind: 'hang', method, route, forMs: 22_000, afterApplying: false };
+    case '400':
+      return { kind: 'error', method, route, status: 400, afterApplying: false };
+  }
+}
+
+/**
+ * A failed-request run: a converged world on the data plane, one Service changed (STRATEGY_PLAYS),
+ * and the first request of one of the strategy's steps failing once (FAILED_REQUESTS) while
+ * `sync-lb` or `run` carries the change out; then the usual three passes. A failure inside a
+ * step pair is completed within the pass (src/core/apply/pair-completion.ts); one elsewhere
+ * fails the pass before anything serving is taken away, or is retried by the client.
+ */
+export function generateFailedRequestScenario(seed: number): Scenario {
+  const { rng, play, world } = strategyPlay(seed);
+  const step = rng.pick(STRATEGY_STEPS[play.strategy]);
+  const failure = rng.pick(FAILED_REQUESTS);
+  const writer: WriterSpec = { command: rng.pick(['sync-lb', 'run'] as const), wait: false };
+  return {
+    seed,
+    caseId: FAILED_REQUEST_CASE,
+    world,
+    steps: [
+      { kind: 'converge' },
+      ...play.edits('s1').map((edit): Step => ({ kind: 'edit', edit })),
+      { kind: 'fault', fault: failedRequestFault(failure, STEP_REQUESTS[step]!) },
+      { kind: 'writers', writers: [writer] },
+    ],
+    adversaries: [],
+  };
+}
+
 /**
  * A strategy run: a converged world on the data plane, one Service changed (STRATEGY_PLAYS),
  * and the built CLI carrying the change out sent SIGKILL or SIGTERM right after one of the
  * strategy's steps (its step-pause hook holds it there); then the usual three passes.
  */
 export function generateStrategyScenario(seed: number): Scenario {
-  const rng = new Prng(seed);
-  const play = STRATEGY_PLAYS[seed % STRATEGY_PLAYS.length]!;
-  const servers = rng.int(2, 3);
-  const services: ServiceSpec[] = [{ key: 's1', ports: 1, local: false, refusal: null }];
-  const world: WorldSpec = { servers, uninitialized: [], services, orphan: false, lbProvisionMs: 0, dataPlane: true };
+  const { rng, play, servers, world } = strategyPlay(seed);
   const steps = STRATEGY_STEPS[play.strategy];
   const step = rng.pick(steps);
   // A step per member comes once for each server (a drain leaves out only one).

@@ -32,6 +32,16 @@ export const FIXED_STRATEGY_SEEDS: readonly number[] = [
   20261400, 20261401, 20261402, 20261403, 20261405, 20261406, 20261411, 20261414, 20261430, 20261432,
 ];
 
+/**
+ * 10 seeds of generateFailedRequestScenario: a pool swap's listener create failing once with each
+ * kind of failure (a 500, a 503 with Retry-After, a reset, no answer, a 400; a 500 under `run`
+ * too), its listener delete answered 503, its wait for the new members' health reset once, a
+ * rotation's member create answered 503 and a drain's member update answered 500.
+ */
+export const FIXED_FAILED_REQUEST_SEEDS: readonly number[] = [
+  20261540, 20263248, 20261659, 20262079, 20261666, 20262030, 20261519, 20261617, 20261507, 20261530,
+];
+
 /** What `npm test` ran before the fixed set: 100 seeded runs and 10 pool-swap runs. */
 export const FORMER_SEEDS: readonly number[] = seedRange(20261123, 100);
 export const FORMER_SWAP_SEEDS: readonly number[] = seedRange(20261300, 10);

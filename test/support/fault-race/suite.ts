@@ -17,7 +17,7 @@ import { startHarness } from '../ccm.js';
 import { probeFeatures, requireRunnableBinary } from './cli.js';
 import { INVARIANTS } from './invariants.js';
 import { deleteWriterLease, executeRun, type RunRecord, type SuiteEnv } from './runner.js';
-import { describeScenario, generateScenario, generateStrategyScenario, generateSwapScenario, sabotageScenario } from './scenario.js';
+import { describeScenario, generateFailedRequestScenario, generateScenario, generateStrategyScenario, generateSwapScenario, sabotageScenario } from './scenario.js';
 import { Tally, runReport, violationLine } from './tally.js';
 
 export interface SuiteSeeds {
@@ -27,6 +27,8 @@ export interface SuiteSeeds {
   readonly swapSeeds: readonly number[];
   /** Seeds of generateStrategyScenario (a rotation, drain or pool swap signalled between two of its steps). */
   readonly strategySeeds?: readonly number[];
+  /** Seeds of generateFailedRequestScenario (one request of a rotation, drain or pool swap failed once). */
+  readonly failedRequestSeeds?: readonly number[];
   /** Prefix of the summary files in .tmp/: `<prefix>-summary.json`, `<prefix>-swap-summary.json`. */
   readonly summary: string;
 }
@@ -39,6 +41,7 @@ const verbose = process.env.FAULT_RACE_VERBOSE === '1';
  *   FAULT_RACE_SEED=<n> FAULT_RACE_RUNS=<k>            seeds n … n+k-1 (RUNS defaults to 1 with a SEED)
  *   FAULT_RACE_SWAP_SEED=<n> FAULT_RACE_SWAP_RUNS=<k>  the same for the pool-swap runs
  *   FAULT_RACE_STRATEGY_SEED=<n> FAULT_RACE_STRATEGY_RUNS=<k>  the same for the strategy runs
+ *   FAULT_RACE_FAILED_SEED=<n> FAULT_RACE_FAILED_RUNS=<k>  the same for the failed-request runs
  *
  * RUNS=0 skips that list. Without SEED, RUNS alone counts on from the fallback's first seed.
  */
@@ -55,6 +58,7 @@ export function seedsFromEnv(env: NodeJS.ProcessEnv, fallback: SuiteSeeds): Suit
     seeds: list('FAULT_RACE_SEED', 'FAULT_RACE_RUNS', fallback.seeds),
     swapSeeds: list('FAULT_RACE_SWAP_SEED', 'FAULT_RACE_SWAP_RUNS', fallback.swapSeeds),
     strategySeeds: list('FAULT_RACE_STRATEGY_SEED', 'FAULT_RACE_STRATEGY_RUNS', fallback.strategySeeds ?? []),
+    failedRequestSeeds: list('FAULT_RACE_FAILED_SEED', 'FAULT_RACE_FAILED_RUNS', fallback.failedRequestSeeds ?? []),
   };
 }
 
@@ -65,7 +69,7 @@ function wholeNumber(env: NodeJS.ProcessEnv, name: string): number | undefined {
   return Number(raw);
 }
 
-export function faultRaceSuite(title: string, { seeds, swapSeeds, strategySeeds = [], summary }: SuiteSeeds): void {
+export function faultRaceSuite(title: string, { seeds, swapSeeds, strategySeeds = [], failedRequestSeeds = [], summary }: SuiteSeeds): void {
   describe(title, () => {
     let env: SuiteEnv;
     const selfCheckSeed = seeds[0] ?? swapSeeds[0] ?? 1;
@@ -127,6 +131,9 @@ export function faultRaceSuite(title: string, { seeds, swapSeeds, strategySeeds 
     describe.skipIf(strategySeeds.length === 0)('rotations, drains and pool swaps signalled between two steps', () =>
       seededRuns('strategy seed', orOne(strategySeeds), generateStrategyScenario, `${summary}-strategy-summary.json`),
     );
+    describe.skipIf(failedRequestSeeds.length === 0)('rotations, drains and pool swaps with one failed request', () =>
+      seededRuns('failed-request seed', orOne(failedRequestSeeds), generateFailedRequestScenario, `${summary}-failed-request-summary.json`),
+    );
   });
 }
 
@@ -136,9 +143,10 @@ function orOne(list: readonly number[]): readonly number[] {
 
 function rerunHint(name: string, seed: number): string {
   const variables = {
-    seed: `FAULT_RACE_SEED=${seed} FAULT_RACE_SWAP_RUNS=0 FAULT_RACE_STRATEGY_RUNS=0`,
-    'swap seed': `FAULT_RACE_SWAP_SEED=${seed} FAULT_RACE_RUNS=0 FAULT_RACE_STRATEGY_RUNS=0`,
-    'strategy seed': `FAULT_RACE_STRATEGY_SEED=${seed} FAULT_RACE_RUNS=0 FAULT_RACE_SWAP_RUNS=0`,
+    seed: `FAULT_RACE_SEED=${seed} FAULT_RACE_SWAP_RUNS=0 FAULT_RACE_STRATEGY_RUNS=0 FAULT_RACE_FAILED_RUNS=0`,
+    'swap seed': `FAULT_RACE_SWAP_SEED=${seed} FAULT_RACE_RUNS=0 FAULT_RACE_STRATEGY_RUNS=0 FAULT_RACE_FAILED_RUNS=0`,
+    'strategy seed': `FAULT_RACE_STRATEGY_SEED=${seed} FAULT_RACE_RUNS=0 FAULT_RACE_SWAP_RUNS=0 FAULT_RACE_FAILED_RUNS=0`,
+    'failed-request seed': `FAULT_RACE_FAILED_SEED=${seed} FAULT_RACE_RUNS=0 FAULT_RACE_SWAP_RUNS=0 FAULT_RACE_STRATEGY_RUNS=0`,
   }[name];
   return `${variables} npx vitest run --project fault-race`;
 }

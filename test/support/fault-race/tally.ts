@@ -1,7 +1,7 @@
 // The suite's account of what it covered: runs, kills, faults by kind, concurrent pairs,
 // passes, wall time, and which invariants failed for which seeds. Printed as one summary line
 // at the end, and written as JSON for the README's reliability figures.
-import { CASES, STRATEGY_CASE, SWAP_CASE, describeScenario, generateScenario, generateStrategyScenario, generateSwapScenario } from './scenario.js';
+import { CASES, FAILED_REQUEST_CASE, STRATEGY_CASE, SWAP_CASE, describeScenario, generateFailedRequestScenario, generateScenario, generateStrategyScenario, generateSwapScenario } from './scenario.js';
 import { INVARIANTS, type Invariant, type Violation } from './invariants.js';
 import type { RunRecord } from './runner.js';
 
@@ -101,8 +101,10 @@ export function runReport(record: RunRecord): string {
     record.caseId === SWAP_CASE
       ? [generateSwapScenario(record.seed), `FAULT_RACE_RUNS=0 FAULT_RACE_STRATEGY_RUNS=0 FAULT_RACE_SWAP_SEED=${record.seed} FAULT_RACE_SWAP_RUNS=1`]
       : record.caseId === STRATEGY_CASE
-        ? [generateStrategyScenario(record.seed), `FAULT_RACE_RUNS=0 FAULT_RACE_SWAP_RUNS=0 FAULT_RACE_STRATEGY_SEED=${record.seed}`]
-        : [generateScenario(record.seed), `FAULT_RACE_SEED=${record.seed} FAULT_RACE_RUNS=1 FAULT_RACE_SWAP_RUNS=0 FAULT_RACE_STRATEGY_RUNS=0`];
+        ? [generateStrategyScenario(record.seed), `FAULT_RACE_RUNS=0 FAULT_RACE_SWAP_RUNS=0 FAULT_RACE_FAILED_RUNS=0 FAULT_RACE_STRATEGY_SEED=${record.seed}`]
+        : record.caseId === FAILED_REQUEST_CASE
+          ? [generateFailedRequestScenario(record.seed), `FAULT_RACE_RUNS=0 FAULT_RACE_SWAP_RUNS=0 FAULT_RACE_STRATEGY_RUNS=0 FAULT_RACE_FAILED_SEED=${record.seed}`]
+          : [generateScenario(record.seed), `FAULT_RACE_SEED=${record.seed} FAULT_RACE_RUNS=1 FAULT_RACE_SWAP_RUNS=0 FAULT_RACE_STRATEGY_RUNS=0`];
   return [
     `seed ${record.seed} (case ${record.caseId}: ${CASES[record.caseId]}); rerun alone: ${rerun} npx vitest run test/integration/fault-race.test.ts`,
     `scenario: ${describeScenario(scenario)}`,
