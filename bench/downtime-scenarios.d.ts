@@ -8,3 +8,4 @@ export const DRAIN_SECONDS: number;
 export const SCENARIOS: readonly Scenario[];
 export const NOT_PLANNED: Readonly<Record<string, { readonly reason: string; readonly goCcm: string }>>;
 export function scenarioProblems(classes: readonly string[]): string[];
+export const FAILED_REQUEST_SCENARIOS: readonly (Scenario & { readonly failure: string; readonly via: 'sync-lb' | 'run --watch-for'; readonly fault: object })[];

@@ -145,6 +145,35 @@ export const SCENARIOS = [
   },
 ];
 
+/** The route of a listener create, where a failed request would strand a port between a move's delete and create. */
+const LISTENER_CREATE = { pathPattern: '/v1/load-balancers/listeners', methods: ['POST'] };
+
+/**
+ * A pool swap whose listener create fails once, one scenario per kind of failure (the simulator's
+ * faults, docs/sim.md), each with its own Service and passes: the pass sends the create again
+ * (src/core/apply/pair-completion.ts), and the port's gap must stay within the prediction. `via`:
+ * the change applied by `sync-lb` passes, or by the reaction pass of a `run --watch-for` that
+ * was watching when the change came (the CronJob's mode).
+ * @type {(Scenario & { fault: object, failure: string, via: 'sync-lb' | 'run --watch-for' })[]}
+ */
+export const FAILED_REQUEST_SCENARIOS = [
+  ['a 500', { errorRate: { ...LISTENER_CREATE, status: 500, count: 1 } }, 'sync-lb'],
+  ['a 503 with Retry-After: 5', { errorRate: { ...LISTENER_CREATE, status: 503, retryAfterSeconds: 5, count: 1 } }, 'sync-lb'],
+  ['a reset before it was applied', { connectionReset: { ...LISTENER_CREATE, count: 1 } }, 'sync-lb'],
+  ['no answer within the client timeout (20 s), not applied', { hang: { ...LISTENER_CREATE, count: 1 } }, 'sync-lb'],
+  ['a 400 refusing an overlapping write', { errorRate: { ...LISTENER_CREATE, status: 400, count: 1, body: { detail: 'Another operation is in progress on this load balancer.' } } }, 'sync-lb'],
+  ['a 500', { errorRate: { ...LISTENER_CREATE, status: 500, count: 1 } }, 'run --watch-for'],
+].map(([failure, fault, via]) => ({
+  impact: 'pool-swap',
+  change: `pool algorithm; the listener create answered ${failure}`,
+  failure,
+  fault,
+  via,
+  goCcm: 'pool re-created; a failed request ends its reconcile, retried by the next one with backoff',
+  patch: annotate('pool-algorithm', 'least_connections'),
+  watch: GAP_80,
+}));
+
 /**
  * The classes the planner never emits: the Go CCM's, with what this tool plans instead and the
  * Go CCM's documented figure.

@@ -13,7 +13,7 @@ import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { connectKube } from '../dist/core/kube/connection.js';
 import { IMPACT_CLASSES } from '../dist/core/lb/impact.js';
 import { worstDowntime } from '../dist/core/lb/service-plan.js';
-import { DRAIN_SECONDS, NOT_PLANNED, SCENARIOS, scenarioProblems } from './downtime-scenarios.js';
+import { DRAIN_SECONDS, FAILED_REQUEST_SCENARIOS, NOT_PLANNED, SCENARIOS, scenarioProblems } from './downtime-scenarios.js';
 import { BENCH_TOKEN, kubeFixtures, seedOf } from './fixtures.js';
 import { runCli } from './process.js';
 import { startSimulator } from '../dist/sim/index.js';
@@ -29,6 +29,9 @@ const MAX_PASSES = 5;
  * is read: a new listener's 30 s and a member's checks, with room.
  */
 const SETTLE_SECONDS = 45;
+/** A watching run's duration, and when the change comes after its start (its own pass done). */
+const WATCH_SECONDS = 90;
+const WATCH_START_MS = 10_000;
 
 /** Runs every scenario; returns one row per impact class. */
 export async function measureDowntime(env, { nodes }) {
@@ -57,6 +60,7 @@ export async function measureDowntime(env, { nodes }) {
       return response.status === 204 ? null : response.json();
     });
   const names = SCENARIOS.map((s) => `dt-${s.impact}`);
+  const failedNames = FAILED_REQUEST_SCENARIOS.map((_, i) => `dt-failed-request-${i + 1}`);
   const started = Date.now();
   try {
     await conn.core.createNamespace({ body: { metadata: { name: NAMESPACE } } }).catch((error) => {
@@ -64,19 +68,20 @@ export async function measureDowntime(env, { nodes }) {
     });
     // The drain scenario's selector keeps the first Node; the no-members one matches none.
     await conn.core.patchNode({ name: nodes[0], body: { metadata: { labels: { 'bench/keep': 'yes' } } } }, mergePatch);
+    const everyName = [...names, ...failedNames];
     await Promise.all(
-      SCENARIOS.map((s, i) =>
+      [...SCENARIOS, ...FAILED_REQUEST_SCENARIOS].map((s, i) =>
         conn.core.createNamespacedService({
           namespace: NAMESPACE,
           body: {
-            metadata: { name: names[i], namespace: NAMESPACE },
-            spec: { type: 'LoadBalancer', selector: { app: names[i] }, ports: s.ports ?? [{ name: 'http', protocol: 'TCP', port: 80, targetPort: 8080 }] },
+            metadata: { name: everyName[i], namespace: NAMESPACE },
+            spec: { type: 'LoadBalancer', selector: { app: everyName[i] }, ports: s.ports ?? [{ name: 'http', protocol: 'TCP', port: 80, targetPort: 8080 }] },
           },
         }),
       ),
     );
-    log(`downtime: converging ${SCENARIOS.length} Services in the strict world, time scale ${timeScale}`);
-    await cli(['sync-lb', '-n', NAMESPACE, ...names.map((n) => `service/${n}`), '--poll-seconds', '1', '--concurrency', String(SCENARIOS.length)]);
+    log(`downtime: converging ${everyName.length} Services in the strict world, time scale ${timeScale}`);
+    await cli(['sync-lb', '-n', NAMESPACE, ...everyName.map((n) => `service/${n}`), '--poll-seconds', '1', '--concurrency', String(everyName.length)]);
     const converged = Date.now();
     // The passes hold the cluster's Lease, as the CronJob's Jobs do: one pass at a time over every
     // Service, so the scenarios share their passes (one group per --drain-seconds, one after the other).
@@ -86,6 +91,13 @@ export async function measureDowntime(env, { nodes }) {
       log(`downtime: ${group.map(({ scenario }) => scenario.impact).join(', ')} (--drain-seconds ${drainSeconds})`);
       rows.push(...(await measureGroup({ group, drainSeconds, sim, conn, mergePatch, cli, api, timeScale })));
     }
+    // One failed request each, alone: a fault of the simulator hits whichever pass sends that request.
+    const failedRequestRows = [];
+    for (const [i, scenario] of FAILED_REQUEST_SCENARIOS.entries()) {
+      log(`downtime: pool swap, its listener create answered ${scenario.failure} (${scenario.via})`);
+      const [row] = await measureGroup({ group: [{ scenario, name: failedNames[i] }], drainSeconds: DRAIN_SECONDS, sim, conn, mergePatch, cli, api, timeScale });
+      failedRequestRows.push({ ...row, failure: scenario.failure, via: scenario.via });
+    }
     return {
       world: 'strict',
       timeScale,
@@ -94,10 +106,11 @@ export async function measureDowntime(env, { nodes }) {
       convergeSeconds: Math.round((converged - started) / 1000),
       scenariosSeconds: Math.round((Date.now() - converged) / 1000),
       rows: SCENARIOS.map((s) => rows.find((r) => r.impact === s.impact)),
+      failedRequestRows,
       notPlanned: Object.entries(NOT_PLANNED).map(([impact, { reason, goCcm }]) => ({ impact, reason, goCcm })),
     };
   } finally {
-    await kubeFixtures(env.kubeconfig).deleteServices(NAMESPACE, names).catch(() => undefined);
+    await kubeFixtures(env.kubeconfig).deleteServices(NAMESPACE, [...names, ...failedNames]).catch(() => undefined);
     await conn.core.deleteNamespace({ name: NAMESPACE }).catch(() => undefined);
     await conn.core.patchNode({ name: nodes[0], body: { metadata: { labels: { 'bench/keep': null } } } }, mergePatch).catch(() => undefined);
     await sim.stop();
@@ -126,18 +139,39 @@ async function measureGroup({ group, drainSeconds, sim, conn, mergePatch, cli, a
       if (scenario.before === 'delete-lb') await api('DELETE', `/v1/load-balancers/${lbUuid}`);
       if (scenario.before !== undefined) await untilStopped(sim, lbUuid, 80, (10 * timeScale + 10) * 1000);
       const patch = scenario.patch(service);
-      if (Object.keys(patch).length > 0) await conn.core.patchNamespacedService({ namespace: NAMESPACE, name, body: patch }, mergePatch);
-      return { scenario, name, lbUuid, vip, since };
+      const applyChange = async () => {
+        if (Object.keys(patch).length > 0) await conn.core.patchNamespacedService({ namespace: NAMESPACE, name, body: patch }, mergePatch);
+      };
+      // A watching run's change comes once it watches (below).
+      if (scenario.via !== 'run --watch-for') await applyChange();
+      return { scenario, name, lbUuid, vip, since, applyChange };
     }),
   );
   const args = ['-n', NAMESPACE, ...group.map(({ name }) => `service/${name}`), '--drain-seconds', String(drainSeconds)];
-  const plan = (await cli(['plan', ...args])).document;
+  // A scenario with a fault (FAILED_REQUEST_SCENARIOS, alone in its group) has it from its first pass on.
+  const { fault, via } = group[0].scenario;
   const probes = prepared.map(({ scenario, vip }) => probeLoop(sim, vip, scenario.watch.filter((w) => !w.newLb).map((w) => w.port)));
   const passStart = Date.now();
   const passes = [];
+  let plan;
+  if (fault !== undefined) sim.admin.setFaults(fault);
+  if (via === 'run --watch-for') {
+    // The run's own pass finds nothing to do; the change comes while it watches, and its reaction
+    // pass applies it. The prediction is planned right after the change, while the reaction
+    // pass waits out its debounce.
+    const watching = cli(['run', '--watch-for', `${WATCH_SECONDS}s`, '--drain-seconds', String(drainSeconds), '--poll-seconds', '1']);
+    await sleep(WATCH_START_MS);
+    await prepared[0].applyChange();
+    plan = (await cli(['plan', ...args])).document;
+    const run = await watching;
+    passes.push(Math.round(run.wallMs / 100) / 10);
+  } else {
+    plan = (await cli(['plan', ...args])).document;
+  }
   for (let pass = 1; pass <= MAX_PASSES; pass += 1) {
     const run = await cli(['sync-lb', ...args, '--poll-seconds', '1', '--concurrency', String(group.length)]);
     passes.push(Math.round(run.wallMs / 100) / 10);
+    if (fault !== undefined) sim.admin.setFaults({});
     if (!(await cli(['plan', ...args])).document.summary.changes) break;
     // As the CronJob's next Job: a drained member waits out its drain before it leaves.
     await sleep(drainSeconds * 1000 + 1000);

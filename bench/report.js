@@ -248,9 +248,36 @@ function downtimeSection(downtime) {
       ? ['No measured outage exceeded its prediction.']
       : [`Measured above the prediction: ${findings.map((r) => r.impact).join(', ')}.`]),
     '',
+    ...failedRequestSection(downtime.failedRequestRows ?? []),
     ...downtime.rows.filter((r) => !r.classPlanned).map((r) => `The plan of the ${r.impact} scenario did not show ${r.impact}: it planned ${r.planned.join(', ') || 'none'}.`),
-    `Converging the ${downtime.rows.length} Services took ${downtime.convergeSeconds} s, the scenarios ${downtime.scenariosSeconds} s. ` +
+    `Converging the ${downtime.rows.length + (downtime.failedRequestRows ?? []).length} Services took ${downtime.convergeSeconds} s, the scenarios ${downtime.scenariosSeconds} s. ` +
       `The passes (sync-lb wall times, shared by the Services of a --drain-seconds group): ${passGroups(downtime.rows)}.`,
+    '',
+  ];
+}
+
+/**
+ * The pool swaps whose listener create failed once (FAILED_REQUEST_SCENARIOS): each alone, with
+ * its own passes; the gap of its port against the same prediction.
+ */
+function failedRequestSection(rows) {
+  if (rows.length === 0) return [];
+  const findings = rows.filter(abovePrediction);
+  return [
+    '### A pool swap whose listener create fails once',
+    '',
+    'The same pool swap (pool algorithm), each time with one failure of the listener create that follows the old listener\'s delete, injected by the simulator; ' +
+      'applied by `sync-lb` passes, or by the reaction pass of a `run --watch-for` that watched when the change came.',
+    '',
+    '| the create answered | applied by | predicted | measured | probe | passes |',
+    '|---|---|---:|---|---:|---|',
+    ...rows.map(
+      (r) =>
+        `| ${r.failure} | ${r.via} | ≤ ${r.predicted.maxSeconds} s | ${r.measured.map(measuredCell).join('; ')}${abovePrediction(r) ? ' **(above the prediction)**' : ''} | ` +
+        `${r.measured.map((m) => (m.probeFailingSeconds === null ? '–' : `${m.probeFailingSeconds} s`)).join('; ')} | ${r.passes.map((p) => `${p} s`).join(' + ')} |`,
+    ),
+    '',
+    findings.length === 0 ? 'No measured outage exceeded its prediction.' : `Measured above the prediction: ${findings.map((r) => `${r.failure} (${r.via})`).join(', ')}.`,
     '',
   ];
 }

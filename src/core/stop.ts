@@ -22,10 +22,10 @@
 import { errorMessage } from './errors.js';
 
 /**
- * The longest a signal waits for the pairs in progress: the settle pause before a re-create
- * (5 s by default), the wait for the API to release what the delete freed (up to 30 s,
- * lb-executor.ts) and one request within its timeout (20 s), with a margin. Past it the signal
- * aborts what is still in flight. The CronJob's terminationGracePeriodSeconds
+ * The longest a signal waits for the pairs in progress: the pair's create sent again for up to
+ * 25 s (src/core/apply/pair-completion.ts), its last attempt within the request timeout (20 s),
+ * with a margin; a listener put back after a create that never succeeded may be cut short. Past
+ * it the signal aborts what is still in flight. The CronJob's terminationGracePeriodSeconds
  * (src/core/deploy/manifests.ts) is this plus the time to release the Lease and write the record.
  */
 export const STOP_DEFER_MS = 60_000;

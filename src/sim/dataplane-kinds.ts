@@ -7,7 +7,33 @@
 
 import type { ListenerProtocol } from '../core/cloudscale/types.js';
 import type { PropagationKind } from './dataplane-timings.js';
-import type { ConfigChange } from './dataplane.js';
+
+/** One configuration change of a load balancer, with the values it had when the API took it. */
+export type ConfigChange =
+  | {
+      kind: 'listener';
+      uuid: string;
+      protocol: ListenerProtocol;
+      port: number;
+      poolUuid: string | null;
+      /** CIDR texts; empty or absent: every source is allowed. */
+      allowedCidrs?: readonly string[];
+    }
+  | { kind: 'listener-deleted'; uuid: string }
+  | { kind: 'pool-deleted'; uuid: string; keepListeners: boolean }
+  | {
+      kind: 'member';
+      uuid: string;
+      poolUuid: string;
+      address: string;
+      port: number;
+      monitorPort: number | null;
+      enabled: boolean;
+    }
+  | { kind: 'member-deleted'; uuid: string }
+  | { kind: 'monitor'; uuid: string; poolUuid: string; delayS: number; upThreshold: number; downThreshold: number }
+  | { kind: 'monitor-deleted'; uuid: string }
+  | { kind: 'lb-deleted' };
 
 export const portKey = (protocol: ListenerProtocol, port: number): string => `${protocol}/${port}`;
 

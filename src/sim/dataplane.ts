@@ -25,37 +25,12 @@ import {
   type ProbeResult,
   type ReachedMember,
 } from './dataplane-views.js';
-import { portKey, TakenChanges } from './dataplane-kinds.js';
+import { portKey, TakenChanges, type ConfigChange } from './dataplane-kinds.js';
 import { EventQueue } from './event-queue.js';
 import { applyChecks, checksBetween, nextStatusChange, type CheckCounters, type MonitorTiming } from './health-checks.js';
 import { cidrContains, parseCidr, type CidrNetwork, type IpAddress } from './net.js';
 
-/** One configuration change of a load balancer, with the values it had when the API took it. */
-export type ConfigChange =
-  | {
-      kind: 'listener';
-      uuid: string;
-      protocol: ListenerProtocol;
-      port: number;
-      poolUuid: string | null;
-      /** CIDR texts; empty or absent: every source is allowed. */
-      allowedCidrs?: readonly string[];
-    }
-  | { kind: 'listener-deleted'; uuid: string }
-  | { kind: 'pool-deleted'; uuid: string; keepListeners: boolean }
-  | {
-      kind: 'member';
-      uuid: string;
-      poolUuid: string;
-      address: string;
-      port: number;
-      monitorPort: number | null;
-      enabled: boolean;
-    }
-  | { kind: 'member-deleted'; uuid: string }
-  | { kind: 'monitor'; uuid: string; poolUuid: string; delayS: number; upThreshold: number; downThreshold: number }
-  | { kind: 'monitor-deleted'; uuid: string }
-  | { kind: 'lb-deleted' };
+export type { ConfigChange } from './dataplane-kinds.js';
 
 /** Whether a member's checked endpoint answers at a given time: its server runs, no admin mark. */
 export type HealthInput = (address: string, port: number, at: number) => boolean;

@@ -231,6 +231,38 @@ describe('run --watch-for', () => {
     expect((await harness.cloud.pools.list()).filter((p) => p.load_balancer.uuid === lb!.uuid)).toHaveLength(1);
   });
 
+  test('a pool swap in a reaction pass whose listener create fails once completes within that pass: no failure, no retry, the port keeps its listener', async () => {
+    await createLoadBalancerService(namespace, 'swapped');
+    const abort = new AbortController();
+    const ctx = harness.context({ abort: abort.signal });
+    const run = startRun({ ...options, watchForMs: 100_000 }, ctx);
+    await passDone(ctx);
+    await waitUntil('the Service has its ingress', async () => (await ingressOf('swapped')) !== undefined);
+    const uid = (await testConnection().core.readNamespacedService({ namespace, name: 'swapped' })).metadata!.uid;
+    const lbUuid = (await harness.cloud.loadBalancers.list()).find((l) => l.name === `k8s-service-${uid}`)!.uuid;
+    const poolsOf = async () => (await harness.cloud.pools.list()).filter((p) => p.load_balancer.uuid === lbUuid);
+    const [before] = await poolsOf();
+    // The listener create that follows the old listener's delete is answered 500 once.
+    await harness.sim.admin.setFaults({ errorRate: { pathPattern: '/v1/load-balancers/listeners', methods: ['POST'], status: 500, count: 1 } });
+    await testConnection().core.patchNamespacedService(
+      { namespace, name: 'swapped', body: { metadata: { annotations: { 'k8s.cloudscale.ch/loadbalancer-pool-algorithm': 'least_connections' } } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    const lines = () => ctx.out().split('\n').filter((line) => line.startsWith(`watch: service/${namespace}/swapped:`));
+    await waitUntil('the reaction pass reported', () => lines().length >= 1, 60_000);
+    const listenerCreates = harness.sim.admin.requests().filter((r) => r.method === 'POST' && r.route === '/v1/load-balancers/listeners');
+    expect(listenerCreates.map((r) => r.status)).toContain(500);
+    expect(lines()[0]).toMatch(/ 0 failures /);
+    expect(ctx.err()).not.toMatch(new RegExp(`watch: retrying service/${namespace}/swapped`));
+    const after = await poolsOf();
+    expect(after.map((p) => p.uuid)).not.toContain(before!.uuid);
+    const listeners = (await harness.cloud.listeners.list()).filter((l) => l.load_balancer.uuid === lbUuid);
+    expect(listeners.map((l) => [l.pool?.uuid, l.protocol_port])).toEqual([[after[0]!.uuid, 80]]);
+    abort.abort(new Error('interrupted by SIGTERM'));
+    await run.done;
+    expect(run.settled()!.error, ctx.err()).toBeUndefined();
+  });
+
   test('a reaction pass that fails to the end: retried until the deadline, no retry after it, and the run fails naming the Service', async () => {
     const ctx = harness.context();
     const run = startRun({ ...options, watchForMs: 20_000 }, ctx);
