@@ -217,7 +217,16 @@ describe('a token the API accepts', () => {
  * repeats the request's Authorization header, as a misconfigured proxy or a debugging endpoint
  * does; every other request is passed through.
  */
-async function startEchoingProxy(target: string, echoes: (method: string, path: string) => boolean): Promise<{ url: string; close(): Promise<void> }> {
+async function startEchoingProxy(
+  target: string,
+  echoes: (method: string, path: string) => boolean,
+  options: {
+    /** The error's detail for the header received; by default the header as it came. */
+    readonly echo?: (authorization: string) => string;
+    /** The token sent on to the simulator instead of the one received (which the simulator would refuse). */
+    readonly forwardToken?: string;
+  } = {},
+): Promise<{ url: string; close(): Promise<void> }> {
   const { createServer } = await import('node:http');
   const server = createServer((request, response) => {
     const chunks: Buffer[] = [];
@@ -227,15 +236,19 @@ async function startEchoingProxy(target: string, echoes: (method: string, path: 
         const path = request.url ?? '/';
         if (echoes(request.method ?? 'GET', path.split('?')[0]!)) {
           response.writeHead(400, { 'content-type': 'application/json' });
-          response.end(JSON.stringify({ detail: `Unexpected header Authorization: ${request.headers.authorization ?? ''}` }));
+          const authorization = request.headers.authorization ?? '';
+          response.end(JSON.stringify({ detail: options.echo?.(authorization) ?? `Unexpected header Authorization: ${authorization}` }));
           return;
         }
         const body = chunks.length === 0 ? undefined : Buffer.concat(chunks);
         const answer = await fetch(`${target}${path}`, {
           method: request.method ?? 'GET',
-          headers: Object.fromEntries(
-            ['authorization', 'content-type', 'accept'].flatMap((name) => (request.headers[name] === undefined ? [] : [[name, String(request.headers[name])]])),
-          ),
+          headers: {
+            ...Object.fromEntries(
+              ['authorization', 'content-type', 'accept'].flatMap((name) => (request.headers[name] === undefined ? [] : [[name, String(request.headers[name])]])),
+            ),
+            ...(options.forwardToken === undefined ? {} : { authorization: `Bearer ${options.forwardToken}` }),
+          },
           ...(body === undefined ? {} : { body }),
         });
         const text = (await answer.text()).replaceAll(target, `http://127.0.0.1:${(server.address() as { port: number }).port}`);
@@ -288,6 +301,78 @@ describe('a server that echoes the token back', () => {
       }
     } finally {
       await proxy.close();
+    }
+  });
+});
+
+/**
+ * The header as an intermediary may echo it, each form once: escaped for JSON, a URL, a form and
+ * HTML, in hex and base64 (alone and inside longer encoded texts, at each alignment), upper-cased.
+ */
+function everyEncoding(authorization: string): string {
+  const header = `Authorization: ${authorization}`;
+  const b64 = (text: string) => Buffer.from(text).toString('base64');
+  return [
+    header.toUpperCase(),
+    encodeURIComponent(header),
+    new URLSearchParams({ h: header }).toString(),
+    header.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`),
+    header.replace(/[^a-z0-9 ]/gi, (c) => `&#x${c.charCodeAt(0).toString(16)};`),
+    Buffer.from(header).toString('hex'),
+    Buffer.from(header).toString('hex').toUpperCase(),
+    ...['', 'X', 'XY'].flatMap((prefix) => [b64(prefix + header), Buffer.from(prefix + header).toString('base64url')]),
+  ].join(' | ');
+}
+
+/** Whether `text` holds `token` in any of the forms everyEncoding writes, or decodes to it. */
+function showsToken(text: string, token: string): boolean {
+  const lower = text.toLowerCase();
+  if (lower.includes(token.toLowerCase()) || lower.includes(encodeURIComponent(token).toLowerCase())) return true;
+  if (lower.includes(Buffer.from(token).toString('hex'))) return true;
+  for (const run of text.match(/[A-Za-z0-9+/_-]{8,}/g) ?? []) {
+    for (let start = 0; start < 4; start++) {
+      const chars = run.slice(start).replaceAll('-', '+').replaceAll('_', '/');
+      if (Buffer.from(chars.slice(0, chars.length - (chars.length % 4)), 'base64').toString('latin1').includes(token)) return true;
+    }
+  }
+  return false;
+}
+
+describe('a server that echoes the token in every encoding', () => {
+  test.each([
+    ['letters and digits', TEST_TOKEN],
+    ['symbols', `s3cr3t+/=&<>"'%Tok-en_9~!`],
+  ])('a token of %s: in no output, Event, status record or `status`', async (_, token) => {
+    const name = uniqueName('enc');
+    await createLoadBalancerService(namespace, name);
+    const proxy = await startEchoingProxy(harness.sim.url, (method, path) => method === 'POST' && path === '/v1/load-balancers', {
+      echo: (authorization) => `Unexpected header: ${everyEncoding(authorization)}`,
+      forwardToken: TEST_TOKEN,
+    });
+    try {
+      const env = { CLOUDSCALE_API_TOKEN: token };
+      const outputs: string[] = [];
+      for (const mode of [['-v'], ['-v', '-o', 'json']]) {
+        const result = await runBinary([...mode, 'run', ...fastSync, '--force'], { apiUrl: proxy.url, env });
+        expect(result.code, result.stderr).toBe(1);
+        outputs.push(result.stdout, result.stderr);
+      }
+      const status = await runBinary(['status', '-v'], { apiUrl: proxy.url, env });
+      outputs.push(status.stdout, status.stderr);
+      // The echo did reach the output, redacted: the test exercises the path it guards.
+      expect(outputs.join('\n')).toContain('Unexpected header: AUTHORIZATION: BEARER [redacted] | Authorization%3A%20Bearer%20[redacted]');
+      for (const output of outputs) expect(showsToken(output, token), output).toBe(false);
+
+      const conn = testConnection();
+      const events = (await conn.core.listNamespacedEvent({ namespace })).items.filter((e) => e.involvedObject.name === name);
+      expect(events.map((e) => e.message).join('\n')).toContain('[redacted]');
+      expect(showsToken(JSON.stringify(events), token), 'the token is in an Event').toBe(false);
+      const record = await conn.core.listNamespacedConfigMap({ namespace: 'kube-system' });
+      expect(showsToken(JSON.stringify(record.items), token), 'the token is in the status record').toBe(false);
+      expect(JSON.stringify(record.items)).toContain('[redacted]');
+    } finally {
+      await proxy.close();
+      await ignoreNotFound(testConnection().core.deleteNamespacedService({ namespace, name }));
     }
   });
 });

@@ -2,6 +2,7 @@
 // ./token.ts: what a usable base URL and token look like.
 import { isIP } from 'node:net';
 import { ConfigError } from '../errors.js';
+import { tokenRedactor } from './redaction.js';
 
 export const defaultApiUrl = 'https://api.cloudscale.ch';
 
@@ -59,17 +60,25 @@ function isLoopback(hostname: string): boolean {
 }
 
 /**
- * `text` with every occurrence of `token` (also as JSON escapes it) replaced: for text that
- * comes back from the API, which may repeat the request's Authorization header (a proxy's
- * error page, a debugging server). Applied before the text is kept anywhere.
+ * `text` with every form of `token` replaced (redaction.ts: raw, JSON-, URL- and HTML-escaped,
+ * hex, base64, any case): for text that comes back from the API, which may repeat the request's
+ * Authorization header (a proxy's error page, a debugging server). Applied before the text is
+ * kept anywhere.
  */
 export function redactToken<T>(text: T, token: string): T {
   if (typeof text !== 'string' || token === '') return text;
-  const escaped = JSON.stringify(token).slice(1, -1);
-  return text.replaceAll(token, REDACTED).replaceAll(escaped, REDACTED) as T;
+  let redactor = redactors.get(token);
+  if (redactor === undefined) {
+    redactor = tokenRedactor(token);
+    // A process uses one token (two while it rotates): nothing to evict.
+    redactors.set(token, redactor);
+  }
+  return redactor(text) as T;
 }
 
-export const REDACTED = '[redacted]';
+const redactors = new Map<string, (text: string) => string>();
+
+export { REDACTED } from './redaction.js';
 
 /**
  * Throws ConfigError, naming `source` but not the token, unless the token is one run of
